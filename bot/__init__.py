@@ -1,0 +1,1 @@
+"""Chat channels (Telegram, Zalo, console), rendering, and the `medbot` CLI."""

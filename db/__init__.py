@@ -1,0 +1,1 @@
+"""Settings, connection pool, embedded PostgreSQL, and repository functions: all SQL lives here."""

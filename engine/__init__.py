@@ -1,0 +1,1 @@
+"""The async node engine, medical flow, retrieval, LLM access and Vietnamese text tools. No SQL, no Telegram."""

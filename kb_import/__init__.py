@@ -1,0 +1,1 @@
+"""Spreadsheet readers, row validation, the KB import job, guideline import and scheduled jobs."""

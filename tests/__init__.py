@@ -1,0 +1,1 @@
+"""Test suite: unit, integration (real PostgreSQL) and end-to-end."""
