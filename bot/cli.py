@@ -1,0 +1,179 @@
+"""The ``medbot`` command line: one entry point for the bot, the worker, imports, evaluation and admin tasks.
+
+Every subcommand of DESIGN.md section 9 is registered here; each one's work lives in the module that owns
+it (channels in ``bot``, imports in ``kb_import``, evaluation in ``engine``/``bench``), imported lazily so
+``medbot --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from db.settings import Settings, SettingsError, load_settings
+
+Handler = Callable[[argparse.Namespace, Settings], Coroutine[Any, Any, int]]
+
+
+class NotAvailable(Exception):
+    """A subcommand whose feature has not been built yet."""
+
+
+def _not_yet(feature: str) -> Handler:
+    async def handler(args: argparse.Namespace, settings: Settings) -> int:
+        print(f"medbot: {feature} is not available yet in this version.", file=sys.stderr)
+        return 2
+
+    return handler
+
+
+async def _db_upgrade(args: argparse.Namespace, settings: Settings) -> int:
+    from db import migrate
+    from db.pool import database_url
+
+    url = await database_url(settings)
+    await migrate.upgrade(url, args.revision)
+    print(f"database migrated to {args.revision}")
+    return 0
+
+
+async def _db_downgrade(args: argparse.Namespace, settings: Settings) -> int:
+    from db import migrate
+    from db.pool import database_url
+
+    url = await database_url(settings)
+    await migrate.downgrade(url, args.revision)
+    print(f"database downgraded to {args.revision}")
+    return 0
+
+
+async def _db_url(args: argparse.Namespace, settings: Settings) -> int:
+    from db.pool import database_url
+
+    print(await database_url(settings))
+    return 0
+
+
+async def _setup(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.setup import setup
+
+    return await setup(settings)
+
+
+async def _run(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.main import run
+
+    return await run(settings)
+
+
+async def _chat(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.console import chat
+
+    return await chat(settings, role=args.role)
+
+
+async def _ask(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.console import ask
+
+    return await ask(settings, role=args.role, text=" ".join(args.text), as_json=args.json)
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
+    parser = argparse.ArgumentParser(prog="medbot", description="MedBot VN: Vietnamese medical Q&A bot for clinics.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    handlers: dict[str, Handler] = {}
+
+    def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(handler_name=name)
+        handlers[name] = handler
+        return p
+
+    add("run", _run, "Run the Telegram bot (webhook or long polling); the console chat when no token is set.")
+    add("setup", _setup, "Prepare the database: start the embedded server if needed, migrate, load the sample KB.")
+
+    p = add("chat", _chat, "Console chat on the same engine and database; a number taps a suggestion.")
+    p.add_argument("--role", default=None, help="role to chat as (default: DEFAULT_ROLE)")
+
+    p = add("ask", _ask, "Answer one message (or, with '-', one per stdin line).")
+    p.add_argument("--role", required=True, help="role whose KB and persona answer")
+    p.add_argument("--json", action="store_true", help="print one JSON object per answer")
+    p.add_argument("text", nargs="+", help="the message, or '-' to read one message per line from stdin")
+
+    p = add("import", _not_yet("KB import"), "Import KB spreadsheets (.xlsx/.csv) with validation and a report.")
+    p.add_argument("files", nargs="*", help="spreadsheets to import")
+    p.add_argument("--role", help="role for files without a role sheet/column")
+    p.add_argument("--dry-run", action="store_true", help="validate and report only")
+    p.add_argument("--skip-invalid", action="store_true", help="import valid rows, list skipped ones")
+    p.add_argument("--template", metavar="OUT.xlsx", help="write an empty template workbook and exit")
+
+    p = add("worker", _not_yet("the background worker"), "Run the scheduled background jobs (APScheduler).")
+    p.add_argument("--once", metavar="JOB", help="run one job now and exit")
+    p.add_argument("--list", action="store_true", help="list jobs, schedules and last runs")
+
+    p = add("db", _db_upgrade, "Database maintenance.")
+    dbsub = p.add_subparsers(dest="db_command", metavar="ACTION", required=True)
+    up = dbsub.add_parser("upgrade", help="apply migrations (default: to head)")
+    up.add_argument("revision", nargs="?", default="head")
+    up.set_defaults(handler_name="db upgrade")
+    down = dbsub.add_parser("downgrade", help="revert migrations (default: to base)")
+    down.add_argument("revision", nargs="?", default="base")
+    down.set_defaults(handler_name="db downgrade")
+    dbsub.add_parser("url", help="print the database URL in use").set_defaults(handler_name="db url")
+    handlers["db upgrade"] = _db_upgrade
+    handlers["db downgrade"] = _db_downgrade
+    handlers["db url"] = _db_url
+
+    p = add("eval", _not_yet("retrieval evaluation"), "Evaluate retrieval on a corpus with known answers.")
+    evsub = p.add_subparsers(dest="eval_command", metavar="WHAT", required=True)
+    ev = evsub.add_parser("retrieval", help="P@1, MRR@10, hit@10 on the production search path")
+    ev.add_argument("--corpus", required=True)
+    ev.add_argument("--queries", required=True)
+    ev.add_argument("--qrels", required=True)
+    ev.add_argument("--k", type=int, default=10)
+    ev.add_argument("--mode", choices=["hybrid", "sparse", "dense"], default="hybrid")
+    ev.add_argument("--strip-diacritics", action="store_true", help="remove every diacritic from the queries")
+    ev.set_defaults(handler_name="eval")
+
+    p = add("flow", _not_yet("flow inspection"), "Inspect the conversation flows.")
+    fsub = p.add_subparsers(dest="flow_command", metavar="WHAT", required=True)
+    fsub.add_parser("show", help="print the medical flow as a mermaid graph").set_defaults(handler_name="flow")
+
+    p = add("guidelines", _not_yet("guideline import"), "Manage the guideline corpus used by /verify.")
+    gsub = p.add_subparsers(dest="guidelines_command", metavar="ACTION", required=True)
+    gi = gsub.add_parser("import", help="import .md/.txt/.docx/.pdf guideline documents")
+    gi.add_argument("files", nargs="+")
+    gi.set_defaults(handler_name="guidelines")
+
+    p = add("verify", _not_yet("article verification"), "Verify an article sentence by sentence against guidelines.")
+    p.add_argument("article")
+    p.add_argument("--auto", action="store_true", help="accept every verdict (batch use)")
+    p.add_argument("--out", default=".", help="folder for the report files")
+    return parser, handlers
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, handlers = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler_name", None):
+        parser.print_help()
+        return 2
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(f"medbot: {exc}", file=sys.stderr)
+        return 2
+    from bot.logs import setup_logging
+
+    setup_logging(settings.log_level)
+    try:
+        return asyncio.run(handlers[args.handler_name](args, settings))
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""KB entries and per-role KB versions: reads for retrieval, dense (pgvector) search, simple writes.
+
+The bulk import path (``kb_import``) adds its own transactional upsert here; retrieval reads through
+``db.stores.PgKBStore``, which wraps these functions in the engine's ``KBStore`` protocol.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from db.types import Executor
+from engine.types import KBEntry
+
+KB_CHANNEL = "kb_changed"  # NOTIFY channel; the payload is the role whose KB changed
+
+
+async def version(db: Executor, role: str) -> int:
+    value = await db.fetchval("SELECT version FROM kb_versions WHERE role = $1", role)
+    return int(value or 0)
+
+
+async def bump_version(db: Executor, role: str) -> int:
+    """Mark the role's KB as changed (call in the writing transaction) and tell listening processes."""
+    value = await db.fetchval(
+        """
+        INSERT INTO kb_versions (role, version) VALUES ($1, 1)
+        ON CONFLICT (role) DO UPDATE SET version = kb_versions.version + 1, updated_at = now()
+        RETURNING version
+        """,
+        role,
+    )
+    await db.execute("SELECT pg_notify($1, $2)", KB_CHANNEL, role)
+    return int(value)
+
+
+def _entry(row: Any) -> KBEntry:
+    return KBEntry(
+        id=row["id"],
+        role=row["role"],
+        code=row["code"],
+        question=row["question"],
+        answer=row["answer"],
+        topic=row["topic"],
+        subtopic=row["subtopic"],
+        keywords=list(row["keywords"]),
+        explanation=row["explanation"],
+    )
+
+
+_ENTRY_COLUMNS = "id, role, code, question, answer, topic, subtopic, keywords, explanation"
+
+
+async def active_entries(db: Executor, role: str) -> list[KBEntry]:
+    rows = await db.fetch(
+        f"SELECT {_ENTRY_COLUMNS} FROM kb_entries WHERE role = $1 AND active ORDER BY id", role
+    )
+    return [_entry(r) for r in rows]
+
+
+async def entries_by_code(db: Executor, role: str, codes: list[str]) -> list[KBEntry]:
+    rows = await db.fetch(
+        f"SELECT {_ENTRY_COLUMNS} FROM kb_entries WHERE role = $1 AND code = ANY($2::text[])", role, codes
+    )
+    return [_entry(r) for r in rows]
+
+
+async def dense_search(db: Executor, role: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """Nearest active entries of ``role`` by cosine similarity (HNSW), best first.
+
+    A role filter on an HNSW scan can starve the result; pgvector's iterative scan keeps reading the graph
+    until ``k`` rows of the role are found. ``ef_search`` is raised for recall.
+    """
+    async with _connection(db) as conn, conn.transaction():
+        await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        await conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, 2 * k)}")
+        rows = await conn.fetch(
+            """
+            SELECT id, 1 - (embedding <=> $2) AS similarity FROM kb_entries
+            WHERE role = $1 AND active AND embedding IS NOT NULL
+            ORDER BY embedding <=> $2 LIMIT $3
+            """,
+            role,
+            vector,
+            k,
+        )
+    rows = sorted(rows, key=lambda r: -r["similarity"])  # relaxed order: re-sort the few rows
+    return [(int(r["id"]), float(r["similarity"])) for r in rows]
+
+
+async def roles(db: Executor) -> list[str]:
+    rows = await db.fetch("SELECT DISTINCT role FROM kb_entries WHERE active ORDER BY role")
+    return [r["role"] for r in rows]
+
+
+async def count_active(db: Executor, role: str | None = None) -> int:
+    if role is None:
+        return int(await db.fetchval("SELECT count(*) FROM kb_entries WHERE active"))
+    return int(await db.fetchval("SELECT count(*) FROM kb_entries WHERE active AND role = $1", role))
+
+
+async def add_entry(
+    db: Executor,
+    entry: KBEntry,
+    *,
+    embedding: np.ndarray | None = None,
+    embedding_model: str | None = None,
+    search_text: str = "",
+    content_hash: str = "",
+) -> int:
+    """Insert or replace one entry by (role, code) — used by `/kb_add`, tests and the eval loader."""
+    value = await db.fetchval(
+        """
+        INSERT INTO kb_entries (role, code, topic, subtopic, question, answer, explanation, keywords,
+                                search_text, content_hash, embedding, embedding_model)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+        ON CONFLICT (role, code) DO UPDATE SET
+            topic = EXCLUDED.topic, subtopic = EXCLUDED.subtopic, question = EXCLUDED.question,
+            answer = EXCLUDED.answer, explanation = EXCLUDED.explanation, keywords = EXCLUDED.keywords,
+            search_text = EXCLUDED.search_text, content_hash = EXCLUDED.content_hash,
+            embedding = EXCLUDED.embedding, embedding_model = EXCLUDED.embedding_model,
+            active = true, updated_at = now()
+        RETURNING id
+        """,
+        entry.role,
+        entry.code,
+        entry.topic,
+        entry.subtopic,
+        entry.question,
+        entry.answer,
+        entry.explanation,
+        entry.keywords,
+        search_text,
+        content_hash,
+        embedding,
+        embedding_model,
+    )
+    return int(value)
+
+
+class _connection:
+    """Use the given connection, or borrow one from the pool for the block."""
+
+    def __init__(self, db: Executor) -> None:
+        self._db = db
+        self._acquired: Any = None
+
+    async def __aenter__(self) -> Any:
+        if hasattr(self._db, "acquire"):
+            self._acquired = self._db.acquire()
+            return await self._acquired.__aenter__()
+        return self._db
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._acquired is not None:
+            await self._acquired.__aexit__(*exc)

@@ -1,0 +1,32 @@
+"""PostgreSQL advisory locks: per-chat ordering, per-role import serialisation, worker leadership."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import asyncpg
+
+
+def lock_key(namespace: str, name: str) -> int:
+    """A stable signed 64-bit key for ``pg_advisory_lock`` from a namespace and a name."""
+    digest = hashlib.blake2b(f"{namespace}:{name}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+@asynccontextmanager
+async def advisory_lock(pool: asyncpg.Pool, namespace: str, name: str) -> AsyncIterator[asyncpg.Connection]:
+    """Hold a session-level advisory lock for the block, on a connection the block may use."""
+    key = lock_key(namespace, name)
+    async with pool.acquire() as conn:
+        await conn.execute("SELECT pg_advisory_lock($1)", key)
+        try:
+            yield conn
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock($1)", key)
+
+
+async def try_advisory_lock(conn: asyncpg.Connection, namespace: str, name: str) -> bool:
+    """Take a session-level lock without waiting; True when this connection now holds it."""
+    return bool(await conn.fetchval("SELECT pg_try_advisory_lock($1)", lock_key(namespace, name)))

@@ -1,0 +1,53 @@
+"""The asyncpg connection pool, with pgvector's codec and JSON codecs registered on every connection.
+
+``database_url()`` resolves where the data lives: ``DATABASE_URL`` when set, else the embedded server
+(started or joined on demand). Everything that needs the database goes through ``create_pool``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import asyncpg
+from pgvector.asyncpg import register_vector
+
+from db.embedded import ensure_server_async
+from db.settings import Settings
+
+log = logging.getLogger("medbot.db")
+
+
+async def database_url(settings: Settings) -> str:
+    """The PostgreSQL URL to use: ``DATABASE_URL`` or the embedded server's."""
+    if settings.database_url:
+        return settings.database_url
+    explicit = "medbot_data_dir" in settings.model_fields_set
+    return await ensure_server_async(settings.medbot_data_dir, explicit=explicit)
+
+
+def asyncpg_dsn(url: str) -> str:
+    """asyncpg wants a plain ``postgresql://`` DSN; accept SQLAlchemy-style driver suffixes too."""
+    for prefix in ("postgresql+asyncpg://", "postgres+asyncpg://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql://" + url[len(prefix) :]
+    return url
+
+
+async def _init_connection(conn: asyncpg.Connection) -> None:
+    try:
+        await register_vector(conn)
+    except ValueError:  # extension not created yet (before the first migration)
+        pass
+    for typ in ("json", "jsonb"):
+        await conn.set_type_codec(typ, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+
+
+async def create_pool(url: str, *, min_size: int = 1, max_size: int = 10, **kwargs: Any) -> asyncpg.Pool:
+    """A pool whose connections understand ``vector`` and JSON columns."""
+    pool = await asyncpg.create_pool(
+        asyncpg_dsn(url), min_size=min_size, max_size=max_size, init=_init_connection, **kwargs
+    )
+    assert pool is not None
+    return pool

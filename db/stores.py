@@ -1,0 +1,67 @@
+"""PostgreSQL implementations of the stores the engine declares in ``engine.types``."""
+
+from __future__ import annotations
+
+import asyncpg
+import numpy as np
+
+from db import conversations, embedding_cache, kb
+from engine.types import KBEntry, Turn
+
+
+class PgKBStore:
+    """``engine.types.KBStore`` on the ``kb_entries`` table."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def kb_version(self, role: str) -> int:
+        return await kb.version(self.pool, role)
+
+    async def load_entries(self, role: str) -> list[KBEntry]:
+        return await kb.active_entries(self.pool, role)
+
+    async def dense_search(self, role: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        return await kb.dense_search(self.pool, role, vector, k)
+
+
+class PgEmbeddingCache:
+    """``engine.types.EmbeddingCache`` on the ``embedding_cache`` table."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def get_many(self, model: str, hashes: list[str]) -> dict[str, np.ndarray]:
+        return await embedding_cache.get_many(self.pool, model, hashes)
+
+    async def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
+        await embedding_cache.put_many(self.pool, model, items)
+
+
+class PgMemoryStore:
+    """``engine.types.MemoryStore``: the last turns and the summary of a conversation."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def recent_turns(self, conversation_id: int, limit: int = 3) -> list[Turn]:
+        rows = await conversations.recent_messages(self.pool, conversation_id, limit * 2)
+        turns: list[Turn] = []
+        pending: dict | None = None
+        for row in rows:
+            if row["direction"] == "in":
+                pending = row
+            elif pending is not None:
+                turns.append(
+                    Turn(
+                        user_text=pending["text"],
+                        bot_text=row["text"],
+                        input_type=row["input_type"] or "",
+                        citations=list(row["citations"] or []),
+                    )
+                )
+                pending = None
+        return turns[-limit:]
+
+    async def summary(self, conversation_id: int) -> str:
+        return await conversations.get_summary(self.pool, conversation_id)
