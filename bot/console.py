@@ -1,0 +1,106 @@
+"""The console channel: ``medbot chat`` (interactive) and ``medbot ask`` (one answer, or one per stdin line).
+
+Both run the same ChatService, engine and database as the Telegram bot; the console user is a user of
+channel ``console``, so conversations, memory and statistics behave exactly as on a chat app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import json
+import sys
+from typing import TextIO
+
+from bot.runtime import open_runtime
+from bot.service import ChatService, Reply
+from bot.wiring import build_service
+from db.settings import Settings
+
+HELP = "Gõ câu hỏi của bạn. Gõ số để chọn câu hỏi gợi ý, /role để đổi chuyên khoa, /quit để thoát."
+
+
+def render_plain(reply: Reply) -> str:
+    """A reply as console text: the answer, then numbered suggestions."""
+    lines = [reply.text.rstrip()]
+    if reply.suggestions:
+        lines.append("")
+        lines.append("Câu hỏi gợi ý:")
+        lines += [f"  {i}. {q}" for i, q in enumerate(reply.suggestions, 1)]
+    return "\n".join(lines)
+
+
+def reply_json(reply: Reply) -> dict[str, object]:
+    return {
+        "input_type": reply.input_type,
+        "explain": reply.text,
+        "suggestion_questions": reply.suggestions,
+        "citations": reply.citations,
+        "retrieval_score": round(reply.retrieval_score, 4),
+        "confidence": reply.result.get("confidence"),
+        "red_flag": reply.red_flag,
+        "latency_ms": reply.latency_ms,
+    }
+
+
+async def _readline(prompt: str) -> str | None:
+    try:
+        return await asyncio.to_thread(input, prompt)
+    except EOFError:
+        return None
+
+
+async def chat(settings: Settings, role: str | None = None, out: TextIO = sys.stdout) -> int:
+    runtime = await open_runtime(settings)
+    try:
+        service = await build_service(runtime)
+        user = await service.user("console", getpass.getuser())
+        wanted = role or user.role or settings.default_role
+        if not await service.set_role(user, wanted):
+            print(f"Không có chuyên khoa '{wanted}'. Chọn một trong: {', '.join(service.roles)}", file=out)
+            return 2
+        print(f"MedBot VN — chuyên khoa: {wanted}. {HELP}\n{settings.disclaimer}\n", file=out)
+        last: Reply | None = None
+        while True:
+            line = await _readline("Bạn: ")
+            if line is None or line.strip() in ("/quit", "/exit"):
+                return 0
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith("/role"):
+                parts = text.split()
+                if len(parts) == 2 and await service.set_role(user, parts[1]):
+                    print(f"Đã chuyển sang: {parts[1]}", file=out)
+                else:
+                    print("Chuyên khoa có sẵn: " + ", ".join(service.roles), file=out)
+                continue
+            if text.isdigit() and last and 1 <= int(text) <= len(last.suggestions):
+                text = last.suggestions[int(text) - 1]
+                print(f"Bạn chọn: {text}", file=out)
+            last = await service.handle_text(user, text, channel="console")
+            print("\nMedBot: " + render_plain(last) + "\n", file=out, flush=True)
+    finally:
+        await runtime.close()
+
+
+async def ask(settings: Settings, role: str, text: str, as_json: bool = False, out: TextIO = sys.stdout) -> int:
+    runtime = await open_runtime(settings)
+    try:
+        service: ChatService = await build_service(runtime)
+        user = await service.user("console", f"ask:{role}")
+        if not await service.set_role(user, role):
+            print(f"medbot: unknown role '{role}'; known roles: {', '.join(service.roles)}", file=sys.stderr)
+            return 2
+        messages = (line.strip() for line in sys.stdin) if text == "-" else iter([text])
+        for message in messages:
+            if not message:
+                continue
+            reply = await service.handle_text(user, message, channel="console")
+            if as_json:
+                print(json.dumps(reply_json(reply), ensure_ascii=False), file=out, flush=True)
+            else:
+                print(render_plain(reply), file=out, flush=True)
+        return 0
+    finally:
+        await runtime.close()
