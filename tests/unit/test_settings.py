@@ -36,3 +36,22 @@ def test_cli_refuses_to_start_with_bad_setting() -> None:
     )
     assert proc.returncode == 2
     assert "SCORE_THRESHOLD" in proc.stderr
+
+
+def test_env_example_documents_every_setting_and_loads(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pathlib import Path
+
+    from db.settings import Settings
+
+    example = (Path(__file__).resolve().parents[2] / ".env.example").read_text(encoding="utf-8")
+    documented = {line.lstrip("# ").split("=", 1)[0] for line in example.splitlines() if "=" in line}
+    internal = {"ZALO_OAUTH_BASE"}  # fixed by Zalo; overridable for tests only
+    missing = {name.upper() for name in Settings.model_fields} - documented - internal
+    assert not missing, f".env.example lacks {sorted(missing)}"
+
+    (tmp_path / ".env").write_text(example, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    settings = load_settings()
+    assert settings.telegram_bot_token is None  # empty values mean "unset", not an empty token
+    assert settings.admin_ids == []
+    assert not settings.llm_enabled
