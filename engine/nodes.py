@@ -142,14 +142,13 @@ class StructuredNode(Node):
         self.usage = Usage()
         self.feedback: list[dict[str, str]] = []
         ctx = self.context(shared)
-        return {
-            "llm": deps.llm,
-            "ctx": ctx,
-            "messages": [
+        messages = []
+        if deps.llm is not None:  # offline: no prompt to render
+            messages = [
                 {"role": "system", "content": prompts.render(self.system_template, ctx)},
                 {"role": "user", "content": prompts.render(self.user_template, ctx)},
-            ],
-        }
+            ]
+        return {"llm": deps.llm, "ctx": ctx, "messages": messages}
 
     async def exec(self, prep: dict[str, Any]) -> Structured:
         skipped = self.skip(prep)
