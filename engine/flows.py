@@ -1,0 +1,123 @@
+"""The medical flow as data, and ``run_medical_flow`` — the one entry point every channel calls.
+
+``MEDICAL_FLOW`` is the declarative definition the bot really runs (``build_flow`` turns it into nodes);
+``flow_to_mermaid(MEDICAL_FLOW)`` draws it for ``medbot flow show`` (also ``python -m engine.flows``).
+``run_medical_flow`` never raises: any unexpected error becomes a polite apology with the disclaimer.
+
+Output ``confidence``: the retrieval score when the answer comes from the KB, 1.0 for an emergency, else the
+classification confidence.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from engine import nodes  # noqa: F401  (registers the node types)
+from engine.core import Flow, FlowDefinition, build_flow, flow_to_mermaid
+from engine.deps import EngineDeps
+from engine.llm import Usage
+
+log = logging.getLogger(__name__)
+
+MEDICAL_FLOW: FlowDefinition = {
+    "name": "medical",
+    "start": "ingest",
+    "nodes": {
+        "ingest": "IngestQuery",
+        "red_flag": "RedFlagCheck",
+        "memory": "LoadMemory",
+        "decide": "MainDecisionAgent",
+        "retrieve": "RetrieveFromKB",
+        "prune": "Pruning",
+        "score": "ScoreDecisionNode",
+        "compose": "ComposeAnswer",
+        "clarify": "ClarifyQuestionNode",
+        "topics": "TopicSuggestResponse",
+        "greeting": "GreetingResponse",
+        "statement": "StatementResponse",
+        "finalize": "Finalize",
+    },
+    "edges": [
+        ["ingest", "default", "red_flag"],
+        ["red_flag", "default", "memory"],
+        ["red_flag", "emergency", "finalize"],
+        ["red_flag", "invalid", "finalize"],
+        ["memory", "default", "decide"],
+        ["decide", "retrieve_kb", "retrieve"],
+        ["decide", "greeting", "greeting"],
+        ["decide", "topic_suggest", "topics"],
+        ["decide", "statement", "statement"],
+        ["decide", "nonsense", "topics"],
+        ["retrieve", "default", "prune"],
+        ["prune", "default", "score"],
+        ["score", "compose_answer", "compose"],
+        ["score", "clarify", "clarify"],
+        ["score", "topic_suggest", "topics"],
+        ["greeting", "default", "topics"],
+        ["compose", "default", "finalize"],
+        ["clarify", "default", "finalize"],
+        ["topics", "default", "finalize"],
+        ["statement", "default", "finalize"],
+    ],
+}
+
+_flow: Flow | None = None
+
+APOLOGY = "Xin lỗi, hệ thống đang gặp sự cố nên chưa trả lời được. Bạn vui lòng thử lại sau ít phút nhé."
+
+
+def medical_flow() -> Flow:
+    """The graph, built once per process (nodes are copied per run, so sharing it is safe)."""
+    global _flow
+    if _flow is None:
+        _flow = build_flow(MEDICAL_FLOW)
+    return _flow
+
+
+def _output(shared: dict[str, Any], t0: float) -> dict[str, Any]:
+    usage: Usage = shared.get("usage") or Usage()
+    input_type = shared.get("input_type", "")
+    confidence = shared.get("confidence")
+    if confidence is None:
+        confidence = shared.get("classification_confidence", 0.0)
+    return {
+        "input_type": input_type,
+        "explain": shared.get("explain", ""),
+        "suggestion_questions": list(shared.get("suggestion_questions") or []),
+        "citations": list(shared.get("citations") or []),
+        "retrieval_score": float(shared.get("retrieval_score", 0.0)),
+        "confidence": float(confidence),
+        "red_flag": bool(shared.get("red_flag", False)),
+        "trace": list(shared.get("trace") or []),
+        "tokens": usage.as_dict(),
+        "latency_ms": round((time.perf_counter() - t0) * 1000, 2),
+    }
+
+
+async def run_medical_flow(deps: EngineDeps, shared: dict[str, Any]) -> dict[str, Any]:
+    """Run the medical flow on ``shared`` ({role, input, conversation_id, history?, user_id, channel}).
+
+    Returns {input_type, explain, suggestion_questions, citations, retrieval_score, confidence, red_flag,
+    trace, tokens, latency_ms}; the rest of the shared store stays in ``shared`` for the caller's logs."""
+    t0 = time.perf_counter()
+    shared["deps"] = deps
+    shared.setdefault("trace", [])
+    try:
+        await medical_flow().run(shared)
+    except Exception:
+        log.exception("medical flow failed")
+        if shared.get("red_flag"):  # never lose the emergency answer
+            parts = shared.get("answer_parts", [])
+        else:
+            parts = [APOLOGY]
+            shared["input_type"] = shared.get("input_type") or "error"
+        shared["explain"] = "\n\n".join([*parts, deps.config.disclaimer])
+    finally:
+        shared.pop("deps", None)
+    return _output(shared, t0)
+
+
+if __name__ == "__main__":
+    print(flow_to_mermaid(MEDICAL_FLOW))

@@ -1,0 +1,730 @@
+"""The nodes of the medical flow (DESIGN.md §5) and ``StructuredNode``, the typed LLM building block.
+
+Shared-store keys read: ``deps`` (EngineDeps), ``role``, ``input``, ``conversation_id``, optional ``history``
+(list of Turn). Keys written: ``query``, ``input_error``, ``red_flag``, ``red_flag_categories``, ``history``,
+``summary``, ``input_type``, ``classification_confidence``, ``classification_reason``, ``rag_questions``,
+``is_follow_up``, ``retrieval_query``, ``retrieved`` (list[Hit]), ``retrieval_score``, ``retrieval_timings``,
+``pruning``, ``decision``, ``answer_parts``, ``suggestion_questions``, ``citations``, ``confidence``,
+``answer_source``, ``usage`` (llm.Usage), ``explain`` (final text, disclaimer last) and ``trace`` (core).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from engine import prompts
+from engine.classify import classify, fold
+from engine.core import Node, register
+from engine.deps import EngineDeps
+from engine.llm import LLMError, Usage, extract_json
+from engine.roles import Role, get_role
+from engine.safety import InvalidInput, detect_red_flags, emergency_message, normalize_input, validate_input
+from engine.types import Hit, KBEntry, Turn
+
+log = logging.getLogger(__name__)
+
+ROUTES = {
+    "medical_question": "retrieve_kb",
+    "greeting": "greeting",
+    "topic_suggest": "topic_suggest",
+    "statement": "statement",
+    "nonsense": "nonsense",
+}
+
+
+def deps_of(shared: dict[str, Any]) -> EngineDeps:
+    return shared["deps"]
+
+
+def role_of(shared: dict[str, Any]) -> Role:
+    return get_role(shared.get("role") or "", deps_of(shared).roles)
+
+
+def say(shared: dict[str, Any], text: str) -> None:
+    if text:
+        shared.setdefault("answer_parts", []).append(text)
+
+
+def usage_of(shared: dict[str, Any]) -> Usage:
+    return shared.setdefault("usage", Usage())
+
+
+def history_text(turns: list[Turn]) -> str:
+    if not turns:
+        return "(none)"
+    return "\n".join(f"User: {t.user_text}\nBot: {t.bot_text[:300]}" for t in turns)
+
+
+def unique_questions(entries: list[KBEntry], exclude: set[str] = frozenset(), limit: int = 10) -> list[str]:
+    out: list[str] = []
+    seen = {fold(q) for q in exclude}
+    for e in entries:
+        q = (e.question or "").strip()
+        if q and fold(q) not in seen:
+            seen.add(fold(q))
+            out.append(q)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def dedup_hits(hits: list[Hit]) -> list[Hit]:
+    seen: set[str] = set()
+    out = []
+    for h in hits:
+        if h.entry.code not in seen:
+            seen.add(h.entry.code)
+            out.append(h)
+    return out
+
+
+# ----- StructuredNode -----------------------------------------------------------------------------------
+
+
+class GuardrailViolation(ValueError):
+    """The model answered, but not acceptably. Retried at once with the error fed back."""
+
+    retry_now = True
+
+
+class NoLLM(RuntimeError):
+    retryable = False
+
+
+@dataclass(slots=True)
+class Structured:
+    value: Any
+    source: Literal["llm", "offline", "skipped"]
+    error: str | None = None
+
+
+class StructuredNode(Node):
+    """An LLM step with a typed output: prompt templates → JSON → pydantic model → guardrails.
+
+    A violation (no JSON, invalid fields, too long, a guardrail) is fed back to the model and retried at once;
+    transport failures (429, 5xx, timeouts, empty output) are retried with backoff (429: Retry-After).
+    When attempts run out — or no LLM is configured — ``offline(prep)`` produces the result instead.
+    """
+
+    output_model: ClassVar[type[BaseModel]]
+    system_template: ClassVar[str]
+    user_template: ClassVar[str]
+    max_output_chars: ClassVar[int] = 6000
+    max_tokens: ClassVar[int | None] = None
+
+    def context(self, shared: dict[str, Any]) -> dict[str, Any]:
+        return dict(shared)
+
+    def guardrails(self, out: Any, prep: dict[str, Any]) -> list[str]:
+        return []
+
+    def skip(self, prep: dict[str, Any]) -> Any | None:
+        """A value to use without calling the LLM at all (e.g. nothing to prune), or None."""
+        return None
+
+    async def offline(self, prep: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    async def apply(self, shared: dict[str, Any], prep: dict[str, Any], res: Structured) -> str | None:
+        return None
+
+    async def prep(self, shared: dict[str, Any]) -> dict[str, Any]:
+        deps = deps_of(shared)
+        cfg = deps.config
+        self.max_retries, self.wait, self.max_wait = cfg.llm_attempts, cfg.llm_wait, cfg.llm_max_wait
+        if deps.llm is not None:
+            self.timeout = deps.llm.config.timeout + 5  # the client's own timeout fires first
+        self.usage = Usage()
+        self.feedback: list[dict[str, str]] = []
+        ctx = self.context(shared)
+        messages = []
+        if deps.llm is not None:  # offline: no prompt to render
+            messages = [
+                {"role": "system", "content": prompts.render(self.system_template, ctx)},
+                {"role": "user", "content": prompts.render(self.user_template, ctx)},
+            ]
+        return {"llm": deps.llm, "ctx": ctx, "messages": messages}
+
+    async def exec(self, prep: dict[str, Any]) -> Structured:
+        skipped = self.skip(prep)
+        if skipped is not None:
+            return Structured(skipped, "skipped")
+        if prep["llm"] is None:
+            raise NoLLM("no LLM configured")
+        try:
+            reply = await prep["llm"].complete(prep["messages"] + self.feedback, max_tokens=self.max_tokens)
+        except LLMError as exc:
+            if exc.usage:
+                self.usage.add(exc.usage)
+            raise
+        self.usage.add(reply.usage)
+        try:
+            if len(reply.text) > self.max_output_chars:
+                raise GuardrailViolation(f"reply longer than {self.max_output_chars} characters")
+            try:
+                data = extract_json(reply.text)
+            except ValueError as exc:
+                raise GuardrailViolation(f"not valid JSON ({exc})") from exc
+            try:
+                out = self.output_model.model_validate(data)
+            except ValidationError as exc:
+                raise GuardrailViolation(f"JSON does not match the schema: {exc.errors()[:3]}") from exc
+            problems = self.guardrails(out, prep)
+            if problems:
+                raise GuardrailViolation("; ".join(problems))
+        except GuardrailViolation as exc:
+            self.feedback = [
+                {"role": "assistant", "content": reply.text[:2000]},
+                {"role": "user", "content": prompts.render(prompts.REFINE, {"error": str(exc)})},
+            ]
+            raise
+        return Structured(out, "llm")
+
+    async def exec_fallback(self, prep: dict[str, Any], exc: BaseException) -> Structured:
+        if not isinstance(exc, NoLLM):
+            log.warning(
+                "%s: LLM failed after %d attempt(s), offline fallback: %r", self.name, self.cur_retry + 1, exc
+            )
+        return Structured(
+            await self.offline(prep), "offline", None if isinstance(exc, NoLLM) else str(exc)[:200]
+        )
+
+    async def post(self, shared: dict[str, Any], prep: dict[str, Any], res: Structured) -> str | None:
+        usage_of(shared).add(self.usage)
+        if isinstance(self.last_error, NoLLM):
+            self.last_error = None  # offline mode is not an error
+        return await self.apply(shared, prep, res)
+
+
+# ----- input, safety, memory ---------------------------------------------------------------------------
+
+
+@register
+class IngestQuery(Node):
+    """NFC, control characters, whitespace; 1–1000 characters. Never stops the flow: the red-flag check runs
+    next on the full text, so an emergency in an over-long message is still caught."""
+
+    async def prep(self, shared: dict[str, Any]) -> str:
+        return shared.get("input") or ""
+
+    async def exec(self, raw: str) -> tuple[str, str | None]:
+        try:
+            return validate_input(raw), None
+        except InvalidInput as exc:
+            return normalize_input(raw), str(exc)
+
+    async def post(self, shared: dict[str, Any], prep: str, res: tuple[str, str | None]) -> str:
+        shared["query"], shared["input_error"] = res
+        return "default"
+
+
+@register
+class RedFlagCheck(Node):
+    """Emergencies first: the 115 answer and nothing that delays it."""
+
+    actions = ("default", "emergency", "invalid")
+
+    async def prep(self, shared: dict[str, Any]) -> str:
+        return shared.get("query") or ""
+
+    async def exec(self, text: str) -> Any:
+        return detect_red_flags(text)
+
+    async def post(self, shared: dict[str, Any], prep: str, res: Any) -> str:
+        shared["red_flag"] = res.is_emergency
+        shared["red_flag_categories"] = res.categories
+        if res.is_emergency:
+            shared["input_type"] = "emergency"
+            shared["confidence"] = 1.0
+            say(shared, emergency_message(res))
+            return "emergency"
+        if shared.get("input_error"):
+            shared["input_type"] = "invalid"
+            say(shared, shared["input_error"])
+            return "invalid"
+        return "default"
+
+
+@register
+class LoadMemory(Node):
+    """The last turns and the summary of the conversation (memory store), unless the caller passed them."""
+
+    max_retries = 2
+    wait = 0.05
+    timeout = 3.0
+
+    async def prep(self, shared: dict[str, Any]) -> tuple[Any, Any, int]:
+        deps = deps_of(shared)
+        if shared.get("history") is not None or deps.memory is None or shared.get("conversation_id") is None:
+            return None, None, deps.config.history_turns
+        return deps.memory, shared["conversation_id"], deps.config.history_turns
+
+    async def exec(self, prep: tuple[Any, Any, int]) -> tuple[list[Turn] | None, str]:
+        memory, conv, n = prep
+        if memory is None:
+            return None, ""
+        return list(await memory.recent_turns(conv, n)), await memory.summary(conv)
+
+    async def exec_fallback(self, prep: Any, exc: BaseException) -> tuple[list[Turn] | None, str]:
+        log.warning("memory unavailable: %r", exc)
+        return [], ""
+
+    async def post(self, shared: dict[str, Any], prep: Any, res: tuple[list[Turn] | None, str]) -> str:
+        turns, summary = res
+        if turns is not None:
+            shared["history"] = turns
+        shared.setdefault("history", [])
+        shared["history"] = list(shared["history"])[-prep[2] :]
+        shared["summary"] = summary or shared.get("summary", "")
+        return "default"
+
+
+# ----- classification -------------------------------------------------------------------------------------
+
+
+class Classification(BaseModel):
+    input_type: Literal["medical_question", "greeting", "topic_suggest", "statement", "nonsense"]
+    confidence: float = Field(ge=0.0, le=1.0)
+    reason: str = Field(default="", max_length=400)
+    rag_questions: list[str] = Field(default_factory=list, max_length=5)
+
+
+@register
+class MainDecisionAgent(StructuredNode):
+    """input_type + confidence + reason (+ rag_questions with an LLM); offline: classifier + rules."""
+
+    actions = tuple(ROUTES.values())
+    output_model = Classification
+    system_template = prompts.CLASSIFY_SYSTEM
+    user_template = prompts.CLASSIFY_USER
+    max_output_chars = 3000
+    max_tokens = 300
+
+    def context(self, shared: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "role": role_of(shared),
+            "query": shared["query"],
+            "history_text": history_text(shared["history"]),
+        }
+
+    def guardrails(self, out: Classification, prep: dict[str, Any]) -> list[str]:
+        bad = [q for q in out.rag_questions if not q.strip() or len(q) > 300]
+        return ["rag_questions must be non-empty and under 300 characters"] if bad else []
+
+    async def offline(self, prep: dict[str, Any]) -> Classification:
+        intent = classify(prep["ctx"]["query"])
+        return Classification(
+            input_type=intent.input_type, confidence=intent.confidence, reason=intent.reason
+        )
+
+    async def apply(self, shared: dict[str, Any], prep: dict[str, Any], res: Structured) -> str:
+        out: Classification = res.value
+        if res.source == "llm" and out.input_type != "medical_question" and out.confidence < 0.7:
+            offline = classify(shared["query"])  # when in doubt, prefer retrieval
+            if offline.input_type == "medical_question" and offline.confidence >= 0.8:
+                out = out.model_copy(update={"input_type": "medical_question", "reason": offline.reason})
+        shared["input_type"] = out.input_type
+        shared["classification_confidence"] = round(out.confidence, 4)
+        shared["classification_reason"] = out.reason
+        shared["classification_source"] = res.source
+        shared["rag_questions"] = [q.strip() for q in out.rag_questions if q.strip()][:3]
+        return ROUTES[out.input_type]
+
+
+# ----- retrieval --------------------------------------------------------------------------------------------
+
+_FOLLOW_UP = re.compile(
+    r"^(con|the con|vay|vay thi|vay con|neu vay|the|nhung|con neu|neu|the thi|con truong hop)\b"
+    r"|\b(thi sao|the nao nua|thi phai lam sao|thi lam sao|co sao khong nua|nua khong|nua thi sao)\s*$"
+    r"|\b(no|cai do|cai nay|chuyen do|benh do|benh nay|truong hop nay|truong hop do|van de do|nhu vay|nhu the)\b"
+)
+
+
+def is_follow_up(query: str, history: list[Turn]) -> bool:
+    """A message that only makes sense with the previous turn ("còn bị sưng thì sao?")."""
+    if not history:
+        return False
+    folded = fold(query)
+    return bool(_FOLLOW_UP.search(folded)) or len(folded.split()) <= 3
+
+
+def last_medical_turn(history: list[Turn]) -> Turn | None:
+    for turn in reversed(history):
+        if turn.input_type in ("", "medical_question"):
+            return turn
+    return None
+
+
+@register
+class RetrieveFromKB(Node):
+    """Role-filtered search with the query, the rag_questions and, for follow-ups, the previous question."""
+
+    max_retries = 2
+    wait = 0.05
+
+    async def prep(self, shared: dict[str, Any]) -> dict[str, Any]:
+        deps = deps_of(shared)
+        cfg = deps.config
+        self.timeout = cfg.search_timeout
+        query, history = shared["query"], shared.get("history") or []
+        rag = list(shared.get("rag_questions") or [])
+        follow = is_follow_up(query, history)
+        prev = last_medical_turn(history) if follow else None
+        main = f"{prev.user_text} {query}" if prev else query
+        k = cfg.candidate_k if (deps.llm is not None and rag) else cfg.top_k
+        shared["is_follow_up"] = bool(prev)
+        shared["retrieval_query"] = main
+        return {
+            "searcher": deps.searcher,
+            "role": role_of(shared).kb,
+            "query": main,
+            "extra": tuple(rag),
+            "k": k,
+            "exclude": set(prev.citations) if prev else set(),
+        }
+
+    async def exec(self, p: dict[str, Any]) -> tuple[list[Hit], dict[str, Any]]:
+        res = await p["searcher"].search(p["role"], p["query"], extra_queries=p["extra"], k=p["k"])
+        return list(res.hits), dict(res.timings or {})
+
+    async def exec_fallback(self, p: dict[str, Any], exc: BaseException) -> tuple[list[Hit], dict[str, Any]]:
+        log.error("retrieval failed for role %s: %r", p["role"], exc)
+        return [], {"error": str(exc)[:200]}
+
+    async def post(
+        self, shared: dict[str, Any], p: dict[str, Any], res: tuple[list[Hit], dict[str, Any]]
+    ) -> str:
+        hits, timings = res
+        hits = dedup_hits(hits)
+        if p["exclude"]:  # a follow-up wants something new, not the answer just given
+            fresh = [h for h in hits if h.entry.code not in p["exclude"]]
+            hits = fresh or hits
+        shared["retrieved"] = hits
+        shared["retrieval_score"] = round(hits[0].score, 4) if hits else 0.0
+        shared["retrieval_timings"] = timings
+        return "default"
+
+
+class PruneOut(BaseModel):
+    keep_codes: list[str] = Field(min_length=1, max_length=30)
+
+
+@register
+class Pruning(StructuredNode):
+    """When candidates exceed the threshold and an LLM is configured, it keeps the top N for composing.
+    Any failure or invalid reply keeps the original list (deduplicated by code)."""
+
+    output_model = PruneOut
+    system_template = prompts.PRUNE_SYSTEM
+    user_template = prompts.PRUNE_USER
+    max_output_chars = 2000
+    max_tokens = 200
+
+    def context(self, shared: dict[str, Any]) -> dict[str, Any]:
+        cfg = deps_of(shared).config
+        hits = dedup_hits(shared.get("retrieved") or [])
+        return {
+            "hits": hits,
+            "threshold": cfg.prune_threshold,
+            "keep": cfg.prune_keep,
+            "query": shared["query"],
+            "rag_questions": "; ".join(shared.get("rag_questions") or []) or "(none)",
+            "candidates_text": "\n".join(
+                f"{h.entry.code}: {h.entry.question} — {h.entry.topic}" for h in hits
+            ),
+        }
+
+    def skip(self, prep: dict[str, Any]) -> list[Hit] | None:
+        ctx = prep["ctx"]
+        if prep["llm"] is None or len(ctx["hits"]) <= ctx["threshold"]:
+            return ctx["hits"]
+        return None
+
+    def guardrails(self, out: PruneOut, prep: dict[str, Any]) -> list[str]:
+        known = {h.entry.code for h in prep["ctx"]["hits"]}
+        unknown = [c for c in out.keep_codes if c not in known]
+        return [f"unknown codes {unknown[:5]}; use only candidate codes"] if unknown else []
+
+    async def offline(self, prep: dict[str, Any]) -> list[Hit]:
+        return prep["ctx"]["hits"]
+
+    async def apply(self, shared: dict[str, Any], prep: dict[str, Any], res: Structured) -> str:
+        hits: list[Hit] = prep["ctx"]["hits"]
+        if res.source == "llm":
+            by_code = {h.entry.code: h for h in hits}
+            kept = dedup_hits([by_code[c] for c in res.value.keep_codes])[: prep["ctx"]["keep"]]
+        else:
+            kept = res.value
+        shared["pruning"] = {
+            "before": len(hits),
+            "after": len(kept),
+            "source": res.source,
+            "error": res.error,
+        }
+        if res.source != "skipped":
+            log.info("pruning %s: %d → %d candidates", res.source, len(hits), len(kept))
+        shared["retrieved"] = kept
+        shared["retrieval_score"] = round(max((h.score for h in kept), default=0.0), 4)
+        return "default"
+
+
+@register
+class ScoreDecisionNode(Node):
+    """Fused calibrated top score vs the threshold (role override, else settings):
+    ≥ threshold → compose_answer; ≥ clarify_threshold → clarify; else topic_suggest (honest "no match")."""
+
+    actions = ("compose_answer", "clarify", "topic_suggest")
+
+    async def prep(self, shared: dict[str, Any]) -> tuple[float, float, float, bool]:
+        cfg = deps_of(shared).config
+        role = role_of(shared)
+        threshold = role.score_threshold if role.score_threshold is not None else cfg.score_threshold
+        hits: list[Hit] = shared.get("retrieved") or []
+        answerable = bool(hits) and bool((hits[0].entry.answer or "").strip())
+        return shared.get("retrieval_score", 0.0), threshold, cfg.clarify_threshold, answerable
+
+    async def post(self, shared: dict[str, Any], prep: tuple[float, float, float, bool], _: Any) -> str:
+        score, threshold, clarify_at, answerable = prep
+        if score >= threshold and answerable:
+            action = "compose_answer"
+        elif score >= clarify_at and shared.get("retrieved"):
+            action = "clarify"
+        else:
+            action = "topic_suggest"
+            shared["no_match"] = True
+        shared["decision"] = {"score": score, "threshold": threshold, "action": action}
+        return action
+
+
+# ----- answers ---------------------------------------------------------------------------------------------
+
+
+class ComposeOut(BaseModel):
+    explanation: str = Field(min_length=1, max_length=2500)
+    suggestion_questions: list[str] = Field(default_factory=list, max_length=8)
+    used_codes: list[str] = Field(default_factory=list)
+
+
+def curated_answer(role: Role, hit: Hit) -> str:
+    e = hit.entry
+    parts = [role.answer_intro, f"❓ {e.question}".strip() if e.question else "", e.answer.strip()]
+    if e.explanation.strip():
+        parts.append(e.explanation.strip())
+    parts += [role.answer_outro, f"📚 Mã tham khảo: {e.code}"]
+    return "\n\n".join(p for p in parts if p)
+
+
+@register
+class ComposeAnswer(StructuredNode):
+    """LLM: grounded answer from the retrieved entries + last turns, validated. Offline / fallback: the
+    curated answer of the best entry framed by the persona, cited by code; other hits as suggestions."""
+
+    output_model = ComposeOut
+    system_template = prompts.COMPOSE_SYSTEM
+    user_template = prompts.COMPOSE_USER
+    max_output_chars = 5000
+    max_tokens = 900
+
+    def context(self, shared: dict[str, Any]) -> dict[str, Any]:
+        hits: list[Hit] = [h for h in shared["retrieved"] if (h.entry.answer or "").strip()][:5]
+        return {
+            "role": role_of(shared),
+            "query": shared["query"],
+            "hits": hits,
+            "history_text": history_text(shared.get("history") or []),
+            "min_suggestions": deps_of(shared).config.min_suggestions,
+            "entries_text": "\n\n".join(
+                f"[{h.entry.code}] {h.entry.question}\n{h.entry.answer[:1500]}" for h in hits
+            ),
+        }
+
+    def guardrails(self, out: ComposeOut, prep: dict[str, Any]) -> list[str]:
+        known = {h.entry.code for h in prep["ctx"]["hits"]}
+        problems = []
+        if not out.used_codes or any(c not in known for c in out.used_codes):
+            problems.append(f"used_codes must be a non-empty subset of {sorted(known)}")
+        if not out.explanation.strip():
+            problems.append("explanation is empty")
+        return problems
+
+    async def offline(self, prep: dict[str, Any]) -> ComposeOut:
+        hits = prep["ctx"]["hits"]
+        best = hits[0]
+        return ComposeOut(
+            explanation=curated_answer(prep["ctx"]["role"], best),
+            suggestion_questions=[],
+            used_codes=[best.entry.code],
+        )
+
+    async def apply(self, shared: dict[str, Any], prep: dict[str, Any], res: Structured) -> str:
+        out: ComposeOut = res.value
+        hits: list[Hit] = shared["retrieved"]
+        explanation = out.explanation.strip()
+        if res.source == "llm":
+            explanation += "\n\n📚 Mã tham khảo: " + ", ".join(out.used_codes)
+        say(shared, explanation)
+        used = set(out.used_codes)
+        related = [h.entry for h in hits if h.entry.code not in used]
+        asked = {shared["query"]} | {h.entry.question for h in hits if h.entry.code in used}
+        suggestions = [q.strip() for q in out.suggestion_questions if q.strip()]
+        suggestions += unique_questions(related, exclude=asked | set(suggestions), limit=10)
+        shared["suggestion_questions"] = suggestions[:5]
+        shared["citations"] = list(out.used_codes)
+        shared["confidence"] = shared.get("retrieval_score", 0.0)
+        shared["answer_source"] = res.source
+        return "default"
+
+
+@register
+class ClarifyQuestionNode(Node):
+    """No confident match: say so honestly and offer ≥ 5 questions (retrieved first, then sampled)."""
+
+    async def prep(self, shared: dict[str, Any]) -> dict[str, Any]:
+        deps = deps_of(shared)
+        return {
+            "searcher": deps.searcher,
+            "role": role_of(shared).kb,
+            "n": deps.config.min_suggestions,
+            "entries": [h.entry for h in shared.get("retrieved") or []],
+            "query": shared["query"],
+        }
+
+    async def exec(self, p: dict[str, Any]) -> list[str]:
+        questions = unique_questions(p["entries"], exclude={p["query"]}, limit=p["n"])
+        if len(questions) < p["n"]:
+            sampled = await p["searcher"].sample_questions(p["role"], p["n"] * 2)
+            questions += unique_questions(
+                sampled, exclude={p["query"], *questions}, limit=p["n"] - len(questions)
+            )
+        return questions
+
+    async def exec_fallback(self, p: dict[str, Any], exc: BaseException) -> list[str]:
+        return unique_questions(p["entries"], exclude={p["query"]}, limit=p["n"])
+
+    async def post(self, shared: dict[str, Any], p: dict[str, Any], questions: list[str]) -> str:
+        say(
+            shared,
+            "Mình chưa tìm thấy nội dung thật sự khớp với câu hỏi của bạn trong tài liệu của phòng khám, "
+            "nên không muốn trả lời đoán. Có phải bạn muốn hỏi một trong những câu dưới đây không? "
+            "Bạn cũng có thể hỏi lại chi tiết hơn (triệu chứng, thời gian, tuổi…).",
+        )
+        shared["suggestion_questions"] = questions
+        shared["confidence"] = shared.get("retrieval_score", 0.0)
+        return "default"
+
+
+@register
+class TopicSuggestResponse(Node):
+    """Up to 10 topics, different ĐỀ MỤC first; one question per topic as suggestions."""
+
+    async def prep(self, shared: dict[str, Any]) -> dict[str, Any]:
+        deps = deps_of(shared)
+        return {"searcher": deps.searcher, "role": role_of(shared).kb, "n": deps.config.n_topics}
+
+    async def exec(self, p: dict[str, Any]) -> list[tuple[str, KBEntry]]:
+        groups = await p["searcher"].topics(p["role"])
+        picked: list[tuple[str, KBEntry]] = []
+        depth = 0
+        while len(picked) < p["n"] and any(len(es) > depth for _, es in groups):
+            for topic, entries in groups:  # round robin: one per topic, then a second per topic...
+                if len(entries) > depth and (entries[depth].question or "").strip() and len(picked) < p["n"]:
+                    picked.append((topic, entries[depth]))
+            depth += 1
+        return picked
+
+    async def exec_fallback(self, p: dict[str, Any], exc: BaseException) -> list[tuple[str, KBEntry]]:
+        log.warning("topics unavailable: %r", exc)
+        return []
+
+    async def post(self, shared: dict[str, Any], p: dict[str, Any], picked: list[tuple[str, KBEntry]]) -> str:
+        kind = shared.get("input_type")
+        if shared.get("no_match"):
+            intro = (
+                "Rất tiếc, tài liệu của phòng khám hiện chưa có nội dung phù hợp với câu hỏi này, "
+                "nên mình không thể trả lời chắc chắn. Bạn có thể hỏi trực tiếp bác sĩ, hoặc xem các chủ đề "
+                "mình đang hỗ trợ:"
+            )
+        elif kind == "nonsense":
+            intro = "Xin lỗi, mình chưa hiểu ý bạn. Bạn có thể hỏi về một trong các chủ đề sau:"
+        elif kind == "greeting":
+            intro = "Bạn có thể bắt đầu với một trong các chủ đề sau:"
+        else:
+            intro = "Đây là các chủ đề bạn có thể hỏi:"
+        if not picked:
+            say(shared, intro.rstrip(":") + ". (Hiện chưa có dữ liệu chủ đề cho chuyên khoa này.)")
+        else:
+            topics = list(dict.fromkeys(t or "Khác" for t, _ in picked))
+            say(shared, intro + "\n" + "\n".join(f"• {t}" for t in topics))
+        shared["suggestion_questions"] = [e.question.strip() for _, e in picked]
+        shared.setdefault("confidence", shared.get("classification_confidence", 0.0))
+        return "default"
+
+
+_THANKS = re.compile(r"\b(cam on|thank|thanks|tks|tam biet|bye|hen gap lai)\b")
+
+
+@register
+class GreetingResponse(Node):
+    """Hello → the role's greeting; thanks / goodbye → a short reply. Then the topics."""
+
+    async def prep(self, shared: dict[str, Any]) -> tuple[str, Role]:
+        return shared["query"], role_of(shared)
+
+    async def post(self, shared: dict[str, Any], p: tuple[str, Role], _: Any) -> str:
+        query, role = p
+        if _THANKS.search(fold(query)):
+            say(shared, "Không có gì ạ! Chúc bạn nhiều sức khỏe. Khi cần, bạn cứ nhắn cho mình nhé.")
+        else:
+            say(shared, role.greeting)
+        return "default"
+
+
+@register
+class StatementResponse(Node):
+    """Personal information or an acknowledgement: thank, remember (memory keeps the turn), offer questions."""
+
+    max_retries = 1
+
+    async def prep(self, shared: dict[str, Any]) -> dict[str, Any]:
+        deps = deps_of(shared)
+        return {
+            "searcher": deps.searcher,
+            "role": role_of(shared).kb,
+            "query": shared["query"],
+            "n": deps.config.min_suggestions,
+        }
+
+    async def exec(self, p: dict[str, Any]) -> list[str]:
+        res = await p["searcher"].search(p["role"], p["query"], k=p["n"])
+        questions = unique_questions([h.entry for h in res.hits], limit=p["n"])
+        if len(questions) < p["n"]:
+            sampled = await p["searcher"].sample_questions(p["role"], p["n"])
+            questions += unique_questions(sampled, exclude=set(questions), limit=p["n"] - len(questions))
+        return questions
+
+    async def exec_fallback(self, p: dict[str, Any], exc: BaseException) -> list[str]:
+        return []
+
+    async def post(self, shared: dict[str, Any], p: dict[str, Any], questions: list[str]) -> str:
+        say(shared, "Cảm ơn bạn đã chia sẻ, mình đã ghi nhận. Bạn muốn hỏi thêm điều gì? Ví dụ:")
+        shared["suggestion_questions"] = questions
+        return "default"
+
+
+@register
+class Finalize(Node):
+    """Joins the answer and ends it with the disclaimer line from settings."""
+
+    async def post(self, shared: dict[str, Any], prep: Any, _: Any) -> None:
+        parts = [p for p in shared.get("answer_parts", []) if p]
+        disclaimer = deps_of(shared).config.disclaimer
+        if disclaimer:
+            parts.append(disclaimer)
+        shared["explain"] = "\n\n".join(parts)
+        shared["suggestion_questions"] = list(dict.fromkeys(shared.get("suggestion_questions") or []))[:10]
+        return None
