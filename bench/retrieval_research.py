@@ -156,7 +156,10 @@ async def main() -> None:
     ap.add_argument("--fit-calibration", action="store_true")
     ap.add_argument("--dense-weight", type=float, help="override fusion.DENSE_WEIGHT")
     ap.add_argument("--dense-weight-nodiac", type=float, help="override fusion.DENSE_WEIGHT_NO_DIACRITICS")
+    ap.add_argument("--method", choices=("score", "rrf"), help="override the fusion method")
     args = ap.parse_args()
+    if args.method:
+        search.FUSION_METHOD = args.method
     if args.dense_weight is not None:
         search.DENSE_WEIGHT = args.dense_weight
     if args.dense_weight_nodiac is not None:

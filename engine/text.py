@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
-from functools import lru_cache
 
 __all__ = [
     "char_ngrams",
@@ -26,6 +25,7 @@ __all__ = [
     "has_diacritics",
     "nfc",
     "ngrams",
+    "split_words",
     "strip_diacritics",
     "syllables",
     "word_ngrams",
@@ -42,23 +42,35 @@ def nfc(s: str) -> str:
     return _SPACES.sub(" ", s).strip()
 
 
-@lru_cache(maxsize=4096)
 def _fold_char(c: str) -> str:
     if c in "đĐ":
         return "d"
+    if unicodedata.combining(c):
+        return ""
     base = "".join(ch for ch in unicodedata.normalize("NFD", c.lower()) if not unicodedata.combining(ch))
-    # Keep a 1:1 character mapping; anything that would not fold to a single character stays lowercased.
-    return base if len(base) == 1 else c.lower()[:1] or c
+    # Keep a 1:1 character mapping; anything that would not fold to a single character stays as it was.
+    return base if len(base) == 1 else c
+
+
+class _FoldTable(dict[int, str]):
+    """``str.translate`` table filled on first sight of each code point (C-speed lookups afterwards)."""
+
+    def __missing__(self, cp: int) -> str:
+        folded = _fold_char(chr(cp))
+        self[cp] = folded
+        return folded
+
+
+_FOLD_TABLE = _FoldTable()
 
 
 def fold(s: str) -> str:
     """Lowercase, remove diacritics, map đ/Đ to d; combining and precomposed input fold alike.
 
-    The input is NFC-normalised first (a lone combining mark is dropped), then folded character by
+    The input is NFC-normalised first (a stray combining mark is dropped), then folded character by
     character, so ``len(fold(s)) == len(unicodedata.normalize("NFC", s))`` for text without stray marks.
     """
-    s = unicodedata.normalize("NFC", s)
-    return "".join(_fold_char(c) for c in s if not unicodedata.combining(c))
+    return unicodedata.normalize("NFC", s).translate(_FOLD_TABLE)
 
 
 def strip_diacritics(s: str) -> str:
@@ -203,6 +215,11 @@ def clean_query(s: str) -> str:
 # ---------------------------------------------------------------------------------------------- tokens
 
 
+def split_words(s: str) -> list[str]:
+    """Runs of letters/digits of a text as it is (no folding): for text already folded."""
+    return _WORD.findall(s)
+
+
 def syllables(s: str, *, folded: bool = True) -> list[str]:
     """Syllable tokens (runs of letters/digits); folded unless ``folded=False`` (then NFC lowercase)."""
     return _WORD.findall(fold(s) if folded else nfc(s).lower())
@@ -223,7 +240,7 @@ def word_ngrams(s: str, n_max: int = 2) -> list[str]:
 def char_ngrams(s: str, n_min: int = 3, n_max: int = 5) -> list[str]:
     """Folded character n-grams inside word boundaries (each syllable padded with spaces)."""
     out: list[str] = []
-    for tok in syllables(s):
+    for tok in split_words(fold(s)):
         padded = f" {tok} "
         for n in range(n_min, n_max + 1):
             out.extend(padded[i : i + n] for i in range(len(padded) - n + 1))

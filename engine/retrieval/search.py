@@ -27,6 +27,7 @@ from engine.text import clean_query, has_diacritics
 from engine.types import Embedder, Hit, KBStore
 
 MODES = ("hybrid", "sparse", "dense")
+FUSION_METHOD = "score"  # "rrf" only for comparison in bench/retrieval_research.py
 
 
 @dataclass(slots=True)
@@ -176,7 +177,7 @@ class KBSearch:
                 pos = index.position.get(eid)
                 if pos is not None:
                     extra[eid] = float(scores[pos])
-        fused = fuse(sparse, dense, dense_weight=weight, sparse_extra=extra)
+        fused = fuse(sparse, dense, dense_weight=weight, sparse_extra=extra, method=FUSION_METHOD)
         if scores is not None:
             # Rank of a dense-only candidate in the full sparse ranking, for the trace.
             for f in fused:

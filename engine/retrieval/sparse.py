@@ -19,15 +19,15 @@ terms are frequent ones with long posting lists); the cap is high because cuttin
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.preprocessing import normalize
 
-from engine.text import char_ngrams, fold, ngrams, syllables
+from engine.text import char_ngrams, fold, ngrams, split_words
 from engine.types import KBEntry
 
 # Relative weight of each field in an entry's vector (question strongest, answer weakest).
@@ -46,16 +46,17 @@ def entry_fields(entry: KBEntry) -> dict[str, str]:
     }
 
 
-def _syllable_analyzer(text: str) -> list[str]:
-    return syllables(text)
+# Analyzers take already folded text.
+def _syllable_analyzer(folded: str) -> list[str]:
+    return split_words(folded)
 
 
-def _bigram_analyzer(text: str) -> list[str]:
-    return list(ngrams(syllables(text), 2, 2))
+def _bigram_analyzer(folded: str) -> list[str]:
+    return list(ngrams(split_words(folded), 2, 2))
 
 
-def _char_analyzer(text: str) -> list[str]:
-    return char_ngrams(text, 3, 5)
+def _char_analyzer(folded: str) -> list[str]:
+    return char_ngrams(folded, 3, 5)
 
 
 _ANALYZERS = {"syllable": _syllable_analyzer, "bigram": _bigram_analyzer, "char": _char_analyzer}
@@ -63,9 +64,18 @@ _ANALYZERS = {"syllable": _syllable_analyzer, "bigram": _bigram_analyzer, "char"
 
 @dataclass(slots=True)
 class _Family:
-    vectorizer: TfidfVectorizer
+    analyzer: Callable[[str], list[str]]
+    vocabulary: dict[str, int]
+    idf: np.ndarray
     matrix: sp.csc_matrix  # entries x features, rows L2-normalised; CSC so a query gathers its columns
     weight: float
+
+
+def _sublinear(m: sp.csr_matrix) -> sp.csr_matrix:
+    m = m.astype(np.float32)
+    np.log(m.data, out=m.data)
+    m.data += 1.0
+    return m
 
 
 class SparseIndex:
@@ -84,23 +94,33 @@ class SparseIndex:
         self.ids = np.array([e.id for e in self.entries], dtype=np.int64)
         self.position = {int(i): p for p, i in enumerate(self.ids)}
         self.max_query_terms = max_query_terms
-        fw = field_weights or FIELD_WEIGHTS
+        fw = {name: w for name, w in (field_weights or FIELD_WEIGHTS).items() if w > 0}
+        n = len(self.entries)
         fields = [entry_fields(e) for e in self.entries]
+        # All fields of all entries as one corpus of documents, field-major: rows [f * n, (f + 1) * n).
+        docs = [f[name] for name in fw for f in fields]
         self.families: dict[str, _Family] = {}
         for name, weight in (family_weights or FAMILY_WEIGHTS).items():
-            if weight <= 0 or not self.entries:
+            if weight <= 0 or n == 0:
                 continue
-            vec = TfidfVectorizer(
-                analyzer=_ANALYZERS[name], sublinear_tf=True, smooth_idf=True, dtype=np.float32, min_df=1
-            )
-            # Vocabulary and idf from whole entries; each field is then vectorised on its own.
-            vec.fit([" \n ".join(f.values()) for f in fields])
-            mixed: sp.csr_matrix | None = None
-            for field, fweight in fw.items():
-                part = normalize(vec.transform([f[field] for f in fields])) * fweight
+            analyzer = _ANALYZERS[name]
+            counter = CountVectorizer(analyzer=analyzer, dtype=np.float32)
+            counts = counter.fit_transform(docs).tocsr()
+            blocks = [counts[i * n : (i + 1) * n] for i in range(len(fw))]
+            # Document frequency counts entries (any field), smoothed as scikit-learn's TfidfVectorizer does.
+            present = blocks[0].copy()
+            for block in blocks[1:]:
+                present = present + block
+            df = np.bincount(present.indices, minlength=counts.shape[1])
+            idf = (np.log((1 + n) / (1 + df)) + 1).astype(np.float32)
+            idf_diag = sp.diags(idf)
+            mixed = None
+            for block, fweight in zip(blocks, fw.values(), strict=True):
+                part = normalize(_sublinear(block) @ idf_diag) * fweight
                 mixed = part if mixed is None else mixed + part
-            assert mixed is not None
-            self.families[name] = _Family(vec, normalize(mixed).tocsc(), weight)
+            self.families[name] = _Family(
+                analyzer, counter.vocabulary_, idf, normalize(mixed).tocsc().astype(np.float32), weight
+            )
         self.build_seconds = time.perf_counter() - t0
 
     def __len__(self) -> int:
@@ -111,23 +131,34 @@ class SparseIndex:
         total = 0
         for fam in self.families.values():
             m = fam.matrix
-            total += m.data.nbytes + m.indices.nbytes + m.indptr.nbytes
+            total += m.data.nbytes + m.indices.nbytes + m.indptr.nbytes + fam.idf.nbytes
         return total
+
+    def query_vector(self, family: _Family, folded: str) -> tuple[np.ndarray, np.ndarray]:
+        """Feature columns and L2-normalised weights of a folded query in one family."""
+        counts: dict[int, int] = {}
+        vocab = family.vocabulary
+        for tok in family.analyzer(folded):
+            col = vocab.get(tok)
+            if col is not None:
+                counts[col] = counts.get(col, 0) + 1
+        if not counts:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        cols = np.fromiter(counts.keys(), np.int64, len(counts))
+        vals = (1.0 + np.log(np.fromiter(counts.values(), np.float32, len(counts)))) * family.idf[cols]
+        if len(vals) > self.max_query_terms:
+            keep = np.argpartition(vals, -self.max_query_terms)[-self.max_query_terms :]
+            cols, vals = cols[keep], vals[keep]
+        return cols, (vals / np.linalg.norm(vals)).astype(np.float32)
 
     def scores(self, query: str) -> np.ndarray:
         """Score of every entry (position order) for a query; 0 where nothing matches."""
         out = np.zeros(len(self.entries), dtype=np.float32)
         folded = fold(query)
         for fam in self.families.values():
-            q = fam.vectorizer.transform([folded])
-            if q.nnz == 0:
-                continue
-            cols, vals = q.indices, q.data
-            if len(vals) > self.max_query_terms:
-                keep = np.argpartition(vals, -self.max_query_terms)[-self.max_query_terms :]
-                cols, vals = cols[keep], vals[keep]
-            vals = vals / np.linalg.norm(vals)
-            out += fam.weight * (fam.matrix[:, cols] @ vals.astype(np.float32))
+            cols, vals = self.query_vector(fam, folded)
+            if len(cols):
+                out += fam.weight * (fam.matrix[:, cols] @ vals)
         return out
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
