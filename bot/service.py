@@ -80,7 +80,6 @@ class ChatService:
             "conversation_id": conversation_id,
             "user_id": user.id,
             "channel": channel,
-            "history": [],
             "trace": [],
         }
         result = await self.answer(shared)

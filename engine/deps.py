@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -35,6 +35,7 @@ class Searcher(Protocol):
         extra_queries: Sequence[str] = (),
         k: int | None = None,
         mode: str = "hybrid",
+        exclude: Collection[str] = (),
     ) -> SearchResultLike: ...
 
     async def sample_questions(self, role: str, n: int) -> list[KBEntry]:

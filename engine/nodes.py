@@ -389,7 +389,9 @@ class RetrieveFromKB(Node):
         }
 
     async def exec(self, p: dict[str, Any]) -> tuple[list[Hit], dict[str, Any]]:
-        res = await p["searcher"].search(p["role"], p["query"], extra_queries=p["extra"], k=p["k"])
+        res = await p["searcher"].search(
+            p["role"], p["query"], extra_queries=p["extra"], k=p["k"], exclude=p["exclude"]
+        )
         return list(res.hits), dict(res.timings or {})
 
     async def exec_fallback(self, p: dict[str, Any], exc: BaseException) -> tuple[list[Hit], dict[str, Any]]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -99,7 +99,10 @@ class KBSearch:
         extra_queries: Sequence[str] = (),
         k: int | None = None,
         mode: str = "hybrid",
+        exclude: Collection[str] = (),
     ) -> SearchResult:
+        """Search the role's KB. ``exclude``: KB codes to leave out before ranking and calibration (a
+        follow-up question wants something other than the answer just given)."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
         k = self.k if k is None else k
@@ -119,6 +122,12 @@ class KBSearch:
                     best[cand.entry_id] = cand
 
         t = time.perf_counter()
+        if exclude:
+            best = {
+                i: f
+                for i, f in best.items()
+                if i in index.position and index.entries[index.position[i]].code not in exclude
+            }
         ranked = sorted(best.values(), key=lambda f: -f.score)
         hits: list[Hit] = []
         for i, cand in enumerate(ranked[:k]):

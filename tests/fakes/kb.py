@@ -47,6 +47,7 @@ class ListSearcher:
         extra_queries: Sequence[str] = (),
         k: int | None = None,
         mode: str = "hybrid",
+        exclude: Sequence[str] | set[str] = (),
     ) -> Result:
         self.calls.append({"role": role, "query": query, "extra": tuple(extra_queries), "k": k})
         if self.fail:
@@ -56,7 +57,7 @@ class ListSearcher:
         for q in (query, *extra_queries):
             qt = tokens(q)
             for e in self.entries:
-                if e.role != role:
+                if e.role != role or e.code in exclude:
                     continue
                 s = self._score(qt, e)
                 if s > 0 and (e.code not in best or s > best[e.code].score):

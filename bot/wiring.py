@@ -1,0 +1,86 @@
+"""Wiring: builds the engine (searcher, memory, optional LLM, config) and the ChatService for a runtime.
+
+Every channel and CLI command gets its ChatService here, so they all answer with the same engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.runtime import Runtime
+from bot.service import ChatService
+from db.settings import Settings
+from db.stores import PgEmbeddingCache, PgKBStore, PgMemoryStore
+from engine.deps import EngineConfig, EngineDeps
+from engine.embedding import CachedEmbedder, make_embedder
+from engine.flows import run_medical_flow
+from engine.llm import LLMClient, LLMConfig
+from engine.roles import load_roles
+from engine.searcher import ClinicSearcher
+
+
+def llm_client(settings: Settings) -> LLMClient | None:
+    """The LLM client when OPENAI_API_KEY is set, else None (offline mode)."""
+    if not settings.llm_enabled:
+        return None
+    assert settings.openai_api_key is not None
+    return LLMClient(
+        LLMConfig(
+            base_url=settings.openai_base_url,
+            api_key=settings.openai_api_key.get_secret_value(),
+            model=settings.openai_model,
+            timeout=settings.llm_timeout,
+        )
+    )
+
+
+def embedder_for(runtime: Runtime) -> CachedEmbedder:
+    """The configured embedder behind the database embedding cache (one per runtime)."""
+    cached = runtime.extras.get("embedder")
+    if cached is None:
+        settings = runtime.settings
+        openai_client: Any = None
+        if settings.embedding_backend == "openai" and settings.llm_enabled:
+            import openai
+
+            assert settings.openai_api_key is not None
+            openai_client = openai.AsyncOpenAI(
+                base_url=settings.openai_base_url, api_key=settings.openai_api_key.get_secret_value()
+            )
+        inner = make_embedder(settings.embedding_backend, openai_client=openai_client, model=settings.embedding_model)
+        cached = CachedEmbedder(inner, PgEmbeddingCache(runtime.pool))
+        runtime.extras["embedder"] = cached
+    return cached
+
+
+def searcher_for(runtime: Runtime) -> ClinicSearcher:
+    searcher = runtime.extras.get("searcher")
+    if searcher is None:
+        searcher = ClinicSearcher(PgKBStore(runtime.pool), embedder_for(runtime))
+        runtime.extras["searcher"] = searcher
+    return searcher
+
+
+def engine_deps(runtime: Runtime) -> EngineDeps:
+    settings = runtime.settings
+    return EngineDeps(
+        searcher=searcher_for(runtime),
+        memory=PgMemoryStore(runtime.pool),
+        llm=llm_client(settings),
+        config=EngineConfig(
+            score_threshold=settings.score_threshold,
+            disclaimer=settings.disclaimer,
+            prune_threshold=settings.prune_threshold,
+        ),
+    )
+
+
+async def build_service(runtime: Runtime) -> ChatService:
+    deps = engine_deps(runtime)
+
+    async def answer(shared: dict[str, Any]) -> dict[str, Any]:
+        return await run_medical_flow(deps, shared)
+
+    return ChatService(
+        runtime.pool, answer, default_role=runtime.settings.default_role, roles=list(load_roles())
+    )
