@@ -57,6 +57,20 @@ async def _db_url(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+async def _eval(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.evaluate import eval_retrieval
+
+    return await eval_retrieval(args, settings)
+
+
+async def _flow_show(args: argparse.Namespace, settings: Settings) -> int:
+    from engine.core import flow_to_mermaid
+    from engine.flows import MEDICAL_FLOW
+
+    print(flow_to_mermaid(MEDICAL_FLOW))
+    return 0
+
+
 async def _setup(args: argparse.Namespace, settings: Settings) -> int:
     from bot.setup import setup
 
@@ -127,7 +141,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     handlers["db downgrade"] = _db_downgrade
     handlers["db url"] = _db_url
 
-    p = add("eval", _not_yet("retrieval evaluation"), "Evaluate retrieval on a corpus with known answers.")
+    p = add("eval", _eval, "Evaluate retrieval on a corpus with known answers.")
     evsub = p.add_subparsers(dest="eval_command", metavar="WHAT", required=True)
     ev = evsub.add_parser("retrieval", help="P@1, MRR@10, hit@10 on the production search path")
     ev.add_argument("--corpus", required=True)
@@ -138,7 +152,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     ev.add_argument("--strip-diacritics", action="store_true", help="remove every diacritic from the queries")
     ev.set_defaults(handler_name="eval")
 
-    p = add("flow", _not_yet("flow inspection"), "Inspect the conversation flows.")
+    p = add("flow", _flow_show, "Inspect the conversation flows.")
     fsub = p.add_subparsers(dest="flow_command", metavar="WHAT", required=True)
     fsub.add_parser("show", help="print the medical flow as a mermaid graph").set_defaults(handler_name="flow")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import asyncpg
 import numpy as np
 
 from db.types import Executor
@@ -137,6 +138,33 @@ async def add_entry(
         embedding_model,
     )
     return int(value)
+
+
+async def replace_role(
+    pool: asyncpg.Pool, role: str, entries: list[KBEntry], vectors: np.ndarray, model: str
+) -> None:
+    """Make ``entries`` (with their vectors) the whole KB of ``role``, in one transaction (COPY)."""
+    records = [
+        (role, e.code, e.topic, e.subtopic, e.question, e.answer, e.explanation, e.keywords, v, model)
+        for e, v in zip(entries, vectors, strict=True)
+    ]
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute("DELETE FROM kb_entries WHERE role = $1", role)
+        await conn.copy_records_to_table(
+            "kb_entries",
+            records=records,
+            columns=[
+                "role", "code", "topic", "subtopic", "question", "answer", "explanation", "keywords",
+                "embedding", "embedding_model",
+            ],
+        )
+        await bump_version(conn, role)
+
+
+async def delete_role(pool: asyncpg.Pool, role: str) -> None:
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute("DELETE FROM kb_entries WHERE role = $1", role)
+        await conn.execute("DELETE FROM kb_versions WHERE role = $1", role)
 
 
 class _connection:

@@ -139,3 +139,9 @@ def make_embedder(backend: str, *, openai_client: Any = None, model: str = "") -
             raise ValueError("EMBEDDING_BACKEND=openai needs OPENAI_API_KEY (and OPENAI_BASE_URL for a local server)")
         return OpenAIEmbedder(openai_client, model)
     return E5Embedder()
+
+
+def passage_text(question: str, answer: str) -> str:
+    """What the dense leg embeds for a KB entry: its question, or the start of its answer when the question
+    is blank (such entries are still found by their answer). Import, backfill and evaluation all use this."""
+    return question.strip() or answer.strip()[:2000]
