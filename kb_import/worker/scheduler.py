@@ -219,7 +219,7 @@ class Worker:
         """One scheduled (or retry) run of ``name``; never raises."""
         state = self.state[name]
         if not retry and time.monotonic() < state.hold_until:
-            log.info("job.hold job=%s failures=%s retry_in=%.1fs", name, state.failures,
+            log.debug("job.hold job=%s failures=%s retry_in=%.1fs", name, state.failures,
                      state.hold_until - time.monotonic())
             return
         try:

@@ -259,6 +259,15 @@ async def test_failing_job_is_recorded_and_unavailable_jobs_skip(db: asyncpg.Poo
         assert skipped.counts["reason"]
 
 
+async def test_run_left_running_by_a_dead_worker_is_marked_failed(db: asyncpg.Pool, tmp_path: Path) -> None:
+    ctx = make_ctx(db, tmp_path)
+    stale = await jobs_db.start(db, "cleanup", "gone-host:1")
+    result = await run_job(ctx, JOBS["cleanup"])
+    assert result.status == "ok"
+    row = next(r for r in await jobs_db.runs(db, "cleanup") if r["id"] == stale)
+    assert row["status"] == "failed" and "abandoned" in row["error"]
+
+
 async def test_cli_once_and_list(
     db: asyncpg.Pool, db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:

@@ -99,6 +99,33 @@ async def test_two_in_process_workers_one_leader_then_handover(db: asyncpg.Pool,
         await asyncio.wait_for(asyncio.gather(*tasks.values()), 10)
 
 
+async def test_overdue_cron_job_runs_on_takeover_and_failure_is_retried(
+    db: asyncpg.Pool, db_url: str, tmp_path: Path
+) -> None:
+    ctx = make_ctx(db, tmp_path)
+    _fast(ctx)
+    calls = Counter()
+
+    async def flaky_daily(_: JobContext) -> dict:
+        calls["daily"] += 1
+        if calls["daily"] == 1:
+            raise RuntimeError("first attempt fails")
+        return {"attempt": calls["daily"]}
+
+    # A daily job whose due time passed without a successful run: the new leader runs it now; the failure is
+    # retried after the backoff delay instead of waiting for tomorrow's tick.
+    worker = Worker(ctx, db_url, [Job("daily", flaky_daily, "cron 0 7 * * *", "daily")], worker_id="solo")
+    task = asyncio.create_task(worker.run())
+    try:
+        rows = await eventually(
+            lambda: jobs_db.runs(db, "daily"), lambda rs: any(r["status"] == "ok" for r in rs), within=20
+        )
+        assert [r["status"] for r in reversed(rows)] == ["failed", "ok"]
+    finally:
+        worker.stop()
+        await asyncio.wait_for(task, 10)
+
+
 def _spawn(db_url: str, tmp_path: Path, name: str) -> tuple[subprocess.Popen, Path]:
     env = {
         **os.environ,

@@ -72,7 +72,7 @@ def render_chart(day: date, n: DigestNumbers) -> bytes:
     fig = Figure(figsize=(8, 3.6), dpi=100)
     ax = fig.subplots()
     hours = list(range(24))
-    answered = [a - u for a, u in zip(n.hourly_in, n.hourly_unanswered, strict=True)]
+    answered = [max(0, a - u) for a, u in zip(n.hourly_in, n.hourly_unanswered, strict=True)]
     ax.bar(hours, answered, color="#2a9d8f", label="Tin nhắn (đã trả lời)")
     ax.bar(hours, n.hourly_unanswered, bottom=answered, color="#e76f51", label="Chưa trả lời tốt")
     ax.set_xticks(range(0, 24, 2))
