@@ -117,6 +117,7 @@ class Worker:
         self.active: dict[str, Schedule] = {}  # what the leader scheduled
         self.results: list[RunResult] = []  # recent results, for tests and logs
         self._stop = asyncio.Event()
+        self._running: set[asyncio.Task] = set()
         self._conn: asyncpg.Connection | None = None
 
     @property
@@ -138,6 +139,10 @@ class Worker:
                 except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
                     log.warning("worker.lock_connection_lost id=%s error=%s", self.worker_id, exc)
                     await self._step_down("lock connection lost")
+                    await self._close_conn()
+                except Exception:  # never let anything end the worker; start over at the next try
+                    log.exception("worker.error id=%s", self.worker_id)
+                    await self._step_down("unexpected error")
                     await self._close_conn()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), retry)
@@ -213,7 +218,11 @@ class Worker:
         log.warning("worker.step_down id=%s reason=%s", self.worker_id, reason)
         with contextlib.suppress(Exception):
             scheduler.shutdown(wait=False)  # cancels running job tasks; the runner records them
-        await asyncio.sleep(0)
+        running = [t for t in self._running if not t.done()]
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.wait(running, timeout=10)
 
     async def _tick(self, name: str, retry: bool = False) -> None:
         """One scheduled (or retry) run of ``name``; never raises."""
@@ -222,6 +231,9 @@ class Worker:
             log.debug("job.hold job=%s failures=%s retry_in=%.1fs", name, state.failures,
                      state.hold_until - time.monotonic())
             return
+        task = asyncio.current_task()
+        if task is not None:
+            self._running.add(task)
         try:
             result = await run_job(self.ctx, self.jobs[name], worker=self.worker_id)
         except asyncio.CancelledError:
@@ -229,6 +241,8 @@ class Worker:
         except Exception as exc:  # the database itself failing under the runner
             log.exception("job.run_error job=%s", name)
             result = RunResult(name, "failed", error=str(exc))
+        finally:
+            self._running.discard(task)  # type: ignore[arg-type]
         self.results = [*self.results[-99:], result]
         if result.status == "failed":
             self._on_failure(name, state)

@@ -194,3 +194,22 @@ async def test_two_worker_processes_run_each_tick_once_and_survivor_takes_over(
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(10)
+
+
+async def test_stopping_the_worker_records_the_interrupted_run(db: asyncpg.Pool, db_url: str, tmp_path: Path) -> None:
+    ctx = make_ctx(db, tmp_path)
+    _fast(ctx)
+
+    async def slow(_: JobContext) -> dict:
+        await asyncio.sleep(60)
+        return {}
+
+    worker = Worker(ctx, db_url, [Job("slow", slow, "every 1h", "slow")], worker_id="solo")
+    task = asyncio.create_task(worker.run())
+    try:
+        await eventually(lambda: jobs_db.runs(db, "slow"), lambda rs: rs and rs[0]["status"] == "running")
+    finally:
+        worker.stop()
+        await asyncio.wait_for(task, 15)
+    (row,) = await jobs_db.runs(db, "slow")
+    assert row["status"] == "failed" and "cancelled" in row["error"]
