@@ -77,6 +77,12 @@ async def _setup(args: argparse.Namespace, settings: Settings) -> int:
     return await setup(settings)
 
 
+async def _worker(args: argparse.Namespace, settings: Settings) -> int:
+    from kb_import.worker.cli import worker_command
+
+    return await worker_command(args, settings)
+
+
 async def _run(args: argparse.Namespace, settings: Settings) -> int:
     from bot.main import run
 
@@ -124,7 +130,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     p.add_argument("--skip-invalid", action="store_true", help="import valid rows, list skipped ones")
     p.add_argument("--template", metavar="OUT.xlsx", help="write an empty template workbook and exit")
 
-    p = add("worker", _not_yet("the background worker"), "Run the scheduled background jobs (APScheduler).")
+    p = add("worker", _worker, "Run the scheduled background jobs (APScheduler).")
     p.add_argument("--once", metavar="JOB", help="run one job now and exit")
     p.add_argument("--list", action="store_true", help="list jobs, schedules and last runs")
 

@@ -1,0 +1,170 @@
+"""Numbers for the admins' daily digest over a time window ``[start, end)``.
+
+"Unanswered" means a bot reply to a medical question that cited no KB entry or whose retrieval score was below
+the threshold (the answer was a clarification or a fallback rather than a curated answer). The question shown
+is the user's message just before that reply in the same conversation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from db.types import Executor
+
+_UNANSWERED = """
+    o.direction = 'out' AND o.input_type = 'medical_question'
+    AND (cardinality(o.citations) = 0 OR o.retrieval_score IS NULL OR o.retrieval_score < $3)
+"""
+
+_QUESTION = """
+    (SELECT i.text FROM messages i
+     WHERE i.conversation_id = o.conversation_id AND i.direction = 'in' AND i.id < o.id
+     ORDER BY i.id DESC LIMIT 1)
+"""
+
+
+@dataclass
+class DigestNumbers:
+    start: datetime
+    end: datetime
+    messages_in: int = 0
+    messages_out: int = 0
+    active_users: int = 0
+    new_users: int = 0
+    medical_questions: int = 0
+    unanswered: int = 0
+    red_flags: int = 0
+    thumbs_up: int = 0
+    thumbs_down: int = 0
+    latency_avg_ms: float | None = None
+    latency_p95_ms: float | None = None
+    by_role: dict[str, int] = field(default_factory=dict)
+    by_input_type: dict[str, int] = field(default_factory=dict)
+    hourly_in: list[int] = field(default_factory=lambda: [0] * 24)
+    hourly_unanswered: list[int] = field(default_factory=lambda: [0] * 24)
+    unanswered_questions: list[dict[str, Any]] = field(default_factory=list)
+    disliked: list[dict[str, Any]] = field(default_factory=list)
+
+    def counts(self) -> dict[str, Any]:
+        return {
+            "messages_in": self.messages_in,
+            "messages_out": self.messages_out,
+            "active_users": self.active_users,
+            "new_users": self.new_users,
+            "medical_questions": self.medical_questions,
+            "unanswered": self.unanswered,
+            "red_flags": self.red_flags,
+            "thumbs_up": self.thumbs_up,
+            "thumbs_down": self.thumbs_down,
+        }
+
+
+async def numbers(
+    db: Executor, start: datetime, end: datetime, *, threshold: float, tz: str, top: int = 10
+) -> DigestNumbers:
+    """Everything the digest shows for ``[start, end)``; hours are local hours in time zone ``tz``."""
+    out = DigestNumbers(start, end)
+    row = await db.fetchrow(
+        f"""
+        SELECT
+            count(*) FILTER (WHERE o.direction = 'in') AS messages_in,
+            count(*) FILTER (WHERE o.direction = 'out') AS messages_out,
+            count(DISTINCT o.user_id) FILTER (WHERE o.direction = 'in') AS active_users,
+            count(*) FILTER (WHERE o.direction = 'out' AND o.input_type = 'medical_question') AS medical_questions,
+            count(*) FILTER (WHERE {_UNANSWERED}) AS unanswered,
+            count(*) FILTER (WHERE o.direction = 'in' AND o.red_flag) AS red_flags,
+            avg(o.latency_ms) FILTER (WHERE o.direction = 'out') AS latency_avg,
+            percentile_cont(0.95) WITHIN GROUP (ORDER BY o.latency_ms)
+                FILTER (WHERE o.direction = 'out' AND o.latency_ms IS NOT NULL) AS latency_p95
+        FROM messages o WHERE o.created_at >= $1 AND o.created_at < $2
+        """,
+        start,
+        end,
+        threshold,
+    )
+    out.messages_in = row["messages_in"]
+    out.messages_out = row["messages_out"]
+    out.active_users = row["active_users"]
+    out.medical_questions = row["medical_questions"]
+    out.unanswered = row["unanswered"]
+    out.red_flags = row["red_flags"]
+    out.latency_avg_ms = float(row["latency_avg"]) if row["latency_avg"] is not None else None
+    out.latency_p95_ms = float(row["latency_p95"]) if row["latency_p95"] is not None else None
+    out.new_users = int(
+        await db.fetchval("SELECT count(*) FROM users WHERE created_at >= $1 AND created_at < $2", start, end)
+    )
+    fb = await db.fetchrow(
+        """
+        SELECT count(*) FILTER (WHERE rating = 1) AS up, count(*) FILTER (WHERE rating = -1) AS down
+        FROM feedback WHERE created_at >= $1 AND created_at < $2
+        """,
+        start,
+        end,
+    )
+    out.thumbs_up, out.thumbs_down = fb["up"], fb["down"]
+    for r in await db.fetch(
+        """
+        SELECT COALESCE(c.role, '?') AS role, count(*) AS n FROM messages o
+        JOIN conversations c ON c.id = o.conversation_id
+        WHERE o.direction = 'in' AND o.created_at >= $1 AND o.created_at < $2 GROUP BY 1 ORDER BY 2 DESC, 1
+        """,
+        start,
+        end,
+    ):
+        out.by_role[r["role"]] = r["n"]
+    for r in await db.fetch(
+        """
+        SELECT COALESCE(input_type, '?') AS t, count(*) AS n FROM messages
+        WHERE direction = 'out' AND created_at >= $1 AND created_at < $2 GROUP BY 1 ORDER BY 2 DESC, 1
+        """,
+        start,
+        end,
+    ):
+        out.by_input_type[r["t"]] = r["n"]
+    for r in await db.fetch(
+        f"""
+        SELECT extract(hour FROM o.created_at AT TIME ZONE $4)::int AS h,
+               count(*) FILTER (WHERE o.direction = 'in') AS n_in,
+               count(*) FILTER (WHERE {_UNANSWERED}) AS n_un
+        FROM messages o WHERE o.created_at >= $1 AND o.created_at < $2 GROUP BY 1
+        """,
+        start,
+        end,
+        threshold,
+        tz,
+    ):
+        out.hourly_in[r["h"]] = r["n_in"]
+        out.hourly_unanswered[r["h"]] = r["n_un"]
+    out.unanswered_questions = [
+        dict(r)
+        for r in await db.fetch(
+            f"""
+            SELECT o.id, o.retrieval_score, o.created_at, COALESCE(c.role, '?') AS role, {_QUESTION} AS question
+            FROM messages o JOIN conversations c ON c.id = o.conversation_id
+            WHERE o.created_at >= $1 AND o.created_at < $2 AND {_UNANSWERED}
+            ORDER BY o.retrieval_score ASC NULLS FIRST, o.id LIMIT $4
+            """,
+            start,
+            end,
+            threshold,
+            top,
+        )
+    ]
+    out.disliked = [
+        dict(r)
+        for r in await db.fetch(
+            f"""
+            SELECT o.id, o.citations, COALESCE(c.role, '?') AS role, {_QUESTION} AS question, f.comment
+            FROM feedback f JOIN messages o ON o.id = f.message_id
+            JOIN conversations c ON c.id = o.conversation_id
+            WHERE f.rating = -1 AND f.created_at >= $1 AND f.created_at < $2
+            ORDER BY f.created_at, f.id LIMIT $3
+            """,
+            start,
+            end,
+            top,
+        )
+    ]
+    return out

@@ -1,0 +1,131 @@
+"""Daily digest to the admins: yesterday's numbers (clinic time zone), the unanswered / low-score and 👎
+questions, and a PNG chart of questions per hour — queued in the outbox, two rows per admin (text, photo).
+
+The chart is drawn with matplotlib's Agg backend, written to ``$MEDBOT_DATA_DIR/digests/digest-DATE.png``,
+and its bytes also travel in the payload (``data_b64``) so a sender on another machine needs no shared disk.
+A scheduled run skips a day already sent (a successful ``digest`` run with the same ``date`` in its counts);
+``medbot worker --once digest`` sends it again. With no admin known, nothing is queued (counted, logged).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import logging
+from datetime import date, datetime, time, timedelta
+from pathlib import Path
+
+from db import jobs as jobs_db
+from db import outbox_enqueue
+from db.digest import DigestNumbers, numbers
+from kb_import.worker.context import Counts, JobContext, JobSkipped
+from kb_import.worker.notify import admin_chat_ids, clip, fit
+
+log = logging.getLogger("medbot.worker.digest")
+
+
+def _fmt_ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f} ms".replace(",", ".")
+
+
+def render_text(day: date, n: DigestNumbers, threshold: float) -> str:
+    """The digest message (Vietnamese, plain text)."""
+    answered = n.medical_questions - n.unanswered
+    lines = [
+        f"📊 Báo cáo ngày {day:%d/%m/%Y} — MedBot VN",
+        "",
+        f"• Tin nhắn của người dùng: {n.messages_in} (từ {n.active_users} người; {n.new_users} người dùng mới)",
+        f"• Câu hỏi y khoa: {n.medical_questions} — trả lời từ kho kiến thức: {answered}, "
+        f"chưa trả lời tốt: {n.unanswered}",
+        f"• Tin nhắn có dấu hiệu cấp cứu: {n.red_flags}",
+        f"• Đánh giá: 👍 {n.thumbs_up} · 👎 {n.thumbs_down}",
+        f"• Thời gian trả lời: trung bình {_fmt_ms(n.latency_avg_ms)}, p95 {_fmt_ms(n.latency_p95_ms)}",
+    ]
+    if n.by_role:
+        lines.append("• Theo vai trò: " + ", ".join(f"{role} {count}" for role, count in n.by_role.items()))
+    if n.unanswered_questions:
+        lines += ["", f"❓ Câu hỏi chưa trả lời tốt (điểm dưới {threshold:g} hoặc không có mã KB):"]
+        for i, q in enumerate(n.unanswered_questions, 1):
+            score = "—" if q["retrieval_score"] is None else f"{q['retrieval_score']:.2f}"
+            lines.append(f"{i}. “{clip(q['question'], 160)}” ({q['role']}, điểm {score})")
+    if n.disliked:
+        lines += ["", "👎 Câu trả lời bị đánh giá không hữu ích:"]
+        for i, d in enumerate(n.disliked, 1):
+            codes = ", ".join(d["citations"] or []) or "không có mã"
+            extra = f" — góp ý: “{clip(d['comment'], 80)}”" if d.get("comment") else ""
+            lines.append(f"{i}. “{clip(d['question'], 160)}” ({d['role']}, mã: {codes}){extra}")
+    if not n.messages_in:
+        lines += ["", "Hôm qua không có tin nhắn nào."]
+    else:
+        lines += ["", "Dùng /unanswered để bổ sung câu trả lời vào kho kiến thức."]
+    return fit("\n".join(lines), outbox_enqueue.TEXT_LIMIT)
+
+
+def render_chart(day: date, n: DigestNumbers) -> bytes:
+    """A bar chart of questions per local hour, the unanswered part highlighted (PNG bytes)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8, 3.6), dpi=100)
+    ax = fig.subplots()
+    hours = list(range(24))
+    answered = [max(0, a - u) for a, u in zip(n.hourly_in, n.hourly_unanswered, strict=True)]
+    ax.bar(hours, answered, color="#2a9d8f", label="Tin nhắn (đã trả lời)")
+    ax.bar(hours, n.hourly_unanswered, bottom=answered, color="#e76f51", label="Chưa trả lời tốt")
+    ax.set_xticks(range(0, 24, 2))
+    ax.set_xlim(-0.6, 23.6)
+    ax.set_xlabel("Giờ trong ngày")
+    ax.set_ylabel("Số tin nhắn")
+    ax.set_title(f"Tin nhắn theo giờ — {day:%d/%m/%Y}")
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def _save(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def window(day: date, tz: object) -> tuple[datetime, datetime]:
+    start = datetime.combine(day, time(0), tzinfo=tz)  # type: ignore[arg-type]
+    return start, datetime.combine(day + timedelta(days=1), time(0), tzinfo=tz)  # type: ignore[arg-type]
+
+
+async def run(ctx: JobContext) -> Counts:
+    tz = ctx.worker.tz
+    day = ctx.extras.get("digest_date") or (datetime.now(tz).date() - timedelta(days=1))
+    if not ctx.manual and await jobs_db.last_ok_with(ctx.pool, "digest", "date", day.isoformat()):
+        raise JobSkipped("digest already sent", {"date": day.isoformat()})
+    start, end = window(day, tz)
+    threshold = ctx.settings.score_threshold
+    n = await numbers(ctx.pool, start, end, threshold=threshold, tz=ctx.worker.worker_timezone,
+                      top=ctx.worker.worker_digest_top)
+    text = render_text(day, n, threshold)
+    png = await asyncio.to_thread(render_chart, day, n)
+    folder: Path = ctx.settings.medbot_data_dir / "digests"
+    path = folder / f"digest-{day.isoformat()}.png"
+    await asyncio.to_thread(_save, path, png)
+    payloads = [
+        {"type": "text", "text": text, "kind": "digest"},
+        {
+            "type": "photo",
+            "path": str(path),
+            "filename": path.name,
+            "data_b64": base64.b64encode(png).decode("ascii"),
+            "caption": f"Tin nhắn theo giờ ngày {day:%d/%m/%Y}",
+            "kind": "digest",
+        },
+    ]
+    admins = await admin_chat_ids(ctx.pool, ctx.settings)
+    if not admins:
+        log.warning("digest.no_admins date=%s (set ADMIN_IDS)", day)
+    async with ctx.pool.acquire() as conn, conn.transaction():
+        queued = await outbox_enqueue.enqueue_to_all(conn, admins, payloads)
+    return {"date": day.isoformat(), "admins": len(admins), "outbox_rows": queued, "chart": str(path), **n.counts()}

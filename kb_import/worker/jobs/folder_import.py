@@ -1,0 +1,163 @@
+"""Watched-folder import: spreadsheets dropped in ``KB_IMPORT_DIR`` are imported with the KB import job in
+strict mode (any invalid row → nothing written), then moved out of the way with their report:
+
+* imported (or identical to what was imported, which the import job reports as a no-op) → ``done/``;
+* rejected → ``rejected/``; the KB is unchanged.
+
+The report is written beside the moved file as ``<file name>.report.txt`` (e.g. ``kb.xlsx.report.txt``) and
+sent to the admins through the outbox. A file name already taken in ``done/``/``rejected/`` gets a time stamp.
+
+Only ``.xlsx``/``.xlsm``/``.csv`` files at the top of the folder are read; hidden files and Excel lock files
+(``~$…``) are ignored, and so is a file modified in the last ``WORKER_IMPORT_SETTLE_SECONDS`` (still being
+copied). The role comes from the file itself (sheet names or a ``role`` column), as for any import.
+
+An unexpected error while importing (not a validation failure) leaves the file in place and fails the run,
+so it is retried with backoff; after three such errors on the same content the file goes to ``rejected/``
+with the error as its report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from db import outbox_enqueue
+from kb_import.worker import adapters
+from kb_import.worker.context import Counts, JobContext
+from kb_import.worker.notify import admin_chat_ids, fit
+
+log = logging.getLogger("medbot.worker.folder_import")
+
+SUFFIXES = (".xlsx", ".xlsm", ".csv")
+MAX_ERRORS = 3
+
+
+def unavailable(ctx: JobContext) -> str | None:
+    return adapters.import_available()
+
+
+def candidates(folder: Path, settle_seconds: float) -> tuple[list[Path], int]:
+    """Spreadsheets ready to import (oldest first), and how many are still settling."""
+    ready: list[Path] = []
+    settling = 0
+    now = time.time()
+    for path in folder.iterdir():
+        if not path.is_file() or path.name.startswith((".", "~$")) or path.suffix.lower() not in SUFFIXES:
+            continue
+        if now - path.stat().st_mtime < settle_seconds:
+            settling += 1
+            continue
+        ready.append(path)
+    ready.sort(key=lambda p: (p.stat().st_mtime, p.name))
+    return ready, settling
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def free_name(folder: Path, name: str) -> Path:
+    target = folder / name
+    if not target.exists():
+        return target
+    stem, suffix = Path(name).stem, Path(name).suffix
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    for i in range(1000):
+        target = folder / f"{stem}.{stamp}{f'-{i}' if i else ''}{suffix}"
+        if not target.exists():
+            return target
+    raise RuntimeError(f"no free name for {name} in {folder}")
+
+
+def report_text(path: Path, sha: str, accepted: bool, body: str, destination: Path) -> str:
+    verdict = "ĐÃ NHẬP" if accepted else "BỊ TỪ CHỐI — kho kiến thức không thay đổi"
+    return (
+        f"Báo cáo nhập kho kiến thức: {path.name}\n"
+        f"Thời gian: {datetime.now().astimezone():%d/%m/%Y %H:%M:%S %z}\n"
+        f"SHA-256: {sha}\n"
+        f"Kết quả: {verdict}\n"
+        f"Tệp đã chuyển tới: {destination}\n"
+        f"{'-' * 60}\n{body.strip()}\n"
+    )
+
+
+def move_with_report(path: Path, folder: Path, report: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    target = free_name(folder, path.name)
+    path.replace(target)
+    target.with_name(target.name + ".report.txt").write_text(report, encoding="utf-8")
+    return target
+
+
+async def _notify(ctx: JobContext, text: str) -> int:
+    admins = await admin_chat_ids(ctx.pool, ctx.settings)
+    if not admins:
+        log.warning("folder_import.no_admins (set ADMIN_IDS)")
+        return 0
+    payload = {"type": "text", "text": fit(text, outbox_enqueue.TEXT_LIMIT), "kind": "kb_import_report"}
+    async with ctx.pool.acquire() as conn, conn.transaction():
+        return await outbox_enqueue.enqueue_to_all(conn, admins, [payload])
+
+
+async def _finish(ctx: JobContext, path: Path, sha: str, accepted: bool, body: str) -> dict[str, Any]:
+    folder = ctx.settings.kb_import_dir / ("done" if accepted else "rejected")
+    destination = free_name(folder, path.name)
+    report = report_text(path, sha, accepted, body, destination)
+    target = await asyncio.to_thread(move_with_report, path, folder, report)
+    icon = "✅" if accepted else "❌"
+    verdict = "đã nhập" if accepted else "bị từ chối, kho kiến thức không thay đổi"
+    notice = (
+        f"{icon} Nhập tự động từ thư mục: {path.name} — {verdict}.\n"
+        f"Báo cáo đầy đủ: {target.name}.report.txt (thư mục {folder.name}/)\n\n{body.strip()}"
+    )
+    queued = await _notify(ctx, notice)
+    log.info("folder_import.%s file=%s moved_to=%s", "done" if accepted else "rejected", path.name, target)
+    return {"file": path.name, "to": str(target), "outbox_rows": queued}
+
+
+async def run(ctx: JobContext) -> Counts:
+    root = ctx.settings.kb_import_dir
+    root.mkdir(parents=True, exist_ok=True)
+    files, settling = candidates(root, ctx.worker.worker_import_settle_seconds)
+    counts: Counts = {"found": len(files), "settling": settling, "imported": 0, "rejected": 0, "errors": 0}
+    if not files:
+        return counts
+    reason = adapters.import_available()
+    if reason:
+        log.warning("folder_import.unavailable reason=%s files=%s", reason, len(files))
+        counts["unavailable"] = reason
+        return counts
+    errors: dict[str, int] = ctx.extras.setdefault("folder_import_errors", {})
+    failed: list[str] = []
+    for path in files:
+        sha = await asyncio.to_thread(sha256_of, path)
+        try:
+            outcome = await adapters.import_spreadsheet(ctx, path)
+        except Exception as exc:
+            errors[sha] = errors.get(sha, 0) + 1
+            counts["errors"] += 1
+            log.exception("folder_import.error file=%s attempt=%s", path.name, errors[sha])
+            if errors[sha] >= MAX_ERRORS:
+                body = f"Lỗi khi nhập (sau {errors[sha]} lần thử): {type(exc).__name__}: {exc}"
+                await _finish(ctx, path, sha, False, body)
+                errors.pop(sha, None)
+                counts["rejected"] += 1
+            else:
+                failed.append(f"{path.name}: {type(exc).__name__}: {exc}")
+            continue
+        errors.pop(sha, None)
+        await _finish(ctx, path, sha, outcome.accepted, outcome.report)
+        counts["imported" if outcome.accepted else "rejected"] += 1
+    if failed:
+        raise RuntimeError(f"import error(s), file(s) left in place for a retry: {'; '.join(failed)} "
+                           f"(counts so far: {counts})")
+    return counts

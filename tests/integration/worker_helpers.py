@@ -1,0 +1,40 @@
+"""Helpers shared by the worker tests: a job context on the test database, polling with a deadline."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import asyncpg
+
+from db.settings import load_settings
+from kb_import.worker.config import load_worker_settings
+from kb_import.worker.context import JobContext
+
+T = TypeVar("T")
+
+
+def make_ctx(pool: asyncpg.Pool, tmp_path: Path, *, manual: bool = False, **overrides: Any) -> JobContext:
+    worker_keys = {k: v for k, v in overrides.items() if k.startswith("worker_")}
+    app_keys = {k: v for k, v in overrides.items() if not k.startswith("worker_")}
+    app = {"medbot_data_dir": tmp_path / "data", "kb_import_dir": tmp_path / "import", "admin_ids": [111], **app_keys}
+    settings = load_settings(**app)
+    worker = load_worker_settings(**{"worker_import_settle_seconds": 0, **worker_keys})
+    return JobContext(pool=pool, settings=settings, worker=worker, manual=manual)
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[T]], accept: Callable[[T], bool], *, within: float = 30, every: float = 0.1
+) -> T:
+    """Poll ``probe`` until ``accept`` holds; fail with the last value after ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while True:
+        value = await probe()
+        if accept(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {within}s; last value: {value!r}")
+        await asyncio.sleep(every)
