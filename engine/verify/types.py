@@ -46,7 +46,7 @@ class Evidence:
     document: str
     heading: str
     text: str
-    score: float  # fused (reciprocal rank) score scaled to 0–1: 1 = first in both legs
+    score: float  # relevance 0–1 for display (see engine.verify.search.relevance); order comes from fusion
     dense: float | None = None  # cosine similarity of the dense leg, when it found the chunk
     sparse: float | None = None  # TF-IDF cosine of the sparse leg
 
