@@ -17,6 +17,7 @@ import asyncpg
 from db.types import Executor
 
 OPEN, DONE, STOPPED = "open", "done", "stopped"
+AWAITING = "awaiting"  # a chat waits for a file or text (meta.kind: "article" | "guideline"); no items
 ACCEPTED, SKIPPED = "accepted", "skipped"
 
 
@@ -94,6 +95,9 @@ async def create_session(
                 user_id,
                 STOPPED,
                 OPEN,
+            )
+            await conn.execute(
+                "DELETE FROM verification_sessions WHERE user_id = $1 AND status = $2", user_id, AWAITING
             )
         first = next((i for i, it in enumerate(items) if not it.is_heading), len(items))
         row = await conn.fetchrow(
@@ -266,3 +270,32 @@ async def stop(db: Executor, session_id: int) -> bool:
         OPEN,
     )
     return result.endswith(" 1")
+
+
+async def set_pending(db: Executor, user_id: int, kind: str, channel: str) -> None:
+    """Remember (in the database, so it survives a restart) that the chat's next file or text is ``kind``."""
+    await clear_pending(db, user_id)
+    await db.execute(
+        """INSERT INTO verification_sessions (user_id, status, channel, meta, current_index)
+           VALUES ($1, $2, $3, $4, 0)""",
+        user_id,
+        AWAITING,
+        channel,
+        {"kind": kind},
+    )
+
+
+async def pending(db: Executor, user_id: int) -> str | None:
+    """What the chat is waiting for ("article" / "guideline"), or None."""
+    meta = await db.fetchval(
+        "SELECT meta FROM verification_sessions WHERE user_id = $1 AND status = $2 ORDER BY id DESC LIMIT 1",
+        user_id,
+        AWAITING,
+    )
+    return meta.get("kind") if meta else None
+
+
+async def clear_pending(db: Executor, user_id: int) -> None:
+    await db.execute(
+        "DELETE FROM verification_sessions WHERE user_id = $1 AND status = $2", user_id, AWAITING
+    )
