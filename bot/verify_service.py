@@ -198,18 +198,10 @@ class VerificationService:
 def build_verifier(pool: asyncpg.Pool, settings: Any, embedder: Any = None, client: Any = None) -> Verifier:
     """The verifier the settings call for: the LLM agent with an offline fallback, or offline only."""
     from db.guidelines import PgGuidelineStore
-    from engine.embedding import E5Embedder, make_embedder
+    from engine.embedding import make_embedder
     from engine.verify.search import GuidelineSearch
     from engine.verify.verifier import OfflineVerifier
 
-    if embedder is None:
-        embedder = (
-            make_embedder(settings.embedding_backend, openai_client=client, model=settings.embedding_model)
-            if settings.embedding_backend == "openai"
-            else E5Embedder()
-        )
-    search = GuidelineSearch(PgGuidelineStore(pool), embedder)
-    offline = OfflineVerifier(search)
     if client is None and settings.llm_enabled:
         from openai import AsyncOpenAI
 
@@ -219,6 +211,12 @@ def build_verifier(pool: asyncpg.Pool, settings: Any, embedder: Any = None, clie
             timeout=settings.llm_timeout,
             max_retries=1,
         )
+    if embedder is None:
+        embedder = make_embedder(
+            settings.embedding_backend, openai_client=client, model=settings.embedding_model
+        )
+    search = GuidelineSearch(PgGuidelineStore(pool), embedder)
+    offline = OfflineVerifier(search)
     if client is None:
         return offline
     from engine.verify.agent import AgentVerifier
