@@ -95,6 +95,18 @@ async def _chat(args: argparse.Namespace, settings: Settings) -> int:
     return await chat(settings, role=args.role)
 
 
+async def _guidelines_import(args: argparse.Namespace, settings: Settings) -> int:
+    from kb_import.guidelines import cli_import
+
+    return await cli_import(args, settings)
+
+
+async def _verify(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.verify_console import cli_verify
+
+    return await cli_verify(args, settings)
+
+
 async def _ask(args: argparse.Namespace, settings: Settings) -> int:
     from bot.console import ask
 
@@ -162,13 +174,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     fsub = p.add_subparsers(dest="flow_command", metavar="WHAT", required=True)
     fsub.add_parser("show", help="print the medical flow as a mermaid graph").set_defaults(handler_name="flow")
 
-    p = add("guidelines", _not_yet("guideline import"), "Manage the guideline corpus used by /verify.")
+    p = add("guidelines", _guidelines_import, "Manage the guideline corpus used by /verify.")
     gsub = p.add_subparsers(dest="guidelines_command", metavar="ACTION", required=True)
     gi = gsub.add_parser("import", help="import .md/.txt/.docx/.pdf guideline documents")
     gi.add_argument("files", nargs="+")
     gi.set_defaults(handler_name="guidelines")
 
-    p = add("verify", _not_yet("article verification"), "Verify an article sentence by sentence against guidelines.")
+    p = add("verify", _verify, "Verify an article sentence by sentence against guidelines.")
     p.add_argument("article")
     p.add_argument("--auto", action="store_true", help="accept every verdict (batch use)")
     p.add_argument("--out", default=".", help="folder for the report files")

@@ -1,0 +1,1 @@
+"""Telegram channel (aiogram 3): routers, keyboards, webhook app."""

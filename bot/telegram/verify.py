@@ -1,0 +1,369 @@
+"""Telegram router for guideline verification (``/verify``) and guideline upload (``/guideline``).
+
+Flow: ``/verify`` → the clinician sends the article (pasted text, or a .txt/.md/.docx file) → one message per
+sentence with the claim, verdict, evidence and reasoning, and buttons ✅ accept and next, 🔁 search again,
+⏭ skip (not a claim), ⏹ stop. A typed message while a sentence is open is taken as new search keywords
+(or guidance) for that sentence. At the end or on stop: a summary message and the report files (.md, .csv).
+Admins send ``/guideline`` and then a guideline file (.md/.txt/.docx/.pdf), or the file with caption
+``/guideline``.
+
+All state is in PostgreSQL (``db.verification``): what the chat waits for, the session, its position and
+every verdict. Buttons carry ``vf:<action>:<session>:<idx>`` (CallbackData prefix "vf", < 64 bytes), so after a
+restart the last message's buttons and typed keywords continue the same session, and a stale or doubled tap
+changes nothing.
+
+WIRING (lead / Telegram colleague): include ``router`` in the dispatcher *before* the chat router (its text
+filter only matches chats that wait for an article or have an open sentence; everything else falls through),
+and provide workflow data ``verify_service`` (``bot.verify_service.VerificationService``), ``pool``,
+``settings`` and ``embedder`` — ``setup(dp, ...)`` does both. The end-to-end test on the fake Bot API
+(search again with keywords, skip, stop, resume after restart) is to be written after merge.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import logging
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+from aiogram import Bot, Dispatcher, F, Router
+from aiogram.enums import ChatAction
+from aiogram.filters import BaseFilter, Command
+from aiogram.filters.callback_data import CallbackData
+from aiogram.types import (
+    BufferedInputFile,
+    CallbackQuery,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    Message,
+)
+
+from bot.verify_service import ItemView, VerificationService
+from db import users
+from db import verification as repo
+from db.settings import Settings
+from engine.verify.article import parse_article
+from engine.verify.documents import SUPPORTED_ARTICLE, SUPPORTED_GUIDELINE, DocumentError
+from engine.verify.report import Report, report_stem
+from engine.verify.types import STATUS_VI
+
+log = logging.getLogger("medbot.telegram.verify")
+
+router = Router(name="verify")
+CHANNEL = "telegram"
+MAX_MESSAGE = 4096
+MAX_FILE_BYTES = 5 * 1024 * 1024
+ICON = {"VALID": "✅", "FLAGGED": "⚠️", "UNCLEAR": "❔"}
+
+ASK_ARTICLE = (
+    "📝 Hãy gửi bài viết cần kiểm tra: dán văn bản vào đây, hoặc gửi tệp .txt, .md, .docx.\n"
+    "Bot sẽ đối chiếu từng câu với hướng dẫn chuyên môn của phòng khám."
+)
+
+
+class VerifyCB(CallbackData, prefix="vf"):
+    action: str  # a = accept, r = search again, s = skip, q = stop, c = continue (resume)
+    sid: int
+    idx: int
+
+
+def keyboard(view: ItemView) -> InlineKeyboardMarkup:
+    def button(text: str, action: str) -> InlineKeyboardButton:
+        return InlineKeyboardButton(
+            text=text, callback_data=VerifyCB(action=action, sid=view.session_id, idx=view.idx).pack()
+        )
+
+    return InlineKeyboardMarkup(
+        inline_keyboard=[
+            [button("✅ Chấp nhận, câu tiếp", "a"), button("🔁 Tìm lại", "r")],
+            [button("⏭ Bỏ qua (không phải nhận định)", "s"), button("⏹ Dừng", "q")],
+        ]
+    )
+
+
+def render_item(view: ItemView) -> str:
+    """The sentence message (HTML), kept under Telegram's 4096 characters by trimming the evidence."""
+    e = html.escape
+    conf = f"{view.confidence:.2f}" if view.confidence is not None else "—"
+    head = [
+        f"<b>Câu {view.number}/{view.total}</b>" + (f" · <i>{e(view.section)}</i>" if view.section else ""),
+        f"<blockquote>{e(view.sentence)}</blockquote>",
+        f"{ICON.get(view.status, '')} <b>{e(view.status)}</b> — {e(STATUS_VI.get(view.status, ''))} "
+        f"(độ tin cậy {conf})",
+        f"<b>Lý do:</b> {e(view.reasoning)}",
+    ]
+    if view.searches and view.searches[-1]:
+        head.append(f"🔎 Tìm lại với: <i>{e(view.searches[-1])}</i>")
+    tail = "\n\n<i>Gõ từ khóa để tìm lại cho câu này.</i>"
+    text = "\n".join(head)
+    budget = MAX_MESSAGE - len(text) - len(tail) - 40
+    if view.evidence:
+        parts = ["\n\n<b>Bằng chứng:</b>"]
+        per = max(200, budget // max(1, min(3, len(view.evidence))) - 80)
+        for n, ev in enumerate(view.evidence[:3], 1):
+            where = " › ".join(p for p in (ev.document, ev.heading) if p)
+            body = ev.text.replace("\n", " ")
+            body = body if len(body) <= per else body[: per - 1] + "…"
+            part = f"\n{n}. <i>{e(where)}</i> (điểm {ev.score:.2f})\n{e(body)}"
+            if sum(len(p) for p in parts) + len(part) > budget:
+                break
+            parts.append(part)
+        text += "".join(parts)
+    else:
+        text += "\n\nKhông tìm thấy đoạn hướng dẫn liên quan."
+    return text + tail
+
+
+async def _user(pool: asyncpg.Pool, message_or_query: Message | CallbackQuery) -> users.User:
+    sender = message_or_query.from_user
+    assert sender is not None
+    return await users.get_or_create(pool, CHANNEL, str(sender.id), sender.full_name)
+
+
+async def _send_item(message: Message, view: ItemView | None, service: VerificationService, sid: int) -> None:
+    if view is None:
+        await _finish(message, service, sid)
+        return
+    await message.answer(render_item(view), reply_markup=keyboard(view), parse_mode="HTML")
+
+
+async def _finish(message: Message, service: VerificationService, sid: int) -> None:
+    report = await service.report(sid)
+    await _send_report(message, report)
+
+
+async def _send_report(message: Message, report: Report) -> None:
+    await message.answer(html.escape(report.summary_vi()), parse_mode="HTML")
+    stem = report_stem(report.article_name or report.title)
+    await message.answer_document(
+        BufferedInputFile(report.markdown().encode("utf-8"), filename=f"{stem}.report.md"),
+        caption="Báo cáo chi tiết (Markdown)",
+    )
+    await message.answer_document(
+        BufferedInputFile(report.csv().encode("utf-8-sig"), filename=f"{stem}.report.csv"),
+        caption="Bảng kết quả (CSV)",
+    )
+
+
+async def _is_admin(pool: asyncpg.Pool, settings: Settings, sender_id: int) -> bool:
+    if sender_id in settings.admin_ids:
+        return True
+    user = await users.get(pool, CHANNEL, str(sender_id))
+    return bool(user and user.is_admin)
+
+
+# -- commands --------------------------------------------------------------------------------------------
+
+
+@router.message(Command("verify"))
+async def cmd_verify(message: Message, pool: asyncpg.Pool, verify_service: VerificationService) -> None:
+    user = await _user(pool, message)
+    await repo.set_pending(pool, user.id, "article", CHANNEL)
+    markup = None
+    current = await verify_service.open_session(user.id)
+    text = ASK_ARTICLE
+    if current is not None:
+        text += f"\n\nBạn còn phiên kiểm tra “{html.escape(current.title)}” đang dở."
+        markup = InlineKeyboardMarkup(
+            inline_keyboard=[
+                [
+                    InlineKeyboardButton(
+                        text="▶️ Tiếp tục phiên đang dở",
+                        callback_data=VerifyCB(action="c", sid=current.id, idx=current.current_index).pack(),
+                    )
+                ]
+            ]
+        )
+    await message.answer(text, reply_markup=markup, parse_mode="HTML")
+
+
+@router.message(Command("guideline"), ~F.document)
+async def cmd_guideline(message: Message, pool: asyncpg.Pool, settings: Settings) -> None:
+    assert message.from_user is not None
+    if not await _is_admin(pool, settings, message.from_user.id):
+        await message.answer("Lệnh này chỉ dành cho quản trị viên.")
+        return
+    user = await _user(pool, message)
+    await repo.set_pending(pool, user.id, "guideline", CHANNEL)
+    await message.answer(
+        "📚 Gửi tệp hướng dẫn chuyên môn (.md, .txt, .docx hoặc .pdf) để nhập vào kho đối chiếu."
+    )
+
+
+# -- incoming files and text -----------------------------------------------------------------------------
+
+
+class VerifyState(BaseFilter):
+    """Matches a message only when this chat waits for an article/guideline or has an open sentence."""
+
+    def __init__(self, want_document: bool) -> None:
+        self.want_document = want_document
+
+    async def __call__(
+        self, message: Message, pool: asyncpg.Pool, verify_service: VerificationService
+    ) -> Any:
+        if message.from_user is None or (message.text or "").startswith("/"):
+            return False
+        user = await users.get(pool, CHANNEL, str(message.from_user.id))
+        if user is None:
+            return False
+        kind = await repo.pending(pool, user.id)
+        caption = (message.caption or "").strip().lower()
+        if self.want_document and caption.startswith("/guideline"):
+            kind = "guideline"
+        if kind is not None:
+            return {"vf_kind": kind, "vf_user": user}
+        if self.want_document:
+            return False
+        session = await verify_service.open_session(user.id)
+        if session is None:
+            return False
+        return {"vf_kind": "keywords", "vf_user": user, "vf_session": session}
+
+
+@router.message(F.document, VerifyState(want_document=True))
+async def on_document(
+    message: Message,
+    bot: Bot,
+    pool: asyncpg.Pool,
+    settings: Settings,
+    verify_service: VerificationService,
+    embedder: Any,
+    vf_kind: str,
+    vf_user: users.User,
+) -> None:
+    document = message.document
+    assert document is not None and message.from_user is not None
+    name = document.file_name or "tai-lieu.txt"
+    suffix = Path(name).suffix.lower()
+    if (document.file_size or 0) > MAX_FILE_BYTES:
+        await message.answer("Tệp quá lớn (tối đa 5 MB).")
+        return
+    if vf_kind == "guideline":
+        if not await _is_admin(pool, settings, message.from_user.id):
+            await message.answer("Chỉ quản trị viên mới nhập được hướng dẫn chuyên môn.")
+            return
+        if suffix not in SUPPORTED_GUIDELINE:
+            await message.answer("Định dạng chưa hỗ trợ. Hãy gửi tệp .md, .txt, .docx hoặc .pdf.")
+            return
+        from kb_import.guidelines import import_document, summary_vi
+
+        await bot.send_chat_action(message.chat.id, ChatAction.UPLOAD_DOCUMENT)
+        data = await _download(bot, document.file_id)
+        try:
+            result = await import_document(
+                pool, embedder, data, name, imported_by=f"telegram:{message.from_user.id}"
+            )
+        except DocumentError as exc:
+            await message.answer(html.escape(summary_vi([], [(name, str(exc))])), parse_mode="HTML")
+            return
+        await repo.clear_pending(pool, vf_user.id)
+        await message.answer(html.escape(summary_vi([result], [])), parse_mode="HTML")
+        return
+    if suffix not in SUPPORTED_ARTICLE:
+        await message.answer("Định dạng chưa hỗ trợ. Hãy gửi tệp .txt, .md, .docx hoặc dán văn bản.")
+        return
+    await _start(message, bot, verify_service, vf_user, await _download(bot, document.file_id), name)
+
+
+@router.message(F.text, VerifyState(want_document=False))
+async def on_text(
+    message: Message,
+    bot: Bot,
+    verify_service: VerificationService,
+    vf_kind: str,
+    vf_user: users.User,
+    vf_session: repo.Session | None = None,
+) -> None:
+    text = message.text or ""
+    if vf_kind == "article":
+        await _start(message, bot, verify_service, vf_user, text, "")
+    elif vf_kind == "guideline":
+        await message.answer("Hãy gửi hướng dẫn dưới dạng tệp (.md, .txt, .docx hoặc .pdf).")
+    elif vf_session is not None:
+        await bot.send_chat_action(message.chat.id, ChatAction.TYPING)
+        view = await verify_service.research(vf_session.id, text)
+        await _send_item(message, view, verify_service, vf_session.id)
+
+
+async def _download(bot: Bot, file_id: str) -> bytes:
+    buffer = io.BytesIO()
+    await bot.download(file_id, destination=buffer)
+    return buffer.getvalue()
+
+
+async def _start(
+    message: Message, bot: Bot, service: VerificationService, user: users.User, data: bytes | str, name: str
+) -> None:
+    try:
+        article = parse_article(data, name or "bai-viet.txt")
+    except DocumentError as exc:
+        await message.answer(
+            f"Không đọc được bài viết: {html.escape(str(exc))}. Hãy gửi lại.", parse_mode="HTML"
+        )
+        return
+    if not article.claims:
+        await message.answer("Bài viết không có câu nào để kiểm tra. Hãy gửi lại.")
+        return
+    session = await service.start_session(article, user_id=user.id, article_name=name, channel=CHANNEL)
+    await message.answer(
+        f"Bắt đầu kiểm tra “{html.escape(article.title)}”: {len(article.claims)} câu.", parse_mode="HTML"
+    )
+    await bot.send_chat_action(message.chat.id, ChatAction.TYPING)
+    await _send_item(message, await service.current(session.id), service, session.id)
+
+
+# -- buttons ---------------------------------------------------------------------------------------------
+
+
+@router.callback_query(VerifyCB.filter())
+async def on_button(
+    query: CallbackQuery,
+    callback_data: VerifyCB,
+    bot: Bot,
+    pool: asyncpg.Pool,
+    verify_service: VerificationService,
+) -> None:
+    user = await _user(pool, query)
+    session = await verify_service.session(callback_data.sid)
+    message = query.message
+    if session is None or session.user_id != user.id or not isinstance(message, Message):
+        await query.answer("Phiên kiểm tra không còn hiệu lực.", show_alert=True)
+        return
+    if session.status != repo.OPEN:
+        await query.answer("Phiên kiểm tra này đã kết thúc.")
+        return
+    await query.answer()
+    action, sid = callback_data.action, callback_data.sid
+    if action in ("a", "s", "q"):
+        try:
+            await message.edit_reply_markup(reply_markup=None)
+        except Exception:  # the message may be too old to edit; the decision still counts
+            log.debug("verify.edit_markup_failed", exc_info=True)
+    if action == "a":
+        await bot.send_chat_action(message.chat.id, ChatAction.TYPING)
+        await _send_item(message, await verify_service.accept(sid, callback_data.idx), verify_service, sid)
+    elif action == "s":
+        await bot.send_chat_action(message.chat.id, ChatAction.TYPING)
+        await _send_item(message, await verify_service.skip(sid, callback_data.idx), verify_service, sid)
+    elif action == "r":
+        await bot.send_chat_action(message.chat.id, ChatAction.TYPING)
+        await _send_item(message, await verify_service.research(sid), verify_service, sid)
+    elif action == "q":
+        await _send_report(message, await verify_service.stop(sid))
+    elif action == "c":
+        await repo.clear_pending(pool, user.id)
+        await _send_item(message, await verify_service.current(sid), verify_service, sid)
+
+
+def setup(
+    dp: Dispatcher, *, service: VerificationService, pool: asyncpg.Pool, settings: Settings, embedder: Any
+) -> None:
+    """Register the router (call before the chat router is included) and its workflow data."""
+    dp["verify_service"] = service
+    dp["pool"] = pool
+    dp["settings"] = settings
+    dp["embedder"] = embedder
+    dp.include_router(router)
