@@ -4,7 +4,6 @@ Revision ID: 0004
 Revises: 0001
 Create Date: 2026-11-24
 
-The lead re-chains ``down_revision`` at merge (0002/0003 are reserved for other issues).
 """
 
 from collections.abc import Sequence

@@ -1,10 +1,9 @@
 """Verification: article name, channel state and one open session per user; verdict source per item.
 
 Revision ID: 0005
-Revises: 0001
+Revises: 0004
 Create Date: 2026-11-24
 
-MERGE NOTE: written against 0001 only; the lead re-chains ``down_revision`` after the other branches' 0002–0004.
 """
 
 from collections.abc import Sequence
@@ -12,7 +11,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "0005"
-down_revision: str | None = "0001"
+down_revision: str | None = "0004"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -206,7 +206,7 @@ async def test_digest_lands_in_the_outbox(db: asyncpg.Pool, tmp_path: Path) -> N
     assert "Bao lâu thì nên thay bàn chải?" in text  # 👎
     assert "Răng bị ê buốt" not in text  # answered well: not listed
     assert len(text) <= 4096
-    png = Path(photos[0]["path"]).read_bytes()  # noqa: ASYNC240 - a test reading one small file
+    png = Path(photos[0]["path"]).read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     assert base64.b64decode(photos[0]["data_b64"]) == png
 
