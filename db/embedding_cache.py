@@ -15,7 +15,13 @@ async def get_many(db: Executor, model: str, hashes: list[str]) -> dict[str, np.
         model,
         hashes,
     )
-    return {r["text_hash"]: np.asarray(r["embedding"], dtype=np.float32) for r in rows}
+    return {r["text_hash"]: _array(r["embedding"]) for r in rows}
+
+
+def _array(value: object) -> np.ndarray:
+    """pgvector's asyncpg codec decodes ``vector`` to a ``Vector`` object, not a sequence."""
+    to_numpy = getattr(value, "to_numpy", None)
+    return np.asarray(to_numpy() if to_numpy else value, dtype=np.float32)
 
 
 async def put_many(db: Executor, model: str, items: dict[str, np.ndarray]) -> None:
