@@ -83,6 +83,12 @@ async def _worker(args: argparse.Namespace, settings: Settings) -> int:
     return await worker_command(args, settings)
 
 
+async def _import(args: argparse.Namespace, settings: Settings) -> int:
+    from kb_import.cli import run_cli
+
+    return await run_cli(args, settings)
+
+
 async def _run(args: argparse.Namespace, settings: Settings) -> int:
     from bot.main import run
 
@@ -135,12 +141,15 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     p.add_argument("--json", action="store_true", help="print one JSON object per answer")
     p.add_argument("text", nargs="+", help="the message, or '-' to read one message per line from stdin")
 
-    p = add("import", _not_yet("KB import"), "Import KB spreadsheets (.xlsx/.csv) with validation and a report.")
+    p = add("import", _import, "Import KB spreadsheets (.xlsx/.csv) with validation and a report.")
     p.add_argument("files", nargs="*", help="spreadsheets to import")
     p.add_argument("--role", help="role for files without a role sheet/column")
     p.add_argument("--dry-run", action="store_true", help="validate and report only")
     p.add_argument("--skip-invalid", action="store_true", help="import valid rows, list skipped ones")
     p.add_argument("--template", metavar="OUT.xlsx", help="write an empty template workbook and exit")
+    p.add_argument("--keep-missing", action="store_true", help="do not deactivate entries missing from the file")
+    p.add_argument("--allow-blank-question", action="store_true", help="accept rows with an answer but no question")
+    p.add_argument("--no-embed", action="store_true", help="leave embeddings to the background backfill")
 
     p = add("worker", _worker, "Run the scheduled background jobs (APScheduler).")
     p.add_argument("--once", metavar="JOB", help="run one job now and exit")

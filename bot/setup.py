@@ -1,0 +1,61 @@
+"""``medbot setup``: start or join the database, migrate, and load the sample KB into an empty KB.
+
+Idempotent: a KB that already has entries is left alone (the clinic's own KB is never overwritten), and a
+re-run after an interrupted first import simply imports again (one transaction, nothing half-written).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from db.settings import Settings
+
+log = logging.getLogger("medbot.setup")
+
+
+async def setup(settings: Settings) -> int:
+    """Prepare everything ``medbot run`` needs; returns a process exit code."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from bot.runtime import open_runtime
+    from db import kb
+    from kb_import.cli import STAGE_LABELS, make_cached_embedder, render_report
+    from kb_import.job import ImportOptions, run_import
+    from kb_import.sample import SAMPLE_PATH
+
+    console = Console()
+    runtime = await open_runtime(settings, pool_size=4)
+    try:
+        console.print(f"database ready: {runtime.url.split('@')[-1]}")
+        existing = await kb.count_active(runtime.pool)
+        if existing:
+            console.print(f"KB already has {existing} active entries; sample KB not loaded")
+            return 0
+        console.print(f"KB is empty: importing the sample KB ({SAMPLE_PATH.name})")
+        embedder = make_cached_embedder(settings, runtime.pool)
+        tasks: dict[str, int] = {}
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        ) as progress:
+
+            def on_progress(stage: str, done: int, total: int | None) -> None:
+                if stage not in tasks:
+                    tasks[stage] = progress.add_task(STAGE_LABELS.get(stage, stage), total=total)
+                progress.update(tasks[stage], completed=done, total=total)
+
+            report = await run_import(
+                runtime.pool,
+                [SAMPLE_PATH],
+                ImportOptions(requested_by="setup"),
+                embedder=embedder,
+                progress=on_progress,
+            )
+        render_report(report, console)
+        return 0 if report.ok else 1
+    finally:
+        await runtime.close()

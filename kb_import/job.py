@@ -1,0 +1,466 @@
+"""The KB import job: validate spreadsheets, then upsert them into the KB in one transaction per import.
+
+Used by ``medbot import`` and by the Telegram admin flow (``run_import`` with a progress callback).
+
+1. Every file is hashed, read and validated (in a worker thread; the event loop stays free).
+2. Strict by default: any fatal problem or invalid row rejects the whole import and nothing is written.
+   ``skip_invalid`` imports the valid rows and lists the skipped ones; ``dry_run`` stops after computing
+   what would change (added / updated / unchanged / deactivated) — the KB is untouched, but the dry run is
+   recorded in ``kb_imports`` (status ``dry_run``) so the audit trail shows who tried what.
+3. The roles of the import are locked (PostgreSQL advisory locks, sorted order): concurrent imports of a role
+   are serialised, never interleaved.
+4. An import identical to the last one applied to its roles (same files, same options) while those roles' KB
+   versions have not moved since is a no-op that says so (status ``unchanged``).
+5. New or changed rows are embedded BEFORE the write transaction opens, in batches, through the embedding
+   cache (only text never embedded before reaches the model), with progress reported.
+6. One transaction: COPY into a staging table, ``INSERT … ON CONFLICT (role, code)``, deactivation of the
+   entries of each imported role that the file no longer has (unless ``keep_missing``; codes of skipped
+   invalid rows are kept), the ``kb_imports`` record, and a KB version bump (NOTIFY ``kb_changed``) for every
+   role that changed. Running bot processes rebuild that role's index.
+
+Progress callbacks are always invoked on the event loop's thread: ``progress(stage, done, total)`` with
+stage in ``validate``, ``lock``, ``embed``, ``write``; ``total`` may be None when unknown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from db import imports as import_log
+from db import kb, kb_write
+from kb_import.roles import known_roles as builtin_and
+from kb_import.texts import content_hash, embedding_text, search_text
+from kb_import.validate import FileInfo, Problem, Validation, validate_files
+
+log = logging.getLogger("medbot.kb_import")
+
+Progress = Callable[[str, int, int | None], None]
+MASS_DEACTIVATION = 0.5  # warn when an import deactivates more than this share of a role's active entries
+
+
+@dataclass
+class ImportOptions:
+    role: str | None = None  # role of tables without a role sheet name or role column
+    dry_run: bool = False
+    skip_invalid: bool = False
+    allow_blank_question: bool = False
+    keep_missing: bool = False  # merge: do not deactivate entries missing from the file
+    embed: bool = True  # False: leave embeddings NULL for the backfill job
+    requested_by: str | None = None
+    known_roles: Sequence[str] = ()
+
+
+@dataclass
+class RoleCounts:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    reactivated: int = 0  # deactivated entries restored by this import
+    deactivated: int = 0
+    reembedded: int = 0  # unchanged content, embedding missing or from another model
+    skipped: int = 0  # invalid rows left out (--skip-invalid)
+    version: int | None = None  # KB version after the import
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.reactivated + self.deactivated + self.reembedded
+
+
+@dataclass
+class ImportReport:
+    """Everything an import did or would do; ``ok`` is True only when it did what was asked."""
+
+    status: str  # applied | unchanged | rejected | dry_run | failed
+    ok: bool
+    message: str
+    message_vi: str
+    import_id: int | None = None
+    noop_of: int | None = None  # id of the identical earlier import
+    files: list[FileInfo] = field(default_factory=list)
+    roles: dict[str, RoleCounts] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    rows_seen: int = 0
+    rows_valid: int = 0
+    rows_invalid: int = 0
+    embedding_model: str | None = None
+    embedded: int = 0  # texts sent to the embedding model
+    embedding_cached: int = 0  # texts found in the embedding cache
+    timings: dict[str, float] = field(default_factory=dict)
+    dry_run: bool = False
+
+    @property
+    def totals(self) -> RoleCounts:
+        total = RoleCounts()
+        for counts in self.roles.values():
+            for name in (
+                "added",
+                "updated",
+                "unchanged",
+                "reactivated",
+                "deactivated",
+                "reembedded",
+                "skipped",
+            ):
+                setattr(total, name, getattr(total, name) + getattr(counts, name))
+        return total
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity != "warning"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["totals"] = asdict(self.totals)
+        return data
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _counts_json(report: ImportReport, fingerprint: str) -> dict[str, Any]:
+    totals = asdict(report.totals)
+    totals.pop("version", None)
+    return {
+        **totals,
+        "rows_seen": report.rows_seen,
+        "rows_valid": report.rows_valid,
+        "rows_invalid": report.rows_invalid,
+        "embedded": report.embedded,
+        "embedding_cached": report.embedding_cached,
+        "embedding_model": report.embedding_model,
+        "roles": {role: asdict(c) for role, c in report.roles.items()},
+        "versions": {role: c.version for role, c in report.roles.items()},
+        "files": [
+            {"name": f.name, "sha256": f.sha256, "rows": f.rows, "sheets": f.sheets} for f in report.files
+        ],
+        "fingerprint": fingerprint,
+        "noop_of": report.noop_of,
+        "timings": report.timings,
+        "problems": {"errors": len(report.errors), "warnings": len(report.warnings)},
+    }
+
+
+def _thread_safe(progress: Progress | None) -> Progress | None:
+    """Wrap a callback so calls from a worker thread run on the event loop's thread."""
+    if progress is None:
+        return None
+    loop = asyncio.get_running_loop()
+
+    def call(stage: str, done: int, total: int | None) -> None:
+        loop.call_soon_threadsafe(progress, stage, done, total)
+
+    return call
+
+
+async def run_import(
+    pool: asyncpg.Pool,
+    files: Sequence[Path | str | tuple[Path | str, str]],
+    options: ImportOptions | None = None,
+    *,
+    embedder: Any = None,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """Import ``files`` (paths, or ``(path, display name)`` pairs) as one import. Never raises for bad input.
+
+    ``embedder`` is a ``engine.embedding.CachedEmbedder`` (or any object with ``name`` and
+    ``embed_passages(texts, progress=…)``); None leaves embeddings NULL (as ``embed=False``).
+    """
+    options = options or ImportOptions()
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    entries: list[tuple[Path, str, str]] = []
+    missing: list[Problem] = []
+    for item in files:
+        path, name = (Path(item[0]), item[1]) if isinstance(item, tuple) else (Path(item), Path(item).name)
+        try:
+            entries.append((path, name, file_sha256(path)))
+        except OSError as exc:
+            missing.append(
+                Problem(
+                    "unreadable",
+                    f"cannot read the file: {exc.strerror}",
+                    "Không đọc được tệp.",
+                    name,
+                    severity="fatal",
+                )
+            )
+    known = builtin_and([*await kb_write.existing_roles(pool), *options.known_roles])
+    validation: Validation = await asyncio.to_thread(
+        validate_files,
+        entries,
+        role=options.role,
+        known_roles=known,
+        allow_blank_question=options.allow_blank_question,
+        progress=_thread_safe(progress),
+    )
+    validation.problems[:0] = missing
+    timings["validate_s"] = round(time.perf_counter() - started, 3)
+    filename = ", ".join(name for _, name, _ in entries) or ", ".join(p.file for p in missing)
+    sha = (
+        entries[0][2]
+        if len(entries) == 1
+        else hashlib.sha256("\n".join(s for *_, s in entries).encode()).hexdigest()
+    )
+    use_embedder = embedder if (options.embed and embedder is not None) else None
+    fingerprint = hashlib.sha256(
+        json.dumps(
+            {
+                "files": [s for *_, s in entries],
+                "role": options.role,
+                "skip_invalid": options.skip_invalid,
+                "allow_blank_question": options.allow_blank_question,
+                "keep_missing": options.keep_missing,
+                "embedder": getattr(use_embedder, "name", None),
+            },
+            sort_keys=True,
+        ).encode()
+    ).hexdigest()
+
+    report = ImportReport(
+        status="rejected",
+        ok=False,
+        message="",
+        message_vi="",
+        files=validation.files,
+        problems=validation.problems,
+        rows_seen=validation.rows_seen,
+        rows_valid=len(validation.rows),
+        rows_invalid=validation.invalid_rows,
+        embedding_model=getattr(use_embedder, "name", None),
+        timings=timings,
+        dry_run=options.dry_run,
+    )
+    for row in validation.rows:
+        report.roles.setdefault(row.role, RoleCounts())
+    for role, codes in validation.invalid_codes.items():
+        report.roles.setdefault(role, RoleCounts()).skipped += len(codes)
+
+    async def record(status: str, counts_source: ImportReport, db: Any = pool) -> int:
+        return await import_log.record(
+            db,
+            filename=filename,
+            sha256=sha,
+            roles=sorted(report.roles),
+            requested_by=options.requested_by,
+            status=status,
+            dry_run=options.dry_run,
+            counts=_counts_json(counts_source, fingerprint),
+            errors=[p.to_dict() for p in report.problems],
+        )
+
+    # --- rejection ------------------------------------------------------------------------------------------
+    fatal = [p for p in validation.problems if p.severity == "fatal"]
+    if fatal or (validation.errors and not options.skip_invalid) or not validation.rows:
+        n_err = len(fatal) + len(validation.errors)
+        if n_err:
+            report.message = f"rejected: {n_err} problem(s) found; nothing was imported"
+            report.message_vi = f"Tệp bị từ chối: có {n_err} lỗi; chưa nhập dòng nào."
+        else:
+            report.message = "rejected: no valid rows to import"
+            report.message_vi = "Tệp bị từ chối: không có dòng hợp lệ nào để nhập."
+        report.status = "dry_run" if options.dry_run else "rejected"
+        report.import_id = await record(report.status, report)
+        return report
+
+    rows = validation.rows
+    hashes = [content_hash(r) for r in rows]
+    roles = sorted(report.roles)
+
+    def diff(
+        existing: dict[tuple[str, str], kb_write.ExistingEntry],
+    ) -> tuple[list[int], dict[str, list[str]]]:
+        """Fill the per-role counts; return the indexes of rows to write and the codes to keep per role."""
+        staged: list[int] = []
+        model = getattr(use_embedder, "name", None)
+        for i, (row, h) in enumerate(zip(rows, hashes, strict=True)):
+            counts = report.roles[row.role]
+            old = existing.get((row.role, row.code))
+            if old is None:
+                counts.added += 1
+            elif not old.active:
+                counts.reactivated += 1
+            elif old.content_hash != h:
+                counts.updated += 1
+            elif model is not None and old.embedded_with != model:
+                counts.reembedded += 1
+            else:
+                counts.unchanged += 1
+                continue
+            staged.append(i)
+        keep: dict[str, list[str]] = {}
+        if not options.keep_missing:
+            for role in roles:
+                codes = {r.code for r in rows if r.role == role} | validation.invalid_codes.get(role, set())
+                keep[role] = sorted(codes)
+                active = [code for (r, code), e in existing.items() if r == role and e.active]
+                gone = sum(1 for code in active if code not in codes)
+                report.roles[role].deactivated = gone
+                if active and gone / len(active) > MASS_DEACTIVATION:
+                    report.problems.append(
+                        Problem(
+                            "mass_deactivation",
+                            f"this import deactivates {gone} of the {len(active)} active entries of role {role} "
+                            "(entries missing from the file); use --keep-missing to add rows without removing others",
+                            f"Lần nhập này sẽ ẩn {gone}/{len(active)} mục đang dùng của vai trò {role} (không có "
+                            "trong tệp).",
+                            filename,
+                            severity="warning",
+                        )
+                    )
+        return staged, keep
+
+    # --- dry run --------------------------------------------------------------------------------------------
+    if options.dry_run:
+        async with pool.acquire() as conn:
+            diff(await kb_write.existing_entries(conn, roles))
+            for role in roles:
+                report.roles[role].version = await kb.version(conn, role)
+        report.status, report.ok = "dry_run", True
+        t = report.totals
+        report.message = (
+            f"dry run: would add {t.added}, update {t.updated}, restore {t.reactivated}, "
+            f"deactivate {t.deactivated}; {t.unchanged} unchanged, {t.skipped} invalid row(s) skipped"
+        )
+        report.message_vi = (
+            f"Kiểm tra thử: sẽ thêm {t.added}, cập nhật {t.updated}, khôi phục {t.reactivated}, ẩn {t.deactivated} "
+            f"mục; {t.unchanged} mục không đổi; bỏ qua {t.skipped} dòng lỗi."
+        )
+        report.import_id = await record("dry_run", report)
+        return report
+
+    # --- apply ----------------------------------------------------------------------------------------------
+    if progress:
+        progress("lock", 0, len(roles))
+    t_lock = time.perf_counter()
+    try:
+        async with kb_write.role_locks(pool, roles) as conn:
+            timings["lock_wait_s"] = round(time.perf_counter() - t_lock, 3)
+            if progress:
+                progress("lock", len(roles), len(roles))
+            last = await import_log.last_applied(conn, roles)
+            if (
+                last is not None
+                and last["counts"].get("fingerprint") == fingerprint
+                and sorted(last["roles"]) == roles
+            ):
+                versions = last["counts"].get("versions", {})
+                current = {role: await kb.version(conn, role) for role in roles}
+                if all(versions.get(role) == current[role] for role in roles):
+                    for role in roles:
+                        c = report.roles[role]
+                        c.unchanged, c.version = sum(1 for r in rows if r.role == role), versions.get(role)
+                    report.status, report.ok, report.noop_of = "unchanged", True, int(last["id"])
+                    report.message = (
+                        f"nothing to do: identical to import #{last['id']} and the KB has not changed since"
+                    )
+                    report.message_vi = f"Không có gì thay đổi: tệp giống hệt lần nhập #{last['id']} và kho kiến thức chưa đổi từ đó."
+                    report.import_id = await record("unchanged", report, conn)
+                    return report
+
+            t0 = time.perf_counter()
+            staged, keep = diff(await kb_write.existing_entries(conn, roles))
+            vectors: list[Any] = [None] * len(staged)
+            if use_embedder is not None and staged:
+                texts = [embedding_text(rows[i].question, rows[i].answer) for i in staged]
+                done = 0
+
+                def on_embed(n: int) -> None:
+                    nonlocal done
+                    done += n
+                    if progress:
+                        progress("embed", done, len(texts))
+
+                before = getattr(use_embedder, "embedded_count", 0)
+                matrix = await use_embedder.embed_passages(texts, progress=on_embed)
+                report.embedded = getattr(use_embedder, "embedded_count", 0) - before
+                report.embedding_cached = len(texts) - report.embedded
+                vectors = list(matrix)
+            timings["embed_s"] = round(time.perf_counter() - t0, 3)
+
+            t1 = time.perf_counter()
+            model = getattr(use_embedder, "name", None)
+            records = [
+                (
+                    rows[i].role,
+                    rows[i].code,
+                    rows[i].topic,
+                    rows[i].subtopic,
+                    rows[i].question,
+                    rows[i].answer,
+                    rows[i].explanation,
+                    rows[i].keywords,
+                    search_text(rows[i]),
+                    hashes[i],
+                    vec,
+                    model if vec is not None else None,
+                )
+                for i, vec in zip(staged, vectors, strict=True)
+            ]
+            if progress:
+                progress("write", 0, len(records))
+            changed = any(c.changed for c in report.roles.values())
+            status = "applied" if changed else "unchanged"
+            async with conn.transaction():
+                import_id = await record(status, report, conn)
+                deactivated = await kb_write.write_entries(
+                    conn, import_id=import_id, records=records, keep_codes=keep
+                )
+                for role in roles:
+                    counts = report.roles[role]
+                    counts.deactivated = deactivated.get(role, 0)
+                    if counts.changed:
+                        counts.version = await kb.bump_version(conn, role)
+                    else:
+                        counts.version = await kb.version(conn, role)
+                timings["write_s"] = round(time.perf_counter() - t1, 3)
+                timings["total_s"] = round(time.perf_counter() - started, 3)
+                await import_log.update_counts(conn, import_id, _counts_json(report, fingerprint))
+            if progress:
+                progress("write", len(records), len(records))
+    except (asyncpg.PostgresError, OSError) as exc:
+        log.exception("kb_import.failed files=%s", filename)
+        report.status, report.ok = "failed", False
+        report.message = f"failed: {type(exc).__name__}: {exc}; the KB was left unchanged"
+        report.message_vi = "Nhập thất bại do lỗi hệ thống; kho kiến thức giữ nguyên như trước."
+        report.problems.append(
+            Problem("failed", report.message, report.message_vi, filename, severity="fatal")
+        )
+        report.import_id = await record("failed", report)
+        return report
+
+    report.import_id, report.status, report.ok = import_id, status, True
+    t = report.totals
+    if status == "unchanged":
+        report.message = f"no changes: all {t.unchanged} entries are already up to date"
+        report.message_vi = f"Không có thay đổi: {t.unchanged} mục đã được cập nhật từ trước."
+    else:
+        report.message = (
+            f"imported: {t.added} added, {t.updated} updated, {t.reactivated} restored, {t.deactivated} "
+            f"deactivated, {t.unchanged} unchanged"
+            + (f", {t.skipped} invalid row(s) skipped" if t.skipped else "")
+        )
+        report.message_vi = (
+            f"Đã nhập: thêm {t.added}, cập nhật {t.updated}, khôi phục {t.reactivated}, ẩn {t.deactivated}, "
+            f"{t.unchanged} mục không đổi" + (f"; bỏ qua {t.skipped} dòng lỗi" if t.skipped else "") + "."
+        )
+    log.info("kb_import.%s id=%s roles=%s %s", status, import_id, roles, report.message)
+    return report

@@ -1,0 +1,82 @@
+"""Build ``sample_kb.xlsx`` from the Python data in this folder: ``python -m kb_import.sample.build_sample``.
+
+One sheet per role (sheet name = role id), the standard headers, codes numbered per role with the role's
+prefix. Keywords get their no-diacritic forms appended, since patients often type without diacritics.
+The content is written for this project in careful, conservative Vietnamese (plain language for patients,
+professional for doctors) and is not copied from any website; it is sample data for a clinic to replace.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from kb_import.headers import strip_diacritics
+from kb_import.sample import SAMPLE_PATH
+from kb_import.sample.data_doctor_dental import ENTRIES as DOCTOR_DENTAL
+from kb_import.sample.data_doctor_endocrine import ENTRIES as DOCTOR_ENDOCRINE
+from kb_import.sample.data_patient_dental import ENTRIES as PATIENT_DENTAL
+from kb_import.sample.data_patient_diabetes import ENTRIES as PATIENT_DIABETES
+
+HEADERS = ["ĐỀ MỤC", "CHỦ ĐỀ CON", "MÃ SỐ", "CÂU HỎI", "CÂU TRẢ LỜI", "keywords"]
+
+ROLES: dict[str, tuple[str, list[tuple[str, str, str, str]]]] = {
+    "patient_dental": ("NK", PATIENT_DENTAL),
+    "patient_diabetes": ("TD", PATIENT_DIABETES),
+    "doctor_dental": ("BSNK", DOCTOR_DENTAL),
+    "doctor_endocrine": ("BSNT", DOCTOR_ENDOCRINE),
+}
+
+
+def keywords_with_plain_forms(keywords: str) -> str:
+    """``ê buốt; răng nhạy cảm`` → ``ê buốt; răng nhạy cảm; e buot; rang nhay cam``."""
+    words = [k.strip() for k in keywords.split(";") if k.strip()]
+    out: dict[str, None] = dict.fromkeys(words)
+    for word in words:
+        out.setdefault(strip_diacritics(word).lower(), None)
+    return "; ".join(out)
+
+
+def sample_rows() -> dict[str, list[list[str]]]:
+    """Rows per role sheet, in the header order above."""
+    sheets: dict[str, list[list[str]]] = {}
+    for role, (prefix, entries) in ROLES.items():
+        rows = []
+        for i, (topic, question, answer, keywords) in enumerate(entries, start=1):
+            rows.append([topic, "", f"{prefix}-{i:03d}", question, answer, keywords_with_plain_forms(keywords)])
+        sheets[role] = rows
+    return sheets
+
+
+def build(path: Path = SAMPLE_PATH) -> Path:
+    from openpyxl import Workbook
+    from openpyxl.styles import Alignment, Font
+
+    wb = Workbook()
+    wb.remove(wb.active)
+    for role, rows in sample_rows().items():
+        ws = wb.create_sheet(role)
+        ws.append(HEADERS)
+        for row in rows:
+            ws.append(row)
+        for cell in ws[1]:
+            cell.font = Font(bold=True)
+        for letter, width in zip("ABCDEF", (26, 14, 11, 48, 90, 50), strict=True):
+            ws.column_dimensions[letter].width = width
+        for row in ws.iter_rows(min_row=2):
+            for cell in row:
+                cell.alignment = Alignment(wrap_text=True, vertical="top")
+        ws.freeze_panes = "A2"
+    wb.save(path)
+    return path
+
+
+def main() -> int:
+    path = build(Path(sys.argv[1]) if len(sys.argv) > 1 else SAMPLE_PATH)
+    counts = {role: len(rows) for role, rows in sample_rows().items()}
+    print(f"wrote {path}: {counts}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

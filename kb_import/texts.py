@@ -1,0 +1,38 @@
+"""The derived text of a KB entry: what is embedded, the folded search text, and the content hash.
+
+* Embedding text: the question alone (the dense leg matches a patient's message against the doctor's
+  question; E5 does best question-to-question, and keywords full of no-diacritic variants only blur the
+  vector, the sparse leg already uses them). When the question is blank, the first ``ANSWER_EMBED_CHARS``
+  characters of the answer, so the entry is still found by its answer.
+* Search text: the folded (lowercase, no diacritics) question, keywords, topic, subtopic and answer, in that
+  order — a convenience column for SQL-side search and debugging; the in-memory TF-IDF index of the
+  retrieval code weighs the fields itself.
+* Content hash: sha256 over every stored field except role and code; equal hashes mean "unchanged".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from kb_import.headers import fold_text
+from kb_import.validate import Row
+
+ANSWER_EMBED_CHARS = 1000
+
+
+def embedding_text(question: str, answer: str) -> str:
+    question = question.strip()
+    return question if question else answer.strip()[:ANSWER_EMBED_CHARS]
+
+
+def search_text(row: Row) -> str:
+    parts = [row.question, " ; ".join(row.keywords), row.topic, row.subtopic, row.answer]
+    return fold_text(" \n ".join(p for p in parts if p))
+
+
+def content_hash(row: Row) -> str:
+    payload = json.dumps(
+        [row.topic, row.subtopic, row.question, row.answer, row.explanation, row.keywords], ensure_ascii=False
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()

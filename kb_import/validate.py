@@ -1,0 +1,554 @@
+"""Row validation: raw spreadsheet rows → clean KB rows, and every problem with file, sheet, row and column.
+
+Rules (each problem carries a stable ``code``, an English ``message`` and a Vietnamese ``message_vi``):
+
+* fatal (the file or sheet cannot be imported, even with ``--skip-invalid``): ``not_a_spreadsheet``,
+  ``empty_file``, ``unreadable``, ``no_header``, ``missing_column``, ``missing_role``, ``unknown_role``
+  (for a whole sheet or ``--role``), ``no_rows``.
+* row errors (the row is skipped with ``--skip-invalid``; strict mode rejects the file): ``missing_code``,
+  ``missing_question``, ``missing_answer``, ``duplicate_code`` (within a role, across all files of the
+  import), ``too_long``, ``excel_error`` (``#N/A``, ``#REF!`` …), ``formula_no_value`` (a formula saved
+  without its computed value), ``control_chars``, ``unknown_role`` (a role cell naming no known role).
+* warnings (reported, nothing skipped): ``sheet_skipped`` (a sheet without a KB table, e.g. the template's
+  notes), ``ignored_column``, ``duplicate_column``.
+
+Decisions:
+
+* The answer is always required. The question is required too unless ``allow_blank_question`` is set: an
+  entry without a question is still found by its answer, but a doctor who forgot to type it should be told.
+* A blank ĐỀ MỤC inherits the topic of the row above (merged cells read as blank); a row with only a topic
+  is a section heading, not an entry.
+* ``keywords`` are split on ``;`` or new lines (on ``,`` when the cell has no ``;``), trimmed, de-duplicated.
+* All text is NFC-normalised; numbers read as codes lose a trailing ``.0`` (``STT`` 1.0 → ``1``).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kb_import.headers import FIELD_HEADERS, HEADER_SCAN_ROWS, HeaderMap, column_letter, match_header
+from kb_import.readers import RawSheet, ReadError, open_file
+from kb_import.roles import ROLE_ID, resolve_role
+
+MAX_LENGTH = {
+    "code": 64,
+    "topic": 255,
+    "subtopic": 255,
+    "question": 1000,  # a patient message is at most 1000 characters too
+    "answer": 8000,
+    "keywords": 4000,
+    "explanation": 16000,
+    "role": 64,
+}
+EXCEL_ERRORS = frozenset(
+    {"#N/A", "#REF!", "#VALUE!", "#DIV/0!", "#NAME?", "#NUM!", "#NULL!", "#SPILL!", "#CALC!", "#GETTING_DATA"}
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_KEYWORD_SPLIT = re.compile(r"[;\n]+")
+
+ProgressFn = Callable[[str, int, int | None], None]
+
+_FIELD_VI = {
+    "code": "mã số",
+    "question": "câu hỏi",
+    "answer": "câu trả lời",
+    "topic": "đề mục",
+    "subtopic": "chủ đề con",
+    "keywords": "từ khóa",
+    "explanation": "giải thích",
+    "role": "vai trò",
+}
+
+
+@dataclass(slots=True)
+class Problem:
+    """One thing wrong (or worth knowing) about the input, located as precisely as possible."""
+
+    code: str
+    message: str
+    message_vi: str
+    file: str
+    sheet: str | None = None
+    row: int | None = None
+    column: str | None = None  # spreadsheet letter, e.g. "E"
+    header: str | None = None  # the column's header as written in the file
+    severity: str = "error"  # "fatal" | "error" | "warning"
+    value: str | None = None  # a short excerpt of the offending value
+
+    def location(self) -> str:
+        parts = [self.file]
+        if self.sheet:
+            parts.append(f"sheet {self.sheet!r}")
+        if self.row is not None:
+            parts.append(f"row {self.row}")
+        if self.column:
+            parts.append(f"column {self.column}" + (f" ({self.header})" if self.header else ""))
+        return ", ".join(parts)
+
+    def location_vi(self) -> str:
+        parts = [self.file]
+        if self.sheet:
+            parts.append(f"trang “{self.sheet}”")
+        if self.row is not None:
+            parts.append(f"dòng {self.row}")
+        if self.column:
+            parts.append(f"cột {self.column}" + (f" ({self.header})" if self.header else ""))
+        return ", ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return f"{self.location()}: {self.message}"
+
+
+@dataclass(slots=True)
+class Row:
+    """One valid KB row, ready to be written."""
+
+    role: str
+    code: str
+    topic: str
+    subtopic: str
+    question: str
+    answer: str
+    keywords: list[str]
+    explanation: str
+    file: str
+    sheet: str | None
+    row: int
+
+
+@dataclass
+class FileInfo:
+    name: str
+    sha256: str
+    kind: str = ""
+    sheets: list[str] = field(default_factory=list)
+    rows: int = 0  # data rows seen (blank rows and section headings excluded)
+    encoding: str | None = None
+    delimiter: str | None = None
+
+
+@dataclass
+class Validation:
+    """Everything validation learnt: the valid rows, the problems, and per-file facts."""
+
+    rows: list[Row] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    files: list[FileInfo] = field(default_factory=list)
+    rows_seen: int = 0
+    invalid_rows: int = 0
+    # codes present in the file but invalid, per role: never deactivated by a --skip-invalid import
+    invalid_codes: dict[str, set[str]] = field(default_factory=dict)
+
+    @property
+    def fatal(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "fatal"]
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    @property
+    def roles(self) -> list[str]:
+        return sorted({r.role for r in self.rows} | set(self.invalid_codes))
+
+
+def cell_text(value: Any) -> str:
+    """A cell value as text: numbers without a spurious ``.0``, dates in ISO form, text NFC and trimmed."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, bool):
+        text = "TRUE" if value else "FALSE"
+    elif isinstance(value, float):
+        text = str(int(value)) if value.is_integer() else repr(value)
+    elif isinstance(value, dt.datetime | dt.date | dt.time):
+        text = value.isoformat()
+    else:
+        text = str(value)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", text)
+    return text.strip()
+
+
+def split_keywords(text: str) -> list[str]:
+    if not text:
+        return []
+    parts = _KEYWORD_SPLIT.split(text) if (";" in text or "\n" in text) else text.split(",")
+    seen: dict[str, None] = {}
+    for part in parts:
+        kw = " ".join(part.split())
+        if kw and kw.lower() not in {k.lower() for k in seen}:
+            seen[kw] = None
+    return list(seen)
+
+
+class _Validator:
+    def __init__(
+        self,
+        *,
+        role: str | None,
+        known_roles: frozenset[str],
+        allow_blank_question: bool,
+        progress: ProgressFn | None,
+    ) -> None:
+        self.default_role = role
+        self.known_roles = known_roles | ({role} if role else set())
+        self.allow_blank_question = allow_blank_question
+        self.progress = progress
+        self.out = Validation()
+        self.first_seen: dict[tuple[str, str], Row] = {}
+
+    # -- problems ------------------------------------------------------------------------------------------
+
+    def problem(self, code: str, message: str, message_vi: str, file: str, **where: Any) -> None:
+        self.out.problems.append(Problem(code, message, message_vi, file, **where))
+
+    # -- files ---------------------------------------------------------------------------------------------
+
+    def check_default_role(self) -> bool:
+        role = self.default_role
+        if role and not ROLE_ID.match(role):
+            self.problem(
+                "unknown_role",
+                f"--role {role!r} is not a valid role id (lowercase letters, digits, _)",
+                f"Vai trò “{role}” không hợp lệ (chỉ dùng chữ thường không dấu, số và dấu _).",
+                "--role",
+                severity="fatal",
+            )
+            return False
+        return True
+
+    def file(self, path: Path, name: str, sha256: str) -> None:
+        info = FileInfo(name, sha256)
+        self.out.files.append(info)
+        try:
+            wb = open_file(path, name)
+        except ReadError as exc:
+            self.problem(exc.code, exc.message, exc.message_vi, name, severity="fatal")
+            return
+        info.kind = wb.kind
+        try:
+            used = 0
+            for sheet in wb.sheets:
+                info.sheets.append(sheet.sheet or "")
+                info.encoding, info.delimiter = sheet.encoding, sheet.delimiter
+                used += self.sheet(sheet, info, only=len(wb.sheets) == 1)
+            if used == 0 and not any(p.severity == "fatal" and p.file == name for p in self.out.problems):
+                self.problem(
+                    "empty_file",
+                    "the file has no KB rows (no table with CÂU HỎI / CÂU TRẢ LỜI columns and data)",
+                    "Tệp không có dòng dữ liệu nào (không thấy bảng có cột CÂU HỎI / CÂU TRẢ LỜI).",
+                    name,
+                    severity="fatal",
+                )
+        except ReadError as exc:
+            self.problem(exc.code, exc.message, exc.message_vi, name, severity="fatal")
+        except (csv.Error, ValueError, KeyError, OSError) as exc:
+            self.problem(
+                "unreadable",
+                f"the file could not be read to the end ({type(exc).__name__}: {exc})",
+                "Không đọc được hết tệp (tệp hỏng hoặc sai định dạng).",
+                name,
+                severity="fatal",
+            )
+        finally:
+            wb.close()
+
+    # -- sheets --------------------------------------------------------------------------------------------
+
+    def sheet(self, raw: RawSheet, info: FileInfo, *, only: bool) -> int:
+        """Validate one sheet; returns the number of data rows it held."""
+        file, sheet = raw.file, raw.sheet
+        sheet_role = resolve_role(sheet, self.known_roles) if sheet else None
+        head: list[tuple[int, list[Any]]] = []
+        header: HeaderMap | None = None
+        for number, cells in raw.rows:
+            head.append((number, cells))
+            header = match_header(cells)
+            if header is not None or len(head) >= HEADER_SCAN_ROWS:
+                break
+        if header is None:
+            if not any(cell_text(c) for _, cells in head for c in cells):
+                return 0  # an empty sheet
+            if sheet_role or only:
+                self.problem(
+                    "no_header",
+                    f"no header row naming the columns (CÂU HỎI, CÂU TRẢ LỜI, MÃ SỐ …) in the first "
+                    f"{HEADER_SCAN_ROWS} rows",
+                    f"Không tìm thấy dòng tiêu đề (CÂU HỎI, CÂU TRẢ LỜI, MÃ SỐ …) trong {HEADER_SCAN_ROWS} "
+                    "dòng đầu.",
+                    file,
+                    sheet=sheet,
+                    severity="fatal",
+                )
+            else:
+                self.problem(
+                    "sheet_skipped",
+                    "sheet skipped: no KB table in it",
+                    "Bỏ qua trang này: không có bảng câu hỏi – trả lời.",
+                    file,
+                    sheet=sheet,
+                    severity="warning",
+                )
+            return 0
+        header_row = head[-1][0]
+        for text in header.ignored:
+            col = column_letter(header.headers.index(text))
+            self.problem(
+                "ignored_column",
+                f"column {text!r} is not a KB field and is ignored",
+                f"Cột “{text}” không thuộc mẫu nhập liệu nên được bỏ qua.",
+                file,
+                sheet=sheet,
+                row=header_row,
+                column=col,
+                header=text,
+                severity="warning",
+            )
+        for text in header.duplicates:
+            self.problem(
+                "duplicate_column",
+                f"column {text!r} names the same field as another column; only one of them is used",
+                f"Cột “{text}” trùng ý nghĩa với một cột khác; chỉ một cột được dùng.",
+                file,
+                sheet=sheet,
+                row=header_row,
+                header=text,
+                severity="warning",
+            )
+        required = ["code", "answer"] + ([] if self.allow_blank_question else ["question"])
+        missing = [f for f in required if f not in header.columns]
+        if missing:
+            names = ", ".join(FIELD_HEADERS[f] for f in missing)
+            self.problem(
+                "missing_column",
+                f"missing column(s): {names}",
+                f"Thiếu cột: {names}.",
+                file,
+                sheet=sheet,
+                row=header_row,
+                severity="fatal",
+            )
+            return 0
+        role = sheet_role or self.default_role
+        return self.rows(raw, header, role, header_row, info)
+
+    # -- rows ----------------------------------------------------------------------------------------------
+
+    def rows(
+        self, raw: RawSheet, header: HeaderMap, role: str | None, header_row: int, info: FileInfo
+    ) -> int:
+        file, sheet = raw.file, raw.sheet
+        columns = header.columns
+        fields = list(columns.items())
+        formula_cells = raw.formula_cells
+        topic = ""
+        count = 0
+        out = self.out
+        for number, cells in raw.rows:
+            width = len(cells)
+            values: dict[str, str] = {}
+            bad: list[Problem] = []
+            for name, idx in fields:
+                raw_value = cells[idx] if idx < width else None
+                if raw_value is None:
+                    if formula_cells and (number, idx) in formula_cells:
+                        bad.append(self._cell_problem("formula_no_value", name, idx, number, raw, header))
+                    values[name] = ""
+                    continue
+                text = cell_text(raw_value)
+                values[name] = text
+                if not text:
+                    continue
+                if text[0] == "#" and text in EXCEL_ERRORS:
+                    bad.append(self._cell_problem("excel_error", name, idx, number, raw, header, text))
+                elif _CONTROL.search(text):
+                    bad.append(self._cell_problem("control_chars", name, idx, number, raw, header, text))
+                elif len(text) > MAX_LENGTH[name]:
+                    bad.append(self._cell_problem("too_long", name, idx, number, raw, header, text))
+            if not bad and not any(values.values()):
+                continue  # blank row
+            code, question, answer = (
+                values.get("code", ""),
+                values.get("question", ""),
+                values.get("answer", ""),
+            )
+            if not bad and not (
+                code or question or answer or values.get("keywords") or values.get("explanation")
+            ):
+                topic = values.get("topic", "") or topic  # a section heading row
+                continue
+            if role is None and "role" not in columns:
+                self.problem(
+                    "missing_role",
+                    "cannot tell which role this table is for: name the sheet after the role "
+                    "(e.g. patient_dental), add a VAI TRÒ column, or pass --role",
+                    "Không xác định được vai trò của bảng: đặt tên trang theo vai trò (ví dụ patient_dental), "
+                    "thêm cột VAI TRÒ, hoặc chọn vai trò khi nhập.",
+                    file,
+                    sheet=sheet,
+                    severity="fatal",
+                )
+                return count + 1
+            count += 1
+            if count % 2000 == 0 and self.progress:
+                self.progress("validate", out.rows_seen + count, None)
+            topic = values.get("topic", "") or topic
+            row_role = role
+            role_text = values.get("role", "")
+            if role_text:
+                row_role = resolve_role(role_text, self.known_roles)
+                if row_role is None:
+                    bad.append(
+                        self._cell_problem(
+                            "unknown_role", "role", columns["role"], number, raw, header, role_text
+                        )
+                    )
+            elif row_role is None:
+                bad.append(self._cell_problem("missing_role", "role", columns["role"], number, raw, header))
+            if not code:
+                bad.append(self._cell_problem("missing_code", "code", columns["code"], number, raw, header))
+            if not answer:
+                bad.append(
+                    self._cell_problem("missing_answer", "answer", columns["answer"], number, raw, header)
+                )
+            if not question and not self.allow_blank_question:
+                bad.append(
+                    self._cell_problem(
+                        "missing_question", "question", columns["question"], number, raw, header
+                    )
+                )
+            if code and row_role:
+                first = self.first_seen.get((row_role, code))
+                if first is not None:
+                    where = (
+                        f"{first.file}"
+                        + (f", sheet {first.sheet!r}" if first.sheet else "")
+                        + f", row {first.row}"
+                    )
+                    where_vi = (
+                        f"{first.file}"
+                        + (f", trang “{first.sheet}”" if first.sheet else "")
+                        + f", dòng {first.row}"
+                    )
+                    bad.append(
+                        Problem(
+                            "duplicate_code",
+                            f"code {code!r} is used twice in role {row_role} (first at {where})",
+                            f"Mã số “{code}” bị trùng trong vai trò {row_role} (đã dùng ở {where_vi}).",
+                            file,
+                            sheet,
+                            number,
+                            column_letter(columns["code"]),
+                            header.header_of("code"),
+                            value=code,
+                        )
+                    )
+            if bad:
+                out.problems.extend(bad)
+                out.invalid_rows += 1
+                if code and row_role:
+                    out.invalid_codes.setdefault(row_role, set()).add(code)
+                continue
+            assert row_role is not None
+            entry = Row(
+                role=row_role,
+                code=code,
+                topic=topic,
+                subtopic=values.get("subtopic", ""),
+                question=question,
+                answer=answer,
+                keywords=split_keywords(values.get("keywords", "")),
+                explanation=values.get("explanation", ""),
+                file=file,
+                sheet=sheet,
+                row=number,
+            )
+            self.first_seen[(row_role, code)] = entry
+            out.rows.append(entry)
+        out.rows_seen += count
+        info.rows += count
+        return count
+
+    @staticmethod
+    def _cell_problem(
+        code: str,
+        name: str,
+        idx: int,
+        number: int,
+        raw: RawSheet,
+        header: HeaderMap,
+        value: str | None = None,
+    ) -> Problem:
+        label, label_vi = FIELD_HEADERS.get(name, name), _FIELD_VI.get(name, name)
+        excerpt = None if value is None else (value if len(value) <= 60 else value[:57] + "…")
+        if code == "formula_no_value":
+            msg = "formula without a computed value: open the file in Excel, save it, and import again"
+            msg_vi = "Ô chứa công thức nhưng chưa có giá trị: mở tệp bằng Excel, lưu lại rồi nhập lại."
+        elif code == "excel_error":
+            msg = f"Excel error value {value} instead of {label}"
+            msg_vi = f"Ô {label_vi} đang báo lỗi Excel {value}."
+        elif code == "control_chars":
+            msg = "invisible control characters in the cell (pasted from another program?)"
+            msg_vi = "Ô chứa ký tự điều khiển ẩn (có thể do dán từ phần mềm khác); hãy gõ lại nội dung ô."
+        elif code == "too_long":
+            limit = MAX_LENGTH[name]
+            msg = f"{label} is {len(value or '')} characters long; the limit is {limit}"
+            msg_vi = f"Ô {label_vi} dài {len(value or '')} ký tự, vượt giới hạn {limit} ký tự."
+        elif code == "unknown_role":
+            msg = f"unknown role {value!r}"
+            msg_vi = f"Vai trò “{value}” không tồn tại."
+        elif code == "missing_role":
+            msg = "no role: fill the VAI TRÒ cell, name the sheet after the role, or pass --role"
+            msg_vi = "Thiếu vai trò: điền ô VAI TRÒ, đặt tên trang theo vai trò, hoặc chọn vai trò khi nhập."
+        else:  # missing_code / missing_question / missing_answer
+            msg = f"{label} is empty"
+            msg_vi = f"Thiếu {label_vi}."
+        return Problem(
+            code,
+            msg,
+            msg_vi,
+            raw.file,
+            raw.sheet,
+            number,
+            column_letter(idx),
+            header.header_of(name),
+            value=excerpt,
+        )
+
+
+def validate_files(
+    files: list[tuple[Path, str, str]],
+    *,
+    role: str | None = None,
+    known_roles: frozenset[str] = frozenset(),
+    allow_blank_question: bool = False,
+    progress: ProgressFn | None = None,
+) -> Validation:
+    """Read and validate ``(path, display name, sha256)`` triples into one ``Validation`` (codes are unique across files)."""
+    validator = _Validator(
+        role=role, known_roles=known_roles, allow_blank_question=allow_blank_question, progress=progress
+    )
+    if validator.check_default_role():
+        for path, name, sha in files:
+            validator.file(path, name, sha)
+    if progress:
+        progress("validate", validator.out.rows_seen, validator.out.rows_seen)
+    return validator.out

@@ -1,0 +1,34 @@
+"""`medbot setup` loads the sample KB into an empty KB exactly once; the sample is complete and embedded."""
+
+from __future__ import annotations
+
+from db.settings import load_settings
+
+
+async def test_setup_imports_the_sample_kb_once(db, db_url, capsys):
+    from bot.setup import setup
+
+    settings = load_settings(database_url=db_url)
+    assert await setup(settings) == 0
+    counts = {
+        r["role"]: r["n"]
+        for r in await db.fetch(
+            "SELECT role, count(*) AS n FROM kb_entries WHERE active AND embedding IS NOT NULL GROUP BY role"
+        )
+    }
+    assert set(counts) == {"patient_dental", "patient_diabetes", "doctor_dental", "doctor_endocrine"}
+    assert all(n >= 40 for n in counts.values()), counts
+    questions = {r["question"] for r in await db.fetch("SELECT question FROM kb_entries WHERE role = 'patient_dental'")}
+    assert "Răng khôn mọc lệch có cần nhổ không?" in questions
+    assert "Răng khôn bị sưng đau phải làm sao?" in questions
+    assert "Răng bị ê buốt khi uống nước lạnh là bị gì?" in questions
+    kw = await db.fetchval("SELECT keywords FROM kb_entries WHERE role = 'patient_dental' AND code = 'NK-001'")
+    assert "ê buốt" in kw and "e buot" in kw
+    topics = await db.fetchval("SELECT count(DISTINCT topic) FROM kb_entries WHERE role = 'patient_diabetes'")
+    assert topics >= 6
+    assert await db.fetchval("SELECT status FROM kb_imports") == "applied"
+    capsys.readouterr()
+
+    assert await setup(settings) == 0  # second run: the KB is not empty, nothing imported
+    assert "already has" in capsys.readouterr().out
+    assert await db.fetchval("SELECT count(*) FROM kb_imports") == 1
