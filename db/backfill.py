@@ -18,7 +18,7 @@ import numpy as np
 
 from db.types import Executor
 
-KB_TEXT_SQL = "CASE WHEN btrim(t.question) <> '' THEN t.question ELSE t.answer END"
+KB_TEXT_SQL = "CASE WHEN btrim(t.question) <> '' THEN btrim(t.question) ELSE left(btrim(t.answer), 2000) END"
 CHUNK_TEXT_SQL = "t.text"
 
 TABLES = {

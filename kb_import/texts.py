@@ -2,7 +2,7 @@
 
 * Embedding text: the question alone (the dense leg matches a patient's message against the doctor's
   question; E5 does best question-to-question, and keywords full of no-diacritic variants only blur the
-  vector, the sparse leg already uses them). When the question is blank, the first ``ANSWER_EMBED_CHARS``
+  vector, the sparse leg already uses them). When the question is blank, the first 2,000
   characters of the answer, so the entry is still found by its answer.
 * Search text: the folded (lowercase, no diacritics) question, keywords, topic, subtopic and answer, in that
   order — a convenience column for SQL-side search and debugging; the in-memory TF-IDF index of the
@@ -15,15 +15,13 @@ from __future__ import annotations
 import hashlib
 import json
 
+from engine.embedding import passage_text
 from kb_import.headers import fold_text
 from kb_import.validate import Row
 
-ANSWER_EMBED_CHARS = 1000
-
 
 def embedding_text(question: str, answer: str) -> str:
-    question = question.strip()
-    return question if question else answer.strip()[:ANSWER_EMBED_CHARS]
+    return passage_text(question, answer)
 
 
 def search_text(row: Row) -> str:

@@ -1,9 +1,6 @@
 """The worker's calls into parts of the bot built in other issues, each isolated in one small function.
 
-* :func:`import_spreadsheet` — the KB import job (``kb_import.job``), strict mode. **Check at merge**: it
-  calls ``kb_import.job.import_file`` / ``import_files`` / ``run_import`` (the first that exists) with the
-  keyword arguments its signature accepts, and reads ``ok``/``accepted``/``status`` and the report from the
-  result. Adjust this one function if the import job's API differs.
+* :func:`import_spreadsheet` — the KB import job (``kb_import.job.run_import``), strict mode.
 * :func:`outbox_drain` — ``WORKER_OUTBOX_DRAIN`` (default ``bot.telegram.outbox:drain``), the Telegram sender.
 * :func:`zalo_refresh` — ``WORKER_ZALO_REFRESH`` (default ``bot.zalo.tokens:refresh_if_needed``).
 
@@ -16,19 +13,16 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import io
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kb_import.worker.context import JobContext
 
 log = logging.getLogger("medbot.worker")
-
-IMPORT_MODULE = "kb_import.job"
-IMPORT_FUNCTIONS = ("import_file", "import_files", "run_import")
-
 
 def resolve(target: str) -> Callable[..., Any] | None:
     """``"package.module:function"`` → the function, or None when the module or the name does not exist."""
@@ -73,58 +67,27 @@ class ImportOutcome:
 
 
 def import_available() -> str | None:
-    """None when the import job can be called, else why not."""
-    try:
-        module = importlib.import_module(IMPORT_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name in (IMPORT_MODULE, "kb_import"):
-            return f"{IMPORT_MODULE} is not installed yet"
-        raise
-    if not any(callable(getattr(module, n, None)) for n in IMPORT_FUNCTIONS):
-        return f"{IMPORT_MODULE} has none of {IMPORT_FUNCTIONS}"
+    """None: the import job is part of this build (kept for the job's availability check)."""
     return None
 
 
 async def import_spreadsheet(ctx: JobContext, path: Path) -> ImportOutcome:
-    """ADAPTER: import one spreadsheet in strict mode with the KB import job."""
-    module = importlib.import_module(IMPORT_MODULE)
-    fn = next(getattr(module, n) for n in IMPORT_FUNCTIONS if callable(getattr(module, n, None)))
-    result = await call_with(
-        fn,
-        {
-            "pool": ctx.pool,
-            "db": ctx.pool,
-            "settings": ctx.settings,
-            "path": path,
-            "file": path,
-            "paths": [path],
-            "files": [path],
-            "strict": True,
-            "skip_invalid": False,
-            "dry_run": False,
-            "requested_by": "worker:folder_import",
-            "embedder": ctx.embedder(),
-        },
+    """Import one spreadsheet in strict mode with the KB import job; the report as plain text."""
+    from rich.console import Console
+
+    from kb_import.cli import render_report
+    from kb_import.job import ImportOptions, run_import
+
+    report = await run_import(
+        ctx.pool,
+        [path],
+        ImportOptions(requested_by="worker:folder_import"),
+        embedder=ctx.embedder(),
     )
-    if isinstance(result, list | tuple) and len(result) == 1:
-        result = result[0]
-    return _outcome(result)
-
-
-def _outcome(result: Any) -> ImportOutcome:
-    get = result.get if isinstance(result, dict) else lambda k, d=None: getattr(result, k, d)
-    ok = get("ok", get("accepted", get("success")))
-    if ok is None:
-        status = str(get("status", "")).lower()
-        ok = status in ("ok", "imported", "done", "success", "unchanged", "noop", "no-op", "identical")
-    report: Any = get("report")
-    for name in ("render_report", "format_report", "render", "to_text"):
-        if report is None and callable(getattr(result, name, None)):
-            report = getattr(result, name)()
-    if callable(report):
-        report = report()
-    counts = get("counts") or {}
-    return ImportOutcome(bool(ok), str(report if report is not None else result), dict(counts))
+    console = Console(record=True, width=110, file=io.StringIO())
+    render_report(report, console)
+    counts = {"status": report.status, **asdict(report.totals)}
+    return ImportOutcome(report.ok, console.export_text(), counts)
 
 
 def outbox_drain(ctx: JobContext) -> Callable[..., Any] | None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
-from kb_import.worker.adapters import _outcome, call_with, resolve
+from kb_import.worker.adapters import call_with, resolve
 from kb_import.worker.jobs.folder_import import candidates, free_name, move_with_report
 
 
@@ -34,13 +33,6 @@ def test_move_with_report_never_overwrites(tmp_path: Path) -> None:
     names = sorted(p.name for p in done.iterdir())
     assert len(names) == 4 and "kb.csv" in names and "kb.csv.report.txt" in names
     assert free_name(done, "new.csv") == done / "new.csv"
-
-
-def test_outcome_reads_dicts_and_objects() -> None:
-    assert _outcome({"ok": True, "report": "r", "counts": {"added": 2}}).accepted
-    rejected = _outcome(SimpleNamespace(status="rejected", render_report=lambda: "lỗi dòng 3", counts={}))
-    assert not rejected.accepted and rejected.report == "lỗi dòng 3"
-    assert _outcome(SimpleNamespace(status="unchanged", report="same sha256")).accepted
 
 
 async def test_resolve_and_call_with() -> None:
