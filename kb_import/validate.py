@@ -24,7 +24,6 @@ Decisions:
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import re
 import unicodedata
@@ -260,7 +259,7 @@ class _Validator:
                 )
         except ReadError as exc:
             self.problem(exc.code, exc.message, exc.message_vi, name, severity="fatal")
-        except (csv.Error, ValueError, KeyError, OSError) as exc:
+        except Exception as exc:  # csv.Error, XML ParseError, zlib/zip errors in a damaged file
             self.problem(
                 "unreadable",
                 f"the file could not be read to the end ({type(exc).__name__}: {exc})",
