@@ -1,14 +1,15 @@
 """Minimal Vietnamese text helpers private to the verifier (NFC, folding, tokens, numbers, negation).
 
-MERGE NOTE: ``engine/text.py`` (retrieval colleague) provides ``nfc``/``fold``/``clean_query``; when it lands,
-``nfc`` and ``fold`` here should become re-exports of it. The number, unit and negation helpers are specific
-to the offline verdict rule and stay here.
+Folding is the engine's (``engine.text.fold``); ``nfc`` here keeps line breaks, which article splitting needs.
+The number, unit and negation helpers are specific to the offline verdict rule.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+
+from engine.text import fold as text_fold
 
 _WS = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]")
@@ -25,10 +26,8 @@ def squash(text: str) -> str:
 
 
 def fold(text: str) -> str:
-    """Lowercase, diacritics removed, đ→d: "Răng bị ê buốt" → "rang bi e buot"."""
-    text = unicodedata.normalize("NFD", nfc(text).lower()).replace("đ", "d")
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Mn")
-    return unicodedata.normalize("NFC", text)
+    """Lowercase, diacritics removed, đ→d: "Răng bị ê buốt" → "rang bi e buot" (the engine's folding)."""
+    return text_fold(nfc(text))
 
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from typing import Any
 
+from engine.llm import extract_json as llm_extract_json
 from engine.verify.search import GuidelineSearch
 from engine.verify.types import STATUSES, UNCLEAR, Claim, Evidence, Verdict, Verifier
 
@@ -79,34 +79,12 @@ class _BadCall(Exception):
 
 
 def extract_json(text: str | None) -> dict[str, Any] | None:
-    """The first JSON object in a reply (bare, fenced in ```json, or surrounded by prose); None if none.
-
-    MERGE NOTE: ``engine/llm.py`` (engine colleague) has the shared JSON extraction; this is a private copy.
-    """
-    if not text:
+    """The first JSON object in a reply (bare, fenced, or surrounded by prose); None if there is none."""
+    try:
+        value = llm_extract_json(text or "")
+    except ValueError:
         return None
-    fenced = re.search(r"```(?:json)?\s*(\{.*?\})\s*```", text, re.S)
-    candidates = [fenced.group(1)] if fenced else []
-    start = text.find("{")
-    while start != -1:
-        depth = 0
-        for end in range(start, len(text)):
-            if text[end] == "{":
-                depth += 1
-            elif text[end] == "}":
-                depth -= 1
-                if depth == 0:
-                    candidates.append(text[start : end + 1])
-                    break
-        start = text.find("{", start + 1)
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return value
-    return None
+    return value if isinstance(value, dict) else None
 
 
 def _canonical(args: dict[str, Any]) -> str:

