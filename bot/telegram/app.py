@@ -161,7 +161,15 @@ async def run_telegram(settings: Settings) -> int:
         else:
             await bot.delete_webhook(drop_pending_updates=False)
             log.info("telegram.polling")
-            await dp.start_polling(bot, polling_timeout=20, handle_signals=True, close_bot_session=False)
+            # Our own signal handling: cancelling the poll beats waiting out a pending long-poll request.
+            polling = asyncio.create_task(
+                dp.start_polling(bot, polling_timeout=20, handle_signals=False, close_bot_session=False)
+            )
+            stop = asyncio.create_task(_wait_for_stop())
+            await asyncio.wait({polling, stop}, return_when=asyncio.FIRST_COMPLETED)
+            for task in (polling, stop):
+                task.cancel()
+            await asyncio.gather(polling, stop, return_exceptions=True)
     finally:
         await bot.session.close()
         await runtime.close()

@@ -5,6 +5,7 @@ Readiness is awaited by polling ``GET /healthz`` (webhook mode) or the fake seei
 mode), both bounded — never fixed sleeps. Each process's log goes to a file that is printed on failure.
 """
 
+# ruff: noqa: ASYNC109
 from __future__ import annotations
 
 import asyncio
@@ -144,21 +145,46 @@ async def _true(value: bool) -> bool:
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeTelegram]:
+    """A fake Bot API of this test only (for tests that start their own bot processes)."""
     async with FakeTelegram(TOKEN) as f:
         yield f
 
 
 @pytest.fixture
-async def start_bot(
-    db: asyncpg.Pool, db_url: str, fake: FakeTelegram, tmp_path: Path
-) -> AsyncIterator[StartBot]:
+async def start_bot(db: asyncpg.Pool, db_url: str, fake: FakeTelegram, tmp_path: Path) -> AsyncIterator[StartBot]:
     async with bot_processes(db_url, fake, tmp_path) as start:
         yield start
 
 
+_SHARED: dict[str, Any] = {}
+
+
 @pytest.fixture
-async def webhook_bot(start_bot: StartBot) -> BotProcess:
-    return await start_bot()
+async def shared_fake(
+    db: asyncpg.Pool, db_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[FakeTelegram]:
+    """One fake + one webhook bot (ADMIN_IDS=999) shared by the tests that need nothing special.
+
+    Starting a bot costs seconds (aiogram's pydantic models), so most tests share this pair and keep to
+    their own chat ids; the database is still emptied before each test by the ``db`` fixture.
+    """
+    if "fake" not in _SHARED:
+        stack = contextlib.AsyncExitStack()
+        fake = await stack.enter_async_context(FakeTelegram(TOKEN))
+        start = await stack.enter_async_context(bot_processes(db_url, fake, tmp_path_factory.mktemp("shared")))
+        _SHARED.update(fake=fake, proc=await start(), stack=stack)
+    fake = _SHARED["fake"]
+    fake.errors.clear()
+    yield fake
+    proc = _SHARED["proc"]
+    assert proc.proc is not None and proc.proc.returncode is None, proc.log()
+
+
+@pytest.fixture(scope="session", autouse=True)
+async def _stop_shared_bot() -> AsyncIterator[None]:
+    yield
+    if "stack" in _SHARED:
+        await _SHARED.pop("stack").aclose()
 
 
 DENTAL = [

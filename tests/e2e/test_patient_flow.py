@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncpg
 
 from db import users
-from tests.e2e.conftest import DENTAL, BotProcess, StartBot, add_kb, onboard
+from tests.e2e.conftest import DENTAL, StartBot, add_kb, onboard
 from tests.fakes.telegram_server import FakeTelegram
 
 
-async def test_new_user_full_flow(db: asyncpg.Pool, fake: FakeTelegram, webhook_bot: BotProcess) -> None:
+async def test_new_user_full_flow(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:
+    fake = shared_fake
     await add_kb(db, DENTAL)
     chat = 1001
     await fake.send_text(chat, "/start")
@@ -51,7 +52,7 @@ async def test_new_user_full_flow(db: asyncpg.Pool, fake: FakeTelegram, webhook_
         "SELECT count(*) FROM messages m JOIN users u ON u.id = m.user_id WHERE u.external_id = $1", str(chat)
     )
     assert turns == 4  # two questions, two answers
-    assert not fake.unanswered_callbacks and not fake.errors
+    assert chat not in fake.unanswered_callbacks.values() and not fake.errors
 
 
 async def test_deep_link_preselects_role_polling(
@@ -69,9 +70,8 @@ async def test_deep_link_preselects_role_polling(
     assert any(c["command"] == "stats" for c in fake.commands["chat:999"])
 
 
-async def test_non_text_and_stale_suggestion(
-    db: asyncpg.Pool, fake: FakeTelegram, webhook_bot: BotProcess
-) -> None:
+async def test_non_text_and_stale_suggestion(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:
+    fake = shared_fake
     await add_kb(db, DENTAL)
     chat = 1003
     await onboard(fake, chat)
@@ -86,4 +86,4 @@ async def test_non_text_and_stale_suggestion(
     answer = await fake.wait_callback_answered(cq)
     assert "hết hạn" in answer["text"]
     assert len(fake.messages[chat]) == 3  # nothing else was sent
-    assert not fake.unanswered_callbacks
+    assert chat not in fake.unanswered_callbacks.values()

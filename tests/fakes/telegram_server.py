@@ -21,6 +21,7 @@ chat (``messages[chat_id]``) with their ``reply_markup`` and edit history. Synch
 ``asyncio.Condition`` — no sleeps.
 """
 
+# ruff: noqa: ASYNC109  (the driving API takes timeouts by design: wait_for_messages(chat, n, timeout))
 from __future__ import annotations
 
 import asyncio
@@ -187,7 +188,7 @@ class FakeTelegram:
         app = web.Application(client_max_size=50 * 1024 * 1024)
         app.router.add_route("*", "/bot{token}/{method}", self._api)
         app.router.add_get("/file/bot{token}/{path:.+}", self._file)
-        self._runner = web.AppRunner(app, access_log=None)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
@@ -326,7 +327,7 @@ class FakeTelegram:
 
     async def wait_for(
         self, predicate: Callable[[], Any], timeout: float = 15.0, what: str = "condition"
-    ) -> Any:  # noqa: ASYNC109
+    ) -> Any:
         """Wait until ``predicate()`` is truthy (re-checked on every API call or delivery)."""
         async with self._cond:
             try:
@@ -335,16 +336,16 @@ class FakeTelegram:
                 raise AssertionError(f"timed out after {timeout}s waiting for {what}") from None
             return predicate()
 
-    async def wait_for_messages(self, chat_id: int, n: int, timeout: float = 15.0) -> list[SentMessage]:  # noqa: ASYNC109
+    async def wait_for_messages(self, chat_id: int, n: int, timeout: float = 15.0) -> list[SentMessage]:
         """Wait until the bot has sent at least ``n`` messages to ``chat_id``; return them all."""
         await self.wait_for(lambda: len(self.messages[chat_id]) >= n, timeout,
                             f"{n} messages in chat {chat_id} (have {len(self.messages[chat_id])})")  # fmt: skip
         return list(self.messages[chat_id])
 
-    async def wait_delivered(self, update_id: int, timeout: float = 15.0) -> int:  # noqa: ASYNC109
+    async def wait_delivered(self, update_id: int, timeout: float = 15.0) -> int:
         return await self.wait_for(lambda: self.delivered.get(update_id), timeout, f"delivery of {update_id}")
 
-    async def wait_callback_answered(self, cq_id: str, timeout: float = 15.0) -> dict[str, Any]:  # noqa: ASYNC109
+    async def wait_callback_answered(self, cq_id: str, timeout: float = 15.0) -> dict[str, Any]:
         return await self.wait_for(lambda: self.callback_answers.get(cq_id), timeout, f"answer to {cq_id}")
 
     def count_calls(self, method: str) -> int:
