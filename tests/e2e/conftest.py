@@ -151,7 +151,9 @@ async def fake() -> AsyncIterator[FakeTelegram]:
 
 
 @pytest.fixture
-async def start_bot(db: asyncpg.Pool, db_url: str, fake: FakeTelegram, tmp_path: Path) -> AsyncIterator[StartBot]:
+async def start_bot(
+    db: asyncpg.Pool, db_url: str, fake: FakeTelegram, tmp_path: Path
+) -> AsyncIterator[StartBot]:
     async with bot_processes(db_url, fake, tmp_path) as start:
         yield start
 
@@ -171,7 +173,9 @@ async def shared_fake(
     if "fake" not in _SHARED:
         stack = contextlib.AsyncExitStack()
         fake = await stack.enter_async_context(FakeTelegram(TOKEN))
-        start = await stack.enter_async_context(bot_processes(db_url, fake, tmp_path_factory.mktemp("shared")))
+        start = await stack.enter_async_context(
+            bot_processes(db_url, fake, tmp_path_factory.mktemp("shared"))
+        )
         _SHARED.update(fake=fake, proc=await start(), stack=stack)
     fake = _SHARED["fake"]
     fake.errors.clear()
@@ -206,8 +210,9 @@ async def add_kb(
 
 async def onboard(fake: FakeTelegram, chat_id: int, role: str = "patient_dental") -> None:
     """/start and pick ``role`` with the role picker."""
+    n = len(fake.messages[chat_id])
     await fake.send_text(chat_id, "/start")
-    [welcome] = await fake.wait_for_messages(chat_id, 1)
+    welcome = (await fake.wait_for_messages(chat_id, n + 1))[n]
     cq = await fake.tap(chat_id, welcome.message_id, welcome.button(f"role:{role}")["callback_data"])
     await fake.wait_callback_answered(cq)
     await fake.wait_for(lambda: not welcome.buttons, what="role picker replaced")

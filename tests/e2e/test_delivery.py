@@ -48,12 +48,18 @@ async def test_429_is_retried_after_retry_after(db: asyncpg.Pool, shared_fake: F
     assert any("Too Many Requests" in desc for _, desc in fake.errors)
 
 
-async def test_long_answer_is_split_with_buttons_on_last_part(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:
+async def test_long_answer_is_split_with_buttons_on_last_part(
+    db: asyncpg.Pool, shared_fake: FakeTelegram
+) -> None:
     fake = shared_fake
-    paragraphs = [f"Đoạn {i}: " + ("chăm sóc răng miệng đúng cách mỗi ngày. " * 30).strip() for i in range(1, 11)]
+    paragraphs = [
+        f"Đoạn {i}: " + ("chăm sóc răng miệng đúng cách mỗi ngày. " * 30).strip() for i in range(1, 11)
+    ]
     long_answer = "\n\n".join(paragraphs)
     assert len(long_answer) > 9000
-    await add_kb(db, [("L001", "Hướng dẫn chăm sóc răng miệng toàn diện", long_answer, "Vệ sinh")] + DENTAL[:2])
+    await add_kb(
+        db, [("L001", "Hướng dẫn chăm sóc răng miệng toàn diện", long_answer, "Vệ sinh")] + DENTAL[:2]
+    )
     chat = 2003
     await onboard(fake, chat)
     await fake.send_text(chat, "Hướng dẫn chăm sóc răng miệng toàn diện")
@@ -69,7 +75,9 @@ async def test_long_answer_is_split_with_buttons_on_last_part(db: asyncpg.Pool, 
         assert any(paragraphs[i - 1] in p.plain for p in parts)
 
 
-async def test_kb_text_with_markup_characters_renders_safely(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:
+async def test_kb_text_with_markup_characters_renders_safely(
+    db: asyncpg.Pool, shared_fake: FakeTelegram
+) -> None:
     fake = shared_fake
     tricky = "Dùng <thuốc> & nước *muối* ấm, 2 < 3 > 1, tên_file_như_thế này & <b>không</b> in đậm."
     await add_kb(db, [("H001", "Súc miệng nước muối có tốt không?", tricky, "Vệ sinh")] + DENTAL[:2])
@@ -116,11 +124,25 @@ async def test_webhook_requires_the_secret(db: asyncpg.Pool, shared_fake: FakeTe
     assert await db.fetchval("SELECT count(*) FROM processed_updates") == 0
 
 
-async def test_two_workers_keep_every_chat_in_order(db: asyncpg.Pool, fake: FakeTelegram, start_bot: StartBot) -> None:
+async def test_two_workers_keep_every_chat_in_order(
+    db: asyncpg.Pool, fake: FakeTelegram, start_bot: StartBot
+) -> None:
     questions = [
         (f"N{k:02d}", f"Câu hỏi số {k} về {topic}?", f"Trả lời số {k}.", topic)
-        for k, topic in enumerate(["sâu răng", "nhổ răng", "tẩy trắng", "hôi miệng", "chảy máu chân răng",
-                                   "răng khôn", "trám răng", "bọc sứ", "cấy ghép", "viêm tủy"])  # fmt: skip
+        for k, topic in enumerate(
+            [
+                "sâu răng",
+                "nhổ răng",
+                "tẩy trắng",
+                "hôi miệng",
+                "chảy máu chân răng",
+                "răng khôn",
+                "trám răng",
+                "bọc sứ",
+                "cấy ghép",
+                "viêm tủy",
+            ]
+        )  # fmt: skip
     ]
     await add_kb(db, questions)
     a = await start_bot(wait_webhook=False)
@@ -144,5 +166,7 @@ async def test_two_workers_keep_every_chat_in_order(db: asyncpg.Pool, fake: Fake
         assert len(replies) == 10, [m.plain for m in replies]
         for (code, _, _, _), reply in zip(questions, replies, strict=True):
             assert code in reply.plain, (chat, code, reply.plain)
-    await fake.wait_for(lambda: sum(1 for s in fake.delivered.values() if s == 200) == 20 * 11, what="all 200s")
+    await fake.wait_for(
+        lambda: sum(1 for s in fake.delivered.values() if s == 200) == 20 * 11, what="all 200s"
+    )
     print(f"two workers: 220 updates in {elapsed:.1f}s")

@@ -147,7 +147,7 @@ class SentMessage:
         else:
             msg["document"] = {"file_id": f"doc{self.message_id}", "file_unique_id": f"d{self.message_id}"}
             msg["caption"] = self.caption
-        if self.reply_markup:
+        if self.reply_markup and "inline_keyboard" in self.reply_markup:  # Telegram returns only inline ones
             msg["reply_markup"] = self.reply_markup
         return msg
 
@@ -565,7 +565,7 @@ async def _params(request: web.Request) -> dict[str, Any]:
             if part.name is None:
                 continue
             if part.filename:  # type: ignore[union-attr]
-                params[part.name] = await part.read()  # type: ignore[union-attr]
+                params[part.name] = bytes(await part.read())  # type: ignore[union-attr]
             else:
                 params[part.name] = await part.text()  # type: ignore[union-attr]
     elif request.can_read_body:

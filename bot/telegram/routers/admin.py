@@ -54,7 +54,7 @@ def build(settings: Settings) -> Router:
     router.message.register(show_stats, Command("stats"))
     router.message.register(show_unanswered, Command("unanswered"))
     router.callback_query.register(answer_prompt, UnansweredCb.filter())
-    router.message.register(answer_reply, F.text & F.reply_to_message.text.regexp(_QREF))
+    router.message.register(answer_reply, F.text & F.reply_to_message.text.regexp(_QREF, mode="search"))
     router.message.register(kb_add, Command("kb_add"))
     router.message.register(reload, Command("reload"))
     return router
