@@ -58,7 +58,7 @@ async def test_long_answer_is_split_with_buttons_on_last_part(
     long_answer = "\n\n".join(paragraphs)
     assert len(long_answer) > 9000
     await add_kb(
-        db, [("L001", "Hướng dẫn chăm sóc răng miệng toàn diện", long_answer, "Vệ sinh")] + DENTAL[:2]
+        db, [("L001", "Hướng dẫn chăm sóc răng miệng toàn diện", long_answer, "Vệ sinh"), *DENTAL[:2]]
     )
     chat = 2003
     await onboard(fake, chat)
@@ -80,7 +80,7 @@ async def test_kb_text_with_markup_characters_renders_safely(
 ) -> None:
     fake = shared_fake
     tricky = "Dùng <thuốc> & nước *muối* ấm, 2 < 3 > 1, tên_file_như_thế này & <b>không</b> in đậm."
-    await add_kb(db, [("H001", "Súc miệng nước muối có tốt không?", tricky, "Vệ sinh")] + DENTAL[:2])
+    await add_kb(db, [("H001", "Súc miệng nước muối có tốt không?", tricky, "Vệ sinh"), *DENTAL[:2]])
     chat = 2004
     await onboard(fake, chat)
     await fake.send_text(chat, "Súc miệng nước muối có tốt không?")
@@ -142,7 +142,7 @@ async def test_two_workers_keep_every_chat_in_order(
                 "cấy ghép",
                 "viêm tủy",
             ]
-        )  # fmt: skip
+        )
     ]
     await add_kb(db, questions)
     a = await start_bot(wait_webhook=False)

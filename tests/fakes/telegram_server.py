@@ -171,6 +171,8 @@ class FakeTelegram:
         self.callback_answers: dict[str, dict[str, Any]] = {}
         self.delivered: dict[int, int] = {}  # update_id → HTTP status of the (last) webhook delivery
         self.files: dict[str, tuple[bytes, str]] = {}
+        self.blocked_chats: set[int] = set()  # users who blocked the bot: sends to them get 403
+        self.delivery_started: dict[int, float] = {}  # update_id → monotonic time of the first POST
         self._fail: deque[tuple[str, int, str, dict[str, Any] | None]] = deque()
         self._ids = itertools.count(1)
         self._update_ids = itertools.count(1000)
@@ -309,6 +311,7 @@ class FakeTelegram:
         assert self._session is not None
         while True:
             update = await queue.get()
+            self.delivery_started.setdefault(update["update_id"], time.monotonic())
             for attempt in range(50):
                 targets = self.webhook_targets or [self.webhook_url]
                 url = targets[next(self._rr) % len(targets)]
@@ -467,6 +470,8 @@ class FakeTelegram:
 
     def _m_sendMessage(self, p: dict[str, Any]) -> dict[str, Any]:
         chat_id = int(p["chat_id"])
+        if chat_id in self.blocked_chats:
+            raise ApiError(403, "Forbidden: bot was blocked by the user")
         plain = self._render_text(p.get("text", ""), p.get("parse_mode"))
         markup = self._check_markup(p.get("reply_markup"))
         msg = SentMessage(
