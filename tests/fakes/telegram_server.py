@@ -175,7 +175,8 @@ class FakeTelegram:
         self.delivery_started: dict[int, float] = {}  # update_id → monotonic time of the first POST
         self._fail: deque[tuple[str, int, str, dict[str, Any] | None]] = deque()
         self._ids = itertools.count(1)
-        self._update_ids = itertools.count(1000)
+        # Like Telegram's, update ids never repeat across fake instances sharing one database.
+        self._update_ids = itertools.count(int(time.time() * 1000) % 1_000_000_000)
         self._message_ids: dict[int, itertools.count[int]] = defaultdict(lambda: itertools.count(1))
         self._cond = asyncio.Condition()
         self._updates: list[dict[str, Any]] = []  # for getUpdates

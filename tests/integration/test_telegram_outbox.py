@@ -4,6 +4,7 @@ single drainer. Also the rendering helpers' edge cases (splitting, escaping) on 
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import asyncpg
 import pytest
@@ -49,7 +50,7 @@ async def test_drain_respects_limits_order_and_blocks(db: asyncpg.Pool, fake_bot
         assert len(in_window) <= 26  # ≤ 25 msg/s (+1 for window edges)
     own = fake.messages[500]
     assert [m.plain for m in own] == ["tin 0", "tin 1", "tin 2"]
-    assert all(b.sent_at - a.sent_at >= 0.95 for a, b in zip(own, own[1:], strict=False))
+    assert all(b.sent_at - a.sent_at >= 0.95 for a, b in itertools.pairwise(own))
     user = await users.get_by_id(db, blocked.id)
     assert user is not None and not user.active
     assert await outbox.pending_count(db) == 0
