@@ -82,9 +82,7 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
-    parser = argparse.ArgumentParser(
-        prog="medbot", description="MedBot VN: Vietnamese medical Q&A bot for clinics."
-    )
+    parser = argparse.ArgumentParser(prog="medbot", description="MedBot VN: Vietnamese medical Q&A bot for clinics.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     handlers: dict[str, Handler] = {}
 
@@ -95,11 +93,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
         return p
 
     add("run", _run, "Run the Telegram bot (webhook or long polling); the console chat when no token is set.")
-    add(
-        "setup",
-        _setup,
-        "Prepare the database: start the embedded server if needed, migrate, load the sample KB.",
-    )
+    add("setup", _setup, "Prepare the database: start the embedded server if needed, migrate, load the sample KB.")
 
     p = add("chat", _chat, "Console chat on the same engine and database; a number taps a suggestion.")
     p.add_argument("--role", default=None, help="role to chat as (default: DEFAULT_ROLE)")
@@ -109,9 +103,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     p.add_argument("--json", action="store_true", help="print one JSON object per answer")
     p.add_argument("text", nargs="+", help="the message, or '-' to read one message per line from stdin")
 
-    p = add(
-        "import", _not_yet("KB import"), "Import KB spreadsheets (.xlsx/.csv) with validation and a report."
-    )
+    p = add("import", _not_yet("KB import"), "Import KB spreadsheets (.xlsx/.csv) with validation and a report.")
     p.add_argument("files", nargs="*", help="spreadsheets to import")
     p.add_argument("--role", help="role for files without a role sheet/column")
     p.add_argument("--dry-run", action="store_true", help="validate and report only")
@@ -148,9 +140,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
 
     p = add("flow", _not_yet("flow inspection"), "Inspect the conversation flows.")
     fsub = p.add_subparsers(dest="flow_command", metavar="WHAT", required=True)
-    fsub.add_parser("show", help="print the medical flow as a mermaid graph").set_defaults(
-        handler_name="flow"
-    )
+    fsub.add_parser("show", help="print the medical flow as a mermaid graph").set_defaults(handler_name="flow")
 
     p = add("guidelines", _not_yet("guideline import"), "Manage the guideline corpus used by /verify.")
     gsub = p.add_subparsers(dest="guidelines_command", metavar="ACTION", required=True)
@@ -158,11 +148,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     gi.add_argument("files", nargs="+")
     gi.set_defaults(handler_name="guidelines")
 
-    p = add(
-        "verify",
-        _not_yet("article verification"),
-        "Verify an article sentence by sentence against guidelines.",
-    )
+    p = add("verify", _not_yet("article verification"), "Verify an article sentence by sentence against guidelines.")
     p.add_argument("article")
     p.add_argument("--auto", action="store_true", help="accept every verdict (batch use)")
     p.add_argument("--out", default=".", help="folder for the report files")
