@@ -25,6 +25,7 @@ EXPECTED_TABLES = {
     "outbox",
     "channel_tokens",
     "job_runs",
+    "telegram_pending_actions",  # 0003_telegram
 }
 
 
