@@ -1,4 +1,5 @@
-"""``medbot run``: the Telegram bot when a token is set, otherwise the console chat."""
+"""``medbot run``: the Telegram bot when ``TELEGRAM_BOT_TOKEN`` is set (webhook when
+``TELEGRAM_WEBHOOK_URL`` is set, else long polling); without a token, the console chat."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ from db.settings import Settings
 
 
 async def run(settings: Settings) -> int:
-    if settings.telegram_bot_token is None:
+    token = settings.telegram_bot_token.get_secret_value() if settings.telegram_bot_token else ""
+    if not token:
         from bot.console import chat
 
-        print("TELEGRAM_BOT_TOKEN is not set: starting the console chat (Ctrl-D to quit).")
-        return await chat(settings)
-    raise SystemExit("medbot: the Telegram channel is not available in this version yet.")
+        return await chat(settings, role=None)
+    from bot.telegram.app import run_telegram
+
+    return await run_telegram(settings)

@@ -10,13 +10,14 @@ from typing import Any
 from bot.runtime import Runtime
 from bot.service import ChatService
 from db.settings import Settings
-from db.stores import PgEmbeddingCache, PgKBStore, PgMemoryStore
+from db.stores import PgKBStore, PgMemoryStore
 from engine.deps import EngineConfig, EngineDeps
-from engine.embedding import CachedEmbedder, make_embedder
+from engine.embedding import CachedEmbedder
 from engine.flows import run_medical_flow
 from engine.llm import LLMClient, LLMConfig
 from engine.roles import load_roles
 from engine.searcher import ClinicSearcher
+from kb_import.cli import make_cached_embedder
 
 
 def llm_client(settings: Settings) -> LLMClient | None:
@@ -38,17 +39,7 @@ def embedder_for(runtime: Runtime) -> CachedEmbedder:
     """The configured embedder behind the database embedding cache (one per runtime)."""
     cached = runtime.extras.get("embedder")
     if cached is None:
-        settings = runtime.settings
-        openai_client: Any = None
-        if settings.embedding_backend == "openai" and settings.llm_enabled:
-            import openai
-
-            assert settings.openai_api_key is not None
-            openai_client = openai.AsyncOpenAI(
-                base_url=settings.openai_base_url, api_key=settings.openai_api_key.get_secret_value()
-            )
-        inner = make_embedder(settings.embedding_backend, openai_client=openai_client, model=settings.embedding_model)
-        cached = CachedEmbedder(inner, PgEmbeddingCache(runtime.pool))
+        cached = make_cached_embedder(runtime.settings, runtime.pool)
         runtime.extras["embedder"] = cached
     return cached
 

@@ -8,9 +8,24 @@ from db import migrate
 from tests.conftest import recreate_database
 
 EXPECTED_TABLES = {
-    "users", "conversations", "messages", "suggestion_sets", "feedback", "kb_entries", "kb_imports",
-    "kb_versions", "embedding_cache", "guideline_documents", "guideline_chunks", "verification_sessions",
-    "verification_items", "processed_updates", "outbox", "channel_tokens", "job_runs",
+    "users",
+    "conversations",
+    "messages",
+    "suggestion_sets",
+    "feedback",
+    "kb_entries",
+    "kb_imports",
+    "kb_versions",
+    "embedding_cache",
+    "guideline_documents",
+    "guideline_chunks",
+    "verification_sessions",
+    "verification_items",
+    "processed_updates",
+    "outbox",
+    "channel_tokens",
+    "job_runs",
+    "telegram_pending_actions",  # 0003_telegram
 }
 
 

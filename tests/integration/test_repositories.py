@@ -58,7 +58,9 @@ async def test_kb_entry_embedding_and_knn_nearest_first(db: asyncpg.Pool) -> Non
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     ids = []
     for i, vec in enumerate(vectors):
-        entry = KBEntry(id=0, role="patient_dental", code=f"D{i:03d}", question=f"Câu hỏi {i}", answer="Trả lời")
+        entry = KBEntry(
+            id=0, role="patient_dental", code=f"D{i:03d}", question=f"Câu hỏi {i}", answer="Trả lời"
+        )
         ids.append(await kb.add_entry(db, entry, embedding=vec, embedding_model="test"))
     # An entry of another role, identical to the query, must never come back.
     other = KBEntry(id=0, role="doctor_dental", code="X001", question="Khác", answer="Khác")

@@ -1,0 +1,176 @@
+"""Wiring and delivery for the Telegram channel: the Bot (pointed at ``TELEGRAM_API_BASE`` when set), the
+Dispatcher with its middlewares and routers, and the two ways updates arrive.
+
+- Webhook (production, ``TELEGRAM_WEBHOOK_URL`` set): one aiohttp app on ``PORT`` with
+  ``POST /telegram/webhook`` and ``GET /healthz``. The secret header is compared in constant time (401
+  otherwise). The handler awaits ``Dispatcher.feed_update`` and answers 200 only once the update has been
+  handled, stored and replied to — so Telegram redelivers anything a crashed worker did not finish.
+  The secret is ``TELEGRAM_WEBHOOK_SECRET`` or, when unset, derived from the bot token (every worker of
+  one bot derives the same value).
+- Long polling (development): ``Dispatcher.start_polling``; updates run as tasks, and the per-chat lock
+  keeps each chat's order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import logging
+import signal
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiogram import Bot, Dispatcher
+from aiogram.client.default import DefaultBotProperties
+from aiogram.client.session.aiohttp import AiohttpSession
+from aiogram.client.telegram import TelegramAPIServer
+from aiogram.enums import ParseMode
+from aiogram.exceptions import TelegramForbiddenError
+from aiogram.types import ErrorEvent, Update
+from aiohttp import web
+
+from bot.runtime import Runtime, open_runtime
+from bot.service import ChatService
+from bot.telegram import texts
+from bot.telegram.commands import set_menus
+from bot.telegram.middlewares import ChatOrderMiddleware, DedupeMiddleware, UserMiddleware
+from bot.telegram.routers import all_routers
+from bot.telegram.session import DeliveryPolicy
+from db.settings import Settings
+
+log = logging.getLogger("medbot.telegram")
+WEBHOOK_PATH = "/telegram/webhook"
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+POOL_SIZE = 16
+
+
+def webhook_secret(settings: Settings) -> str:
+    if settings.telegram_webhook_secret and settings.telegram_webhook_secret.get_secret_value():
+        return settings.telegram_webhook_secret.get_secret_value()
+    assert settings.telegram_bot_token is not None
+    token = settings.telegram_bot_token.get_secret_value()
+    return hashlib.sha256(f"medbot-webhook:{token}".encode()).hexdigest()[:48]
+
+
+def webhook_url(settings: Settings) -> str:
+    url = settings.telegram_webhook_url or ""
+    return url.rstrip("/") + WEBHOOK_PATH if urlsplit(url).path in ("", "/") else url
+
+
+def build_bot(settings: Settings, pool: Any) -> Bot:
+    assert settings.telegram_bot_token is not None
+    base = settings.telegram_api_base
+    session = AiohttpSession(api=TelegramAPIServer.from_base(base)) if base else AiohttpSession()
+    session.middleware(DeliveryPolicy(pool))
+    return Bot(
+        settings.telegram_bot_token.get_secret_value(),
+        session=session,
+        default=DefaultBotProperties(parse_mode=ParseMode.HTML, link_preview_is_disabled=True),
+    )
+
+
+def build_dispatcher(
+    service: ChatService, settings: Settings, *, concurrency: int = POOL_SIZE - 4
+) -> Dispatcher:
+    dp = Dispatcher(service=service, settings=settings)
+    dp.update.outer_middleware(ChatOrderMiddleware(service, concurrency))
+    dp.update.outer_middleware(DedupeMiddleware(service.pool))
+    dp.update.outer_middleware(UserMiddleware(service))
+    dp.include_routers(*all_routers(settings))
+    dp.errors.register(on_error)
+    return dp
+
+
+async def on_error(event: ErrorEvent, bot: Bot) -> bool:
+    """Log the failure and tell the user something kind; never leave a callback spinning."""
+    exc = event.exception
+    if isinstance(exc, TelegramForbiddenError):
+        return True  # blocked: the user was marked inactive by the delivery policy
+    log.error("update.failed update_id=%s error=%r", event.update.update_id, exc, exc_info=exc)
+    try:
+        if event.update.callback_query:
+            await event.update.callback_query.answer(texts.ERROR, show_alert=True)
+        elif event.update.message:
+            await bot.send_message(event.update.message.chat.id, texts.ERROR)
+    except Exception as again:
+        log.warning("update.error_reply_failed error=%r", again)
+    return True
+
+
+def webhook_app(bot: Bot, dp: Dispatcher, service: ChatService, secret: str) -> web.Application:
+    expected = secret.encode()
+
+    async def handle(request: web.Request) -> web.Response:
+        given = request.headers.get(SECRET_HEADER, "").encode()
+        if not hmac.compare_digest(given, expected):
+            return web.json_response({"ok": False, "error": "unauthorized"}, status=401)
+        try:
+            update = Update.model_validate(await request.json(), context={"bot": bot})
+        except Exception:
+            return web.json_response({"ok": False, "error": "bad update"}, status=400)
+        try:
+            await dp.feed_update(bot, update)
+        except Exception:
+            log.exception("webhook.failed update_id=%s", update.update_id)
+            return web.json_response({"ok": False}, status=500)
+        return web.json_response({"ok": True})
+
+    async def healthz(request: web.Request) -> web.Response:
+        try:
+            await service.pool.fetchval("SELECT 1")
+        except Exception as exc:
+            return web.json_response({"status": "db-down", "error": str(exc)}, status=503)
+        return web.json_response({"status": "ok"})
+
+    app = web.Application()
+    app.router.add_post(WEBHOOK_PATH, handle)
+    app.router.add_get("/healthz", healthz)
+    return app
+
+
+async def _wait_for_stop() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+async def run_telegram(settings: Settings) -> int:
+    from bot.wiring import build_service
+
+    runtime: Runtime = await open_runtime(settings, pool_size=POOL_SIZE)
+    service = await build_service(runtime)
+    bot = build_bot(settings, runtime.pool)
+    dp = build_dispatcher(service, settings)
+    try:
+        await set_menus(bot, runtime.pool, settings)
+        if settings.telegram_webhook_url:
+            secret = webhook_secret(settings)
+            runner = web.AppRunner(webhook_app(bot, dp, service, secret), access_log=None)
+            await runner.setup()
+            await web.TCPSite(runner, "0.0.0.0", settings.port).start()
+            await bot.set_webhook(webhook_url(settings), secret_token=secret,
+                                  allowed_updates=dp.resolve_used_update_types())  # fmt: skip
+            log.info("telegram.webhook port=%s url=%s", settings.port, webhook_url(settings))
+            try:
+                await _wait_for_stop()
+            finally:
+                await runner.cleanup()
+        else:
+            await bot.delete_webhook(drop_pending_updates=False)
+            log.info("telegram.polling")
+            # Our own signal handling: cancelling the poll beats waiting out a pending long-poll request.
+            polling = asyncio.create_task(
+                dp.start_polling(bot, polling_timeout=20, handle_signals=False, close_bot_session=False)
+            )
+            stop = asyncio.create_task(_wait_for_stop())
+            await asyncio.wait({polling, stop}, return_when=asyncio.FIRST_COMPLETED)
+            for task in (polling, stop):
+                task.cancel()
+            await asyncio.gather(polling, stop, return_exceptions=True)
+    finally:
+        await bot.session.close()
+        await runtime.close()
+    return 0

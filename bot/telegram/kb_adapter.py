@@ -1,0 +1,122 @@
+"""The seam between the Telegram admin flow and the KB import job (``kb_import.job.run_import``).
+
+An uploaded spreadsheet is written to a private temporary file (keeping its original name for the report)
+and passed to the same job as ``medbot import``: validation with file/sheet/row/column in every problem,
+one transaction, embeddings through the cache, ``kb_imports`` history. The job's report is rendered here as
+plain Vietnamese for the chat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import asyncpg
+
+from db.settings import get_settings
+from kb_import.cli import make_cached_embedder
+from kb_import.job import ImportOptions
+from kb_import.job import ImportReport as JobReport
+from kb_import.job import run_import as job_run_import
+
+Progress = Callable[[int, int], Awaitable[None]]
+MAX_PROBLEMS_SHOWN = 15
+
+
+@dataclass(slots=True)
+class ImportReport:
+    """What the admin is shown: ``ok`` says whether "Nhập" may be offered; ``text`` is plain Vietnamese."""
+
+    ok: bool
+    text: str
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def render(report: JobReport, *, dry: bool) -> ImportReport:
+    t = report.totals
+    lines = [report.message_vi]
+    if report.rows_seen:
+        lines.append(f"Tệp có {report.rows_seen} dòng: {report.rows_valid} dòng hợp lệ, {report.rows_invalid} dòng lỗi.")
+    for role, c in sorted(report.roles.items()):
+        lines.append(
+            f"• {role}: thêm {c.added}, cập nhật {c.updated}, khôi phục {c.reactivated}, ẩn {c.deactivated}, "
+            f"không đổi {c.unchanged}"
+        )
+    if not dry and report.ok and report.status == "applied":
+        lines.append(f"✅ Đã nhập {t.added + t.updated + t.reactivated} mục vào kho kiến thức.")
+    errors = report.errors
+    if errors:
+        lines.append(f"❌ {len(errors)} lỗi:")
+        lines += [f"– {p.location_vi()}: {p.message_vi}" for p in errors[:MAX_PROBLEMS_SHOWN]]
+        if len(errors) > MAX_PROBLEMS_SHOWN:
+            lines.append(f"… và {len(errors) - MAX_PROBLEMS_SHOWN} lỗi khác (xem bằng lệnh medbot import).")
+    for p in report.warnings[:5]:
+        lines.append(f"⚠️ {p.location_vi()}: {p.message_vi}")
+    counts = {"added": t.added, "updated": t.updated, "deactivated": t.deactivated, "errors": len(errors)}
+    return ImportReport(ok=report.ok, text="\n".join(lines), counts=counts)
+
+
+async def _run(
+    pool: asyncpg.Pool,
+    data: bytes,
+    filename: str,
+    options: ImportOptions,
+    progress: Progress | None = None,
+) -> JobReport:
+    safe_name = Path(filename).name or "upload.xlsx"
+    latest: list[tuple[int, int]] = []
+    wake = asyncio.Event()
+
+    def on_progress(stage: str, done: int, total: int | None) -> None:
+        # The job calls back synchronously; a single pump task forwards only the latest figure, in order.
+        if stage in ("embed", "write") and total:
+            latest[:] = [(done, total)]
+            wake.set()
+
+    async def pump() -> None:
+        assert progress is not None
+        while True:
+            await wake.wait()
+            wake.clear()
+            if latest:
+                await progress(*latest.pop())
+
+    pump_task = asyncio.create_task(pump()) if progress is not None else None
+    try:
+        with tempfile.TemporaryDirectory(prefix="medbot-upload-") as tmp:
+            path = Path(tmp) / safe_name
+            path.write_bytes(data)
+            embedder = make_cached_embedder(get_settings(), pool)
+            return await job_run_import(
+                pool, [(path, safe_name)], options, embedder=embedder, progress=on_progress
+            )
+    finally:
+        if pump_task is not None:
+            pump_task.cancel()
+            await asyncio.gather(pump_task, return_exceptions=True)
+
+
+async def dry_run(
+    pool: asyncpg.Pool, data: bytes, filename: str, *, requested_by: str, default_role: str, roles: list[str]
+) -> ImportReport:
+    """Validate the file and report what an import would do; changes nothing in the KB."""
+    options = ImportOptions(role=default_role, dry_run=True, requested_by=requested_by, known_roles=roles)
+    return render(await _run(pool, data, filename, options), dry=True)
+
+
+async def run_import(
+    pool: asyncpg.Pool,
+    data: bytes,
+    filename: str,
+    *,
+    requested_by: str,
+    default_role: str,
+    roles: list[str],
+    progress: Progress,
+) -> ImportReport:
+    """Import the file (all or nothing, strict), reporting progress as ``progress(done, total)``."""
+    options = ImportOptions(role=default_role, requested_by=requested_by, known_roles=roles)
+    return render(await _run(pool, data, filename, options, progress), dry=False)

@@ -1,0 +1,127 @@
+"""Update middlewares, outermost first: per-chat ordering lock → update dedupe → user loading; and the
+admin authorisation middleware of the admin router.
+
+- ``ChatOrderMiddleware`` serialises one chat's updates: an in-process FIFO lock (updates handled as tasks
+  keep their arrival order) and the PostgreSQL advisory lock (``ChatService.chat_lock``) across workers.
+  Both cover handling *and* sending. A semaphore bounds how many chats are handled at once so lock holders
+  always find a free pool connection (each held lock pins one).
+- ``DedupeMiddleware`` records ``update_id`` in ``processed_updates`` before anything else happens; a
+  redelivered update is acknowledged and dropped. If handling raises, the record is released so
+  Telegram's retry is processed.
+- ``UserMiddleware`` loads (or creates) the user and puts it in the handler data as ``user``.
+- ``AdminMiddleware`` (inner, on the admin router) lets a matched admin handler run only for ``ADMIN_IDS``
+  or users flagged admin in the database; everyone else gets a polite refusal and nothing changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import asyncpg
+from aiogram import BaseMiddleware
+from aiogram.types import CallbackQuery, Message, TelegramObject, Update, User
+
+from bot.service import ChatService
+from bot.telegram import texts
+from db import updates, users
+
+log = logging.getLogger("medbot.telegram")
+Handler = Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]]
+CHANNEL = "telegram"
+
+
+class KeyedLocks:
+    """asyncio locks by key, created on demand and dropped when nobody holds or waits for them."""
+
+    def __init__(self) -> None:
+        self._locks: dict[int, tuple[asyncio.Lock, int]] = {}
+
+    async def __call__(self, key: int, fn: Callable[[], Awaitable[Any]]) -> Any:
+        lock, users_ = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users_ + 1)
+        try:
+            async with lock:
+                return await fn()
+        finally:
+            lock, users_ = self._locks[key]
+            if users_ <= 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users_ - 1)
+
+
+def chat_key(data: dict[str, Any]) -> int | None:
+    chat = data.get("event_chat")
+    if chat is not None:
+        return int(chat.id)
+    user: User | None = data.get("event_from_user")
+    return int(user.id) if user is not None else None
+
+
+class ChatOrderMiddleware(BaseMiddleware):
+    def __init__(self, service: ChatService, concurrency: int) -> None:
+        self.service = service
+        self.local = KeyedLocks()
+        self.slots = asyncio.Semaphore(max(1, concurrency))
+
+    async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
+        key = chat_key(data)
+        if key is None:
+            return await handler(event, data)
+
+        async def locked() -> Any:
+            async with self.slots, self.service.chat_lock(CHANNEL, key):
+                return await handler(event, data)
+
+        return await self.local(key, locked)
+
+
+class DedupeMiddleware(BaseMiddleware):
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
+        assert isinstance(event, Update)
+        if not await updates.claim(self.pool, CHANNEL, event.update_id):
+            log.info("update.duplicate update_id=%s", event.update_id)
+            return None
+        try:
+            return await handler(event, data)
+        except BaseException:
+            await updates.release(self.pool, CHANNEL, event.update_id)
+            raise
+
+
+class UserMiddleware(BaseMiddleware):
+    def __init__(self, service: ChatService) -> None:
+        self.service = service
+
+    async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
+        tg_user: User | None = data.get("event_from_user")
+        if tg_user is not None and not tg_user.is_bot:
+            user = await self.service.user(CHANNEL, tg_user.id, tg_user.full_name)
+            if not user.active:  # they unblocked the bot and wrote again
+                await users.set_active(self.service.pool, CHANNEL, str(tg_user.id), True)
+                user.active = True
+            data["user"] = user
+        return await handler(event, data)
+
+
+class AdminMiddleware(BaseMiddleware):
+    def __init__(self, admin_ids: list[int]) -> None:
+        self.admin_ids = set(admin_ids)
+
+    async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
+        tg_user: User | None = data.get("event_from_user")
+        user = data.get("user")
+        if tg_user is not None and (tg_user.id in self.admin_ids or (user is not None and user.is_admin)):
+            return await handler(event, data)
+        log.warning("admin.refused user=%s event=%s", tg_user.id if tg_user else None, type(event).__name__)
+        if isinstance(event, CallbackQuery):
+            await event.answer(texts.ADMIN_ONLY, show_alert=True)
+        elif isinstance(event, Message):
+            await event.answer(texts.ADMIN_ONLY_DOCUMENT if event.document else texts.ADMIN_ONLY)
+        return None

@@ -1,0 +1,122 @@
+"""Rendering replies for Telegram: HTML escaping of KB/engine text, splitting under the 4096 limit on
+paragraph boundaries, and the inline keyboards (suggestions, 👍/👎, role picker).
+
+Lengths are measured in UTF-16 code units, as Telegram counts them, on the HTML source (which is never
+shorter than what Telegram shows), so every part is accepted.
+"""
+
+from __future__ import annotations
+
+import html
+
+from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
+from aiogram.utils.keyboard import InlineKeyboardBuilder
+
+from bot.service import Reply
+from bot.telegram import texts
+from bot.telegram.callbacks import FeedbackCb, RoleCb, SuggestCb
+from bot.telegram.roles import role_label
+
+LIMIT = 4000  # a margin under Telegram's 4096
+BUTTON_TEXT = 60
+
+
+def utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _cut(text: str, limit: int) -> int:
+    """Largest index i such that text[:i] fits in ``limit`` UTF-16 units, not inside an HTML entity."""
+    total = 0
+    for i, ch in enumerate(text):
+        total += 2 if ord(ch) > 0xFFFF else 1
+        if total > limit:
+            amp = text.rfind("&", 0, i)
+            if amp != -1 and ";" not in text[amp:i]:
+                return amp
+            return i
+    return len(text)
+
+
+def _hard_split(piece: str, limit: int) -> list[str]:
+    """Split one over-long escaped paragraph: on lines, then on spaces, then anywhere."""
+    out: list[str] = []
+    while utf16_len(piece) > limit:
+        window = piece[: _cut(piece, limit)]
+        at = max(window.rfind("\n"), window.rfind(" "))
+        if at <= 0:
+            at = len(window)
+        out.append(piece[:at].rstrip())
+        piece = piece[at:].lstrip()
+    if piece:
+        out.append(piece)
+    return out
+
+
+def split_html(text: str, limit: int = LIMIT) -> list[str]:
+    """Split escaped text (no open tags across paragraphs) into parts ≤ ``limit``, on blank lines first."""
+    parts: list[str] = []
+    current = ""
+    for para in [p.strip() for p in text.split("\n\n")]:
+        if not para:
+            continue
+        pieces = _hard_split(para, limit) if utf16_len(para) > limit else [para]
+        for piece in pieces:
+            candidate = f"{current}\n\n{piece}" if current else piece
+            if utf16_len(candidate) <= limit:
+                current = candidate
+            else:
+                parts.append(current)
+                current = piece
+    if current:
+        parts.append(current)
+    return parts or [html.escape(texts.EMPTY_ANSWER)]
+
+
+def answer_html(reply: Reply, *, asked: str | None = None) -> str:
+    """The whole answer as HTML: optional tapped question, escaped body, cited codes."""
+    chunks = []
+    if asked:
+        chunks.append(f"❓ <b>{html.escape(asked)}</b>")
+    body = (reply.text or "").strip() or texts.EMPTY_ANSWER
+    # Escape each paragraph on its own so no tag ever spans a split point.
+    chunks.extend(html.escape(p.strip()) for p in body.replace("\r\n", "\n").split("\n\n") if p.strip())
+    codes = [c for c in dict.fromkeys(reply.citations) if c]
+    if codes:
+        chunks.append(texts.SOURCES.format(codes=", ".join(f"<code>{html.escape(c)}</code>" for c in codes)))
+    return "\n\n".join(chunks)
+
+
+def short(text: str, limit: int = BUTTON_TEXT) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def answer_keyboard(reply: Reply) -> InlineKeyboardMarkup | None:
+    """One button per suggestion (`sq:<set>:<i>`), then the 👍/👎 row (`fb:<message>:±1`)."""
+    kb = InlineKeyboardBuilder()
+    if reply.suggestion_set_id is not None:
+        for i, question in enumerate(reply.suggestions):
+            kb.row(
+                InlineKeyboardButton(
+                    text=short(question), callback_data=SuggestCb(set_id=reply.suggestion_set_id, i=i).pack()
+                )
+            )
+    if reply.message_id is not None:
+        kb.row(
+            InlineKeyboardButton(
+                text="👍", callback_data=FeedbackCb(message_id=reply.message_id, rating=1).pack()
+            ),
+            InlineKeyboardButton(
+                text="👎", callback_data=FeedbackCb(message_id=reply.message_id, rating=-1).pack()
+            ),
+        )
+    markup = kb.as_markup()
+    return markup if markup.inline_keyboard else None
+
+
+def role_keyboard(roles: list[str]) -> InlineKeyboardMarkup:
+    kb = InlineKeyboardBuilder()
+    for role in roles:
+        kb.row(InlineKeyboardButton(text=role_label(role), callback_data=RoleCb(role=role).pack()))
+    return kb.as_markup()

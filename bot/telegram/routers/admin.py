@@ -1,0 +1,255 @@
+"""Admin features: KB import from a sent .xlsx/.csv (dry run → "Nhập"/"Huỷ" → progress → summary),
+/stats (+ PNG chart), /unanswered (tap to answer → new KB entry), /kb_add, /reload, /import.
+
+Every handler here is authorised by ``AdminMiddleware`` (inner middleware: it runs only once a handler
+matched), so a non-admin sending an admin command, a document or an admin callback gets a refusal and
+nothing changes — the menu is never the only guard.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import logging
+import re
+import time
+import uuid
+
+from aiogram import Bot, F, Router
+from aiogram.filters import Command, CommandObject
+from aiogram.types import (
+    BufferedInputFile,
+    CallbackQuery,
+    ForceReply,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    Message,
+)
+from aiogram.utils.keyboard import InlineKeyboardBuilder
+
+from bot.service import ChatService
+from bot.telegram import charts, kb_adapter, texts
+from bot.telegram.callbacks import ImportCb, UnansweredCb
+from bot.telegram.commands import set_menus
+from bot.telegram.middlewares import AdminMiddleware
+from bot.telegram.render import short
+from bot.telegram.roles import role_label
+from db import kb, pending, stats
+from db.settings import Settings
+from db.users import User
+from engine.types import KBEntry
+
+log = logging.getLogger("medbot.telegram.admin")
+MAX_FILE = 20 * 1024 * 1024
+_QREF = re.compile(r"#Q(\d+)")
+
+
+def build(settings: Settings) -> Router:
+    router = Router(name="admin")
+    router.message.middleware(AdminMiddleware(settings.admin_ids))
+    router.callback_query.middleware(AdminMiddleware(settings.admin_ids))
+    router.message.register(import_howto, Command("import"))
+    router.message.register(document, F.document)
+    router.callback_query.register(import_decision, ImportCb.filter())
+    router.message.register(show_stats, Command("stats"))
+    router.message.register(show_unanswered, Command("unanswered"))
+    router.callback_query.register(answer_prompt, UnansweredCb.filter())
+    router.message.register(answer_reply, F.text & F.reply_to_message.text.regexp(_QREF, mode="search"))
+    router.message.register(kb_add, Command("kb_add"))
+    router.message.register(reload, Command("reload"))
+    return router
+
+
+def _role_for(user: User, service: ChatService) -> str:
+    return user.role or service.default_role
+
+
+# ---------------------------------------------------------------- import
+async def import_howto(message: Message) -> None:
+    await message.answer(texts.IMPORT_HOWTO)
+
+
+async def document(message: Message, bot: Bot, user: User, service: ChatService) -> None:
+    doc = message.document
+    assert doc is not None
+    name = doc.file_name or "tep"
+    if not name.lower().endswith((".xlsx", ".csv")):
+        await message.answer(texts.IMPORT_BAD_TYPE)
+        return
+    if (doc.file_size or 0) > MAX_FILE:
+        await message.answer(texts.IMPORT_TOO_BIG)
+        return
+    status = await message.answer(texts.IMPORT_CHECKING.format(name=html.escape(name)))
+    data = await _download(bot, doc.file_id)
+    report = await kb_adapter.dry_run(service.pool, data, name, requested_by=f"telegram:{user.external_id}",
+                                      default_role=_role_for(user, service), roles=service.roles)  # fmt: skip
+    markup = None
+    if report.ok:
+        pid = await pending.create(
+            service.pool, message.chat.id, "import", {"file_id": doc.file_id, "name": name}
+        )
+        markup = InlineKeyboardMarkup(
+            inline_keyboard=[
+                [
+                    InlineKeyboardButton(
+                        text=texts.IMPORT_CONFIRM, callback_data=ImportCb(action="ok", pending_id=pid).pack()
+                    ),
+                    InlineKeyboardButton(
+                        text=texts.IMPORT_CANCEL, callback_data=ImportCb(action="no", pending_id=pid).pack()
+                    ),
+                ]
+            ]
+        )
+    await status.edit_text(html.escape(report.text), reply_markup=markup)
+
+
+async def _download(bot: Bot, file_id: str) -> bytes:
+    buf = io.BytesIO()
+    await bot.download(file_id, destination=buf)
+    return buf.getvalue()
+
+
+async def import_decision(
+    query: CallbackQuery, callback_data: ImportCb, bot: Bot, user: User, service: ChatService
+) -> None:
+    chat_id = query.message.chat.id if query.message else query.from_user.id
+    job = await pending.take(service.pool, callback_data.pending_id, chat_id, "import")
+    if job is None:
+        await query.answer(texts.IMPORT_EXPIRED, show_alert=True)
+        return
+    if isinstance(query.message, Message):
+        await query.message.edit_reply_markup(reply_markup=None)  # the buttons are used up
+    if callback_data.action != "ok":
+        await query.answer()
+        await bot.send_message(chat_id, texts.IMPORT_CANCELLED)
+        return
+    await query.answer(texts.IMPORT_STARTED)
+    name = str(job["name"])
+    progress_msg = await bot.send_message(
+        chat_id, texts.IMPORT_PROGRESS.format(name=html.escape(name), done=0, total="?", pct=0)
+    )
+    shown = {"text": progress_msg.text or "", "at": 0.0}
+
+    async def progress(done: int, total: int) -> None:
+        text = texts.IMPORT_PROGRESS.format(
+            name=html.escape(name), done=done, total=total, pct=done * 100 // max(total, 1)
+        )
+        now = time.monotonic()
+        if text != shown["text"] and (now - shown["at"] >= 1.0 or done == total):
+            shown.update(text=text, at=now)
+            await progress_msg.edit_text(text)
+
+    try:
+        data = await _download(bot, str(job["file_id"]))
+        report = await kb_adapter.run_import(service.pool, data, name, requested_by=f"telegram:{user.external_id}",
+                                             default_role=_role_for(user, service), roles=service.roles,
+                                             progress=progress)  # fmt: skip
+        summary = html.escape(report.text)
+    except Exception as exc:
+        log.exception("import.failed file=%s", name)
+        summary = texts.IMPORT_FAILED.format(error=html.escape(str(exc)[:300]))
+    if summary != shown["text"]:
+        await progress_msg.edit_text(summary)
+
+
+# ---------------------------------------------------------------- stats
+async def show_stats(message: Message, service: ChatService) -> None:
+    lines = ["📊 <b>Thống kê</b>"]
+    for days in (7, 30):
+        w = await stats.window(service.pool, days)
+        topics = ", ".join(f"{html.escape(t)} ({n})" for t, n in w.top_topics) or "—"
+        lines.append(
+            f"\n<b>{days} ngày qua</b>\n"
+            f"• Người dùng hoạt động: {w.users} (mới: {w.new_users})\n"
+            f"• Tin nhắn: {w.messages}\n"
+            f"• Trả lời được: {w.answered} · Cần hỏi lại: {w.clarified}\n"
+            f"• Đánh giá: 👍 {w.thumbs_up} · 👎 {w.thumbs_down}\n"
+            f"• Chủ đề hàng đầu: {topics}"
+        )
+    await message.answer("\n".join(lines))
+    png = await charts.messages_chart(await stats.daily_messages(service.pool, 30))
+    await message.answer_photo(BufferedInputFile(png, "stats.png"), caption=texts.STATS_CAPTION)
+
+
+# ---------------------------------------------------------------- unanswered
+async def show_unanswered(message: Message, service: ChatService, settings: Settings) -> None:
+    items = await stats.unanswered(service.pool, settings.score_threshold)
+    if not items:
+        await message.answer(texts.UNANSWERED_NONE)
+        return
+    lines = [texts.UNANSWERED_HEAD]
+    kb_ = InlineKeyboardBuilder()
+    for n, item in enumerate(items, 1):
+        why = "👎" if item.thumbs_down else f"điểm {item.score or 0:.2f}"
+        lines.append(
+            f"{n}. {html.escape(short(item.text, 150))} <i>({html.escape(role_label(item.role))}, {why})</i>"
+        )
+        kb_.button(text=f"✍️ {n}", callback_data=UnansweredCb(message_id=item.message_id).pack())
+    kb_.adjust(5)
+    await message.answer("\n".join(lines), reply_markup=kb_.as_markup())
+
+
+async def answer_prompt(
+    query: CallbackQuery, callback_data: UnansweredCb, bot: Bot, service: ChatService
+) -> None:
+    found = await stats.incoming_message(service.pool, callback_data.message_id)
+    if found is None:
+        await query.answer(texts.UNANSWERED_GONE, show_alert=True)
+        return
+    await query.answer()
+    text, role = found
+    chat_id = query.message.chat.id if query.message else query.from_user.id
+    prompt = texts.UNANSWERED_PROMPT.format(id=callback_data.message_id, label=html.escape(role_label(role)),
+                                            question=html.escape(short(text, 500)))  # fmt: skip
+    await bot.send_message(
+        chat_id, prompt, reply_markup=ForceReply(input_field_placeholder="Nhập câu trả lời…")
+    )
+
+
+async def answer_reply(message: Message, user: User, service: ChatService) -> None:
+    assert message.reply_to_message is not None and message.reply_to_message.text
+    match = _QREF.search(message.reply_to_message.text)
+    assert match
+    found = await stats.incoming_message(service.pool, int(match.group(1)))
+    if found is None:
+        await message.answer(texts.UNANSWERED_GONE)
+        return
+    question, role = found
+    role = role or _role_for(user, service)
+    code = f"TG{match.group(1)}"
+    await _add(service, KBEntry(id=0, role=role, code=code, question=question, answer=(message.text or "").strip(),
+                                topic="Bổ sung qua Telegram"))  # fmt: skip
+    await message.answer(texts.KB_ADDED.format(label=html.escape(role_label(role)), code=html.escape(code)))
+
+
+# ---------------------------------------------------------------- kb_add / reload
+async def _add(service: ChatService, entry: KBEntry) -> None:
+    async with service.pool.acquire() as conn, conn.transaction():
+        await kb.add_entry(conn, entry, search_text=f"{entry.question} {entry.answer}")
+        await kb.bump_version(conn, entry.role)
+    log.info("kb.added role=%s code=%s", entry.role, entry.code)
+
+
+async def kb_add(message: Message, command: CommandObject, user: User, service: ChatService) -> None:
+    args = (command.args or "").strip()
+    role = _role_for(user, service)
+    first, _, rest = args.partition(" ")
+    if first in service.roles:
+        role, args = first, rest.strip()
+    question, sep, answer = args.partition("|")
+    if not sep or not question.strip() or not answer.strip():
+        await message.answer(texts.KB_ADD_USAGE)
+        return
+    code = "TGA" + uuid.uuid4().hex[:8].upper()
+    await _add(service, KBEntry(id=0, role=role, code=code, question=question.strip(), answer=answer.strip(),
+                                topic="Bổ sung qua Telegram"))  # fmt: skip
+    await message.answer(texts.KB_ADDED.format(label=html.escape(role_label(role)), code=code))
+
+
+async def reload(message: Message, bot: Bot, service: ChatService, settings: Settings) -> None:
+    roles = sorted(set(await kb.roles(service.pool)) | set(service.roles))
+    async with service.pool.acquire() as conn, conn.transaction():
+        for role in roles:
+            await kb.bump_version(conn, role)
+    await set_menus(bot, service.pool, settings)
+    await message.answer(texts.RELOADED.format(n=len(roles)))

@@ -1,0 +1,62 @@
+"""Patient questions: free text and suggestion taps go through one path (``ask``), plus 👍/👎.
+
+While the engine runs the chat shows "typing…". The answer is rendered in HTML (engine/KB text escaped),
+split on paragraph boundaries under the 4096 limit, with suggestion and 👍/👎 buttons on the last part only.
+"""
+
+from __future__ import annotations
+
+from aiogram import Bot, F, Router
+from aiogram.types import CallbackQuery, Message
+from aiogram.utils.chat_action import ChatActionSender
+
+from bot.service import ChatService
+from bot.telegram import texts
+from bot.telegram.callbacks import FeedbackCb, SuggestCb
+from bot.telegram.render import answer_html, answer_keyboard, role_keyboard, split_html
+from db.users import User
+
+router = Router(name="questions")
+
+
+async def ask(
+    bot: Bot, chat_id: int, user: User, text: str, service: ChatService, *, tapped: bool = False
+) -> None:
+    """Answer ``text`` for ``user`` in ``chat_id`` (typed or tapped: the same path)."""
+    if user.role is None:
+        await bot.send_message(chat_id, texts.PICK_ROLE_FIRST, reply_markup=role_keyboard(service.roles))
+        return
+    async with ChatActionSender.typing(bot=bot, chat_id=chat_id):
+        reply = await service.handle_text(user, text, channel="telegram")
+    parts = split_html(answer_html(reply, asked=text if tapped else None))
+    markup = answer_keyboard(reply)
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        await bot.send_message(chat_id, part, reply_markup=markup if last else None)
+
+
+@router.message(F.text & ~F.text.startswith("/"))
+async def typed(message: Message, bot: Bot, user: User, service: ChatService) -> None:
+    await ask(bot, message.chat.id, user, message.text or "", service)
+
+
+@router.callback_query(SuggestCb.filter())
+async def tapped(
+    query: CallbackQuery, callback_data: SuggestCb, bot: Bot, user: User, service: ChatService
+) -> None:
+    text = await service.suggestion_text(user, callback_data.set_id, callback_data.i)
+    if text is None:
+        await query.answer(texts.SUGGESTION_EXPIRED, show_alert=True)
+        return
+    await query.answer()
+    chat_id = query.message.chat.id if query.message else query.from_user.id
+    await ask(bot, chat_id, user, text, service, tapped=True)
+
+
+@router.callback_query(FeedbackCb.filter())
+async def rated(query: CallbackQuery, callback_data: FeedbackCb, user: User, service: ChatService) -> None:
+    rating = 1 if callback_data.rating > 0 else -1
+    if not await service.rate(user, callback_data.message_id, rating):
+        await query.answer(texts.FEEDBACK_GONE)
+        return
+    await query.answer(texts.THANKS_UP if rating > 0 else texts.THANKS_DOWN)

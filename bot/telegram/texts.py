@@ -1,0 +1,95 @@
+"""Everything a Telegram user reads, in natural Vietnamese (HTML parse mode: dynamic parts are escaped
+by the caller with :func:`html.escape`)."""
+
+from __future__ import annotations
+
+PRIVACY = (
+    "🔒 <b>Quyền riêng tư</b>: câu hỏi của bạn được lưu lại để trả lời và cải thiện chất lượng tư vấn. "
+    "Bạn có thể xoá toàn bộ dữ liệu của mình bất cứ lúc nào bằng lệnh /xoadulieu."
+)
+WELCOME = "Xin chào {name}! 👋 Mình là <b>MedBot</b>, trợ lý hỏi đáp sức khoẻ của phòng khám."
+PICK_ROLE = "Bạn muốn hỏi về chuyên khoa nào? Hãy chọn bên dưới nhé 👇"
+PICK_ROLE_FIRST = "Trước khi hỏi, bạn chọn giúp mình chuyên khoa nhé 👇 Sau đó gửi lại câu hỏi là được."
+ROLE_CHOSEN = (
+    "✅ Đã chọn: <b>{label}</b>.\n\nBạn cứ gõ câu hỏi, có dấu hay không dấu đều được. Ví dụ: <i>{example}</i>"
+)
+ROLE_PRESELECTED = "Bạn đang hỏi về: <b>{label}</b>. Muốn đổi chuyên khoa, gõ /chuyenkhoa."
+ROLE_UNKNOWN = "Chuyên khoa này không có sẵn, bạn chọn lại giúp mình nhé."
+EXAMPLES = {
+    "patient_dental": "Răng bị ê buốt khi uống nước lạnh thì làm sao?",
+    "patient_diabetes": "Người tiểu đường nên ăn sáng như thế nào?",
+}
+EXAMPLE_DEFAULT = "Triệu chứng này có nguy hiểm không?"
+
+HELP = (
+    "ℹ️ <b>Cách dùng MedBot</b>\n\n"
+    "• Gõ câu hỏi bằng tiếng Việt (có dấu hoặc không dấu).\n"
+    "• Bấm vào các câu hỏi gợi ý để hỏi tiếp.\n"
+    "• Bấm 👍 hoặc 👎 để đánh giá câu trả lời.\n\n"
+    "<b>Lệnh</b>\n"
+    "/start — bắt đầu lại\n"
+    "/chuyenkhoa — đổi chuyên khoa\n"
+    "/xoadulieu — xoá dữ liệu của bạn\n"
+    "/help — hướng dẫn\n\n"
+    "🚑 Khi có dấu hiệu cấp cứu, hãy gọi ngay <b>115</b>."
+)
+HELP_ADMIN = (
+    "\n\n🛠 <b>Quản trị</b>\n"
+    "Gửi tệp .xlsx hoặc .csv — nhập KB (có kiểm tra trước)\n"
+    "/stats — thống kê 7/30 ngày\n"
+    "/unanswered — câu hỏi chưa trả lời tốt\n"
+    "/kb_add — thêm một câu hỏi vào KB\n"
+    "/reload — tải lại KB"
+)
+
+NOT_TEXT = "Mình chỉ đọc được tin nhắn chữ thôi 🙏 Bạn vui lòng gõ câu hỏi nhé."
+UNKNOWN_COMMAND = "Mình chưa hiểu lệnh này. Gõ /help để xem hướng dẫn, hoặc cứ gõ câu hỏi của bạn nhé."
+EMPTY_ANSWER = "Xin lỗi, mình chưa tìm được câu trả lời phù hợp. Bạn thử diễn đạt lại câu hỏi giúp mình nhé."
+SOURCES = "📚 Nguồn: {codes}"
+SUGGESTION_EXPIRED = "Câu hỏi này đã hết hạn, bạn vui lòng gõ lại câu hỏi nhé."
+THANKS_UP = "Cảm ơn bạn đã đánh giá! 👍"
+THANKS_DOWN = "Cảm ơn bạn! Mình sẽ chuyển để bác sĩ cải thiện câu trả lời. 🙏"
+FEEDBACK_GONE = "Câu trả lời này không còn nữa."
+ERROR = "Xin lỗi, hệ thống đang gặp trục trặc 😔 Bạn vui lòng thử lại sau ít phút nhé."
+
+ERASE_CONFIRM = (
+    "🗑 Bạn có chắc muốn xoá <b>toàn bộ</b> dữ liệu của mình (câu hỏi, câu trả lời, đánh giá)? "
+    "Thao tác này không thể hoàn tác."
+)
+ERASE_YES = "🗑 Xoá dữ liệu"
+ERASE_NO = "Huỷ"
+ERASED = "✅ Đã xoá toàn bộ dữ liệu của bạn. Khi cần, gõ /start để bắt đầu lại."
+ERASE_CANCELLED = "Đã huỷ, dữ liệu của bạn vẫn được giữ nguyên."
+
+# Admin
+ADMIN_ONLY = "⛔ Chức năng này chỉ dành cho quản trị viên."
+ADMIN_ONLY_DOCUMENT = (
+    "⛔ Chỉ quản trị viên mới gửi được tệp dữ liệu. Nếu bạn muốn hỏi, vui lòng gõ câu hỏi nhé."
+)
+IMPORT_HOWTO = (
+    "📥 Gửi tệp <b>.xlsx</b> hoặc <b>.csv</b> vào đây. Mình sẽ kiểm tra trước rồi mới hỏi bạn có nhập không."
+)
+IMPORT_BAD_TYPE = "Mình chỉ nhận tệp .xlsx hoặc .csv để nhập KB."
+IMPORT_TOO_BIG = "Tệp quá lớn (tối đa 20 MB)."
+IMPORT_CHECKING = "🔎 Đang kiểm tra tệp <b>{name}</b>…"
+IMPORT_CONFIRM = "✅ Nhập"
+IMPORT_CANCEL = "✖️ Huỷ"
+IMPORT_CANCELLED = "Đã huỷ, KB không thay đổi."
+IMPORT_EXPIRED = "Yêu cầu nhập này đã hết hạn hoặc đã được xử lý."
+IMPORT_STARTED = "Đang nhập…"
+IMPORT_PROGRESS = "⏳ Đang nhập <b>{name}</b>: {done}/{total} dòng ({pct}%)"
+IMPORT_FAILED = "❌ Nhập không thành công: {error}\nKB vẫn giữ nguyên như trước."
+KB_ADD_USAGE = (
+    "Cách dùng: <code>/kb_add [chuyên khoa] câu hỏi | câu trả lời</code>\n"
+    "Ví dụ: <code>/kb_add patient_dental Răng khôn mọc lệch có cần nhổ không? | Nên khám để chụp phim…</code>"
+)
+KB_ADDED = "✅ Đã thêm vào KB ({label}) với mã <code>{code}</code>."
+RELOADED = "🔄 Đã yêu cầu tải lại KB cho {n} chuyên khoa; menu lệnh đã được cập nhật."
+UNANSWERED_NONE = "🎉 Không có câu hỏi nào cần xem lại trong 30 ngày qua."
+UNANSWERED_HEAD = "📝 <b>Câu hỏi cần xem lại</b> (điểm thấp hoặc bị 👎):"
+UNANSWERED_PROMPT = (
+    "✍️ Trả lời câu hỏi #Q{id} ({label}):\n«{question}»\n\n"
+    "Hãy <b>trả lời (Reply)</b> tin nhắn này bằng nội dung câu trả lời; nó sẽ được thêm vào KB."
+)
+UNANSWERED_GONE = "Không tìm thấy câu hỏi này (có thể người dùng đã xoá dữ liệu)."
+STATS_CAPTION = "📊 Tin nhắn mỗi ngày trong 30 ngày qua"

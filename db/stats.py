@@ -1,0 +1,132 @@
+"""Usage statistics for admins (``/stats``) and the questions that need a doctor (``/unanswered``).
+
+Definitions: a *message* is an incoming user message; *answered* means the bot's reply to a medical
+question cited at least one KB entry; *clarified* means it cited none (the bot asked to clarify or offered
+topics). Top topics count the topics of the cited KB entries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+from db.types import Executor
+
+
+@dataclass(slots=True)
+class Window:
+    days: int
+    users: int
+    new_users: int
+    messages: int
+    answered: int
+    clarified: int
+    thumbs_up: int
+    thumbs_down: int
+    top_topics: list[tuple[str, int]]
+
+
+async def window(db: Executor, days: int, top: int = 5) -> Window:
+    row = await db.fetchrow(
+        """
+        WITH since AS (SELECT now() - make_interval(days => $1) AS t)
+        SELECT
+          (SELECT count(DISTINCT user_id) FROM messages, since WHERE direction = 'in' AND created_at >= since.t) AS users,
+          (SELECT count(*) FROM users, since WHERE created_at >= since.t) AS new_users,
+          (SELECT count(*) FROM messages, since WHERE direction = 'in' AND created_at >= since.t) AS messages,
+          (SELECT count(*) FROM messages, since WHERE direction = 'out' AND created_at >= since.t
+              AND input_type = 'medical_question' AND cardinality(citations) > 0) AS answered,
+          (SELECT count(*) FROM messages, since WHERE direction = 'out' AND created_at >= since.t
+              AND input_type = 'medical_question' AND cardinality(citations) = 0) AS clarified,
+          (SELECT count(*) FROM feedback, since WHERE rating = 1 AND created_at >= since.t) AS up,
+          (SELECT count(*) FROM feedback, since WHERE rating = -1 AND created_at >= since.t) AS down
+        """,
+        days,
+    )
+    topics = await db.fetch(
+        """
+        SELECT COALESCE(NULLIF(k.topic, ''), 'Khác') AS topic, count(*) AS n
+        FROM messages m
+        JOIN conversations c ON c.id = m.conversation_id
+        CROSS JOIN LATERAL unnest(m.citations) AS cited(code)
+        JOIN kb_entries k ON k.code = cited.code AND k.role = c.role
+        WHERE m.direction = 'out' AND m.created_at >= now() - make_interval(days => $1)
+        GROUP BY 1 ORDER BY n DESC, topic LIMIT $2
+        """,
+        days,
+        top,
+    )
+    return Window(
+        days=days,
+        users=row["users"],
+        new_users=row["new_users"],
+        messages=row["messages"],
+        answered=row["answered"],
+        clarified=row["clarified"],
+        thumbs_up=row["up"],
+        thumbs_down=row["down"],
+        top_topics=[(r["topic"], r["n"]) for r in topics],
+    )
+
+
+async def daily_messages(db: Executor, days: int = 30) -> list[tuple[date, int]]:
+    """Incoming messages per day over the last ``days`` days, zero-filled, oldest first."""
+    rows = await db.fetch(
+        """
+        SELECT d::date AS day, count(m.id) AS n
+        FROM generate_series(current_date - ($1 - 1), current_date, interval '1 day') AS d
+        LEFT JOIN messages m ON m.direction = 'in' AND m.created_at::date = d::date
+        GROUP BY 1 ORDER BY 1
+        """,
+        days,
+    )
+    return [(r["day"], r["n"]) for r in rows]
+
+
+@dataclass(slots=True)
+class Unanswered:
+    message_id: int  # the user's incoming message
+    text: str
+    role: str | None
+    score: float | None
+    thumbs_down: bool
+
+
+async def unanswered(db: Executor, threshold: float, days: int = 30, limit: int = 10) -> list[Unanswered]:
+    """Recent user questions whose reply scored under ``threshold``, cited nothing, or got a 👎."""
+    rows = await db.fetch(
+        """
+        SELECT i.id, i.text, c.role, o.retrieval_score,
+               EXISTS (SELECT 1 FROM feedback f WHERE f.message_id = o.id AND f.rating = -1) AS down
+        FROM messages i
+        JOIN conversations c ON c.id = i.conversation_id
+        CROSS JOIN LATERAL (
+            SELECT id, retrieval_score, citations, input_type FROM messages o
+            WHERE o.conversation_id = i.conversation_id AND o.direction = 'out' AND o.id > i.id
+            ORDER BY o.id LIMIT 1
+        ) o
+        WHERE i.direction = 'in' AND i.created_at >= now() - make_interval(days => $2)
+          AND (
+            EXISTS (SELECT 1 FROM feedback f WHERE f.message_id = o.id AND f.rating = -1)
+            OR (o.input_type = 'medical_question'
+                AND (COALESCE(o.retrieval_score, 0) < $1 OR cardinality(o.citations) = 0))
+          )
+        ORDER BY i.id DESC LIMIT $3
+        """,
+        threshold,
+        days,
+        limit,
+    )
+    return [Unanswered(r["id"], r["text"], r["role"], r["retrieval_score"], r["down"]) for r in rows]
+
+
+async def incoming_message(db: Executor, message_id: int) -> tuple[str, str | None] | None:
+    """(text, conversation role) of an incoming message."""
+    row = await db.fetchrow(
+        """
+        SELECT m.text, c.role FROM messages m JOIN conversations c ON c.id = m.conversation_id
+        WHERE m.id = $1 AND m.direction = 'in'
+        """,
+        message_id,
+    )
+    return (row["text"], row["role"]) if row else None
