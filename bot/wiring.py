@@ -47,7 +47,9 @@ def embedder_for(runtime: Runtime) -> CachedEmbedder:
 def searcher_for(runtime: Runtime) -> ClinicSearcher:
     searcher = runtime.extras.get("searcher")
     if searcher is None:
-        searcher = ClinicSearcher(PgKBStore(runtime.pool), embedder_for(runtime))
+        # The KB version is checked on every search (one indexed row): an import in any process is seen
+        # by the very next question.
+        searcher = ClinicSearcher(PgKBStore(runtime.pool), embedder_for(runtime), version_check_seconds=0)
         runtime.extras["searcher"] = searcher
     return searcher
 

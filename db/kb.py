@@ -26,8 +26,8 @@ async def bump_version(db: Executor, role: str) -> int:
     """Mark the role's KB as changed (call in the writing transaction) and tell listening processes."""
     value = await db.fetchval(
         """
-        INSERT INTO kb_versions (role, version) VALUES ($1, 1)
-        ON CONFLICT (role) DO UPDATE SET version = kb_versions.version + 1, updated_at = now()
+        INSERT INTO kb_versions (role, version) VALUES ($1, nextval('kb_version_seq'))
+        ON CONFLICT (role) DO UPDATE SET version = EXCLUDED.version, updated_at = now()
         RETURNING version
         """,
         role,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import signal
 import socket
@@ -24,6 +25,7 @@ import asyncpg
 import pytest
 
 from db import kb
+from engine.embedding import E5Embedder
 from engine.types import KBEntry
 from tests.fakes.telegram_server import FakeTelegram
 
@@ -202,10 +204,21 @@ DENTAL = [
 async def add_kb(
     pool: asyncpg.Pool, rows: list[tuple[str, str, str, str]], role: str = "patient_dental"
 ) -> None:
-    for code, question, answer, topic in rows:
+    """Add entries as an import would: with their embeddings, then a new KB version."""
+    vectors = await _embedder().embed_passages([question for _, question, _, _ in rows])
+    for (code, question, answer, topic), vector in zip(rows, vectors, strict=True):
         await kb.add_entry(
-            pool, KBEntry(id=0, role=role, code=code, question=question, answer=answer, topic=topic)
+            pool,
+            KBEntry(id=0, role=role, code=code, question=question, answer=answer, topic=topic),
+            embedding=vector,
+            embedding_model=_embedder().name,
         )
+    await kb.bump_version(pool, role)
+
+
+@functools.cache
+def _embedder() -> E5Embedder:
+    return E5Embedder()
 
 
 async def onboard(fake: FakeTelegram, chat_id: int, role: str = "patient_dental") -> None:

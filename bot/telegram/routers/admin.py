@@ -35,9 +35,12 @@ from bot.telegram.middlewares import AdminMiddleware
 from bot.telegram.render import short
 from bot.telegram.roles import role_label
 from db import kb, pending, stats
-from db.settings import Settings
+from db.settings import Settings, get_settings
 from db.users import User
+from engine.embedding import passage_text
+from engine.text import fold
 from engine.types import KBEntry
+from kb_import.cli import make_cached_embedder
 
 log = logging.getLogger("medbot.telegram.admin")
 MAX_FILE = 20 * 1024 * 1024
@@ -224,8 +227,17 @@ async def answer_reply(message: Message, user: User, service: ChatService) -> No
 
 # ---------------------------------------------------------------- kb_add / reload
 async def _add(service: ChatService, entry: KBEntry) -> None:
+    """Add one entry as an import would: embedded (through the cache) before the write, then a new version."""
+    embedder = make_cached_embedder(get_settings(), service.pool)
+    vector = (await embedder.embed_passages([passage_text(entry.question, entry.answer)]))[0]
     async with service.pool.acquire() as conn, conn.transaction():
-        await kb.add_entry(conn, entry, search_text=f"{entry.question} {entry.answer}")
+        await kb.add_entry(
+            conn,
+            entry,
+            embedding=vector,
+            embedding_model=embedder.name,
+            search_text=fold(f"{entry.question} {entry.answer}"),
+        )
         await kb.bump_version(conn, entry.role)
     log.info("kb.added role=%s code=%s", entry.role, entry.code)
 
