@@ -52,13 +52,11 @@ async def test_follow_role_question_answer_and_suggestion_tap(db: asyncpg.Pool) 
         await z.say("u1", tapped["payload"])
         follow_up = z.fake.to("u1")[before:]
         assert len(follow_up) == 1 and follow_up[0].text != SUGGESTION_EXPIRED
-        stored = await db.fetch(
-            "SELECT m.text FROM messages m JOIN users u ON u.id = m.user_id "
-            "WHERE u.external_id = 'u1' AND m.direction = 'in' ORDER BY m.id"
-        )
-        assert stored[-1]["text"] == tapped["title"].rstrip("…") or stored[-1]["text"].startswith(
-            tapped["title"].rstrip("…")
-        )
+        _, set_id, index = tapped["payload"].split(":")
+        question = await db.fetchval("SELECT questions[$2] FROM suggestion_sets WHERE id = $1", int(set_id),
+                                     int(index) + 1)  # fmt: skip
+        last_in = await db.fetchval("SELECT text FROM messages WHERE direction = 'in' ORDER BY id DESC LIMIT 1")
+        assert last_in == question  # handled exactly like typing the suggestion
 
         # 👍 on the first answer is recorded for that user's message
         await z.say("u1", answer.buttons[-2]["payload"])
@@ -233,6 +231,20 @@ async def test_other_message_kinds_commands_and_erase(db: asyncpg.Pool) -> None:
         assert z.fake.to("u6")[-1].text == ERASED
         assert await users.get(db, "zalo", "u6") is None
         assert await db.fetchval("SELECT count(*) FROM messages") == 0
+
+
+async def test_anonymous_chat_is_answered_in_its_conversation(db: asyncpg.Pool) -> None:
+    async with zalo_harness(db) as z:
+        event = z.event("anon7", "#role:patient_dental", name="anonymous_send_text")
+        event["message"]["conversation_id"] = "conv-7"
+        assert (await z.post(event)).status_code == 200
+        event = z.event("anon7", "Niềng răng mất bao lâu?", name="anonymous_send_text")
+        event["message"]["conversation_id"] = "conv-7"
+        assert (await z.post(event)).status_code == 200
+        reply = z.fake.to("anon7")[-1]
+        assert reply.recipient == {"anonymous_id": "anon7", "conversation_id": "conv-7"}
+        assert "18 đến 30 tháng" in reply.text
+        assert await users.get(db, "zalo", "anon:anon7") is not None
 
 
 async def test_healthz(db: asyncpg.Pool) -> None:
