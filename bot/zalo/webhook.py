@@ -10,7 +10,11 @@ unfollow on event + user + timestamp), handled under the same per-chat advisory 
 (``ChatService.chat_lock("zalo", user)``), and answered 200 once the reply is stored and sent. Events the bot
 does not act on (the OA's own messages echoed back, "seen", "received", …) get 200 straight away. An
 unexpected error while handling is logged and the patient is told to try again (``ZaloBot.handle``); the
-event stays recorded, so a redelivery is not answered twice.
+event stays recorded, so a redelivery is not answered twice. Only an error before anything could be sent
+(database down) is answered 500, with the event forgotten so that a redelivery is processed.
+
+Replays: a captured, correctly signed event can only be replayed with its own ``msg_id``, which is dropped
+as a duplicate while ``processed_updates`` keeps it (the cleanup job's ``WORKER_PROCESSED_UPDATES_DAYS``).
 
 Mounting (``bot/main.py``): with Telegram configured, call :func:`zalo_routes` on the Telegram webhook app
 when :func:`bot.zalo.zalo_configured` is true; with Zalo alone, serve :func:`build_app` (``/zalo/webhook`` and
@@ -111,8 +115,19 @@ async def handle_webhook(request: web.Request) -> web.Response:
     if key is not None and not await updates.claim(pool, CHANNEL, key):
         log.info("zalo.webhook.duplicate event=%s", incoming.event)
         return web.json_response({"ok": True, "duplicate": True})
-    async with channel.service.chat_lock(CHANNEL, incoming.external_id):
-        await channel.bot.handle(incoming)
+    try:
+        async with channel.service.chat_lock(CHANNEL, incoming.external_id):
+            await channel.bot.handle(incoming)
+    except Exception:
+        # Only failures before the user could be told anything get here (e.g. the database is down):
+        # forget the event so a redelivery is handled, and let Zalo see the error.
+        log.exception("zalo.webhook.failed event=%s", incoming.event)
+        if key is not None:
+            try:
+                await updates.release(pool, CHANNEL, key)
+            except Exception:
+                log.exception("zalo.webhook.release_failed")
+        return web.json_response({"ok": False}, status=500)
     return web.json_response({"ok": True})
 
 

@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import hmac
 import json
+from pathlib import Path
 
 import asyncpg
 import httpx
@@ -17,7 +18,15 @@ from bot.zalo.client import TEXT_LIMIT
 from bot.zalo.tokens import ZaloTokens
 from db import channel_tokens, users
 from kb_import.worker import adapters
+from kb_import.worker.jobs import default_jobs
+from kb_import.worker.runner import run_job
+from tests.integration.worker_helpers import make_ctx
 from tests.integration.zalo_support import LONG_QUESTION, ROLE, count_rows, zalo_harness
+
+ZALO_SETTINGS = (
+    "zalo_app_id", "zalo_app_secret", "zalo_oa_secret", "zalo_oa_access_token", "zalo_oa_refresh_token",
+    "zalo_api_base", "zalo_oauth_base",
+)  # fmt: skip
 
 
 async def test_follow_role_question_answer_and_suggestion_tap(db: asyncpg.Pool) -> None:
@@ -165,12 +174,16 @@ async def test_two_concurrent_refreshes_call_zalo_once(db: asyncpg.Pool) -> None
         assert z.fake.refresh_calls == 2 and z.fake.refresh_errors == 0
 
 
-async def test_worker_hook_resolves_and_runs(db: asyncpg.Pool) -> None:
+async def test_worker_job_refreshes_through_the_hook(db: asyncpg.Pool, tmp_path: Path) -> None:
     async with zalo_harness(db, seed=False) as z:
-        fn = adapters.resolve("bot.zalo.tokens:refresh_if_needed")
-        assert fn is zalo_tokens.refresh_if_needed
-        result = await adapters.call_with(fn, {"pool": db, "db": db, "settings": z.settings})
-        assert result["refreshed"] is True  # seeded from the environment, expiry unknown → refreshed
+        assert adapters.resolve("bot.zalo.tokens:refresh_if_needed") is zalo_tokens.refresh_if_needed
+        zalo = {k: getattr(z.settings, k) for k in ZALO_SETTINGS}
+        ctx = make_ctx(db, tmp_path, **zalo)
+        job = next(j for j in default_jobs() if j.name == "zalo_token_refresh")
+        first = await run_job(ctx, job)
+        assert first.status == "ok" and first.counts["refreshed"] is True  # expiry unknown after seeding
+        second = await run_job(ctx, job)
+        assert second.status == "ok" and second.counts["refreshed"] is False  # 25 hours left
         assert z.fake.refresh_calls == 1
 
 
