@@ -11,7 +11,8 @@ Everything patients can do on Telegram works here through ChatService, as a user
 * Typed commands (with or without diacritics, with or without a leading ``/``): "chuyên khoa"
   (``/chuyenkhoa``) → role picker; "xoá dữ liệu" (``/xoadulieu``) → a confirmation with two buttons
   (``#erase:yes`` / ``#erase:no``); "trợ giúp" (``/help``) → help.
-* A user with no role yet gets the role picker first and is asked to send the question again after choosing.
+* A user with no role yet gets the role picker and is asked to send the question again after choosing —
+  except for an emergency (red flag), which is answered at once (115 first), then the picker follows.
 * Images, stickers, audio, files… → "vui lòng gõ câu hỏi".
 * Sending errors: 230 (no interaction for 7 days) marks the user inactive (``inactive_reason='zalo_230'``)
   and nothing more is sent to them until they write again (a message from them reactivates them); other
@@ -34,6 +35,7 @@ from db.settings import Settings
 from db.users import User
 from engine.classify import fold
 from engine.roles import load_roles
+from engine.safety import detect_red_flags
 
 log = logging.getLogger("medbot.zalo")
 
@@ -203,6 +205,9 @@ class ZaloBot:
             await self.send_text(user, recipient, HELP)
             return
         if user.role is None or user.role not in self.roles:
+            if detect_red_flags(text).is_emergency:
+                # An emergency never waits for a role: the flow answers it (115 first) with the default role.
+                await self.answer(user, recipient, text)
             await self.role_picker(user, recipient, PICK_ROLE_FIRST)
             return
         await self.answer(user, recipient, text)

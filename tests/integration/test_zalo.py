@@ -232,6 +232,12 @@ async def test_other_message_kinds_commands_and_erase(db: asyncpg.Pool) -> None:
 
         await z.say("u6", "Răng bị ê buốt khi uống nước lạnh là bệnh gì?")  # no role yet
         assert z.fake.to("u6")[-1].text == PICK_ROLE_FIRST and len(z.fake.to("u6")[-1].buttons) == 4
+        # an emergency does not wait for a role: 115 first, then the picker
+        before = len(z.fake.to("u6"))
+        await z.say("u6", "Bố tôi đau ngực dữ dội, khó thở, vã mồ hôi")
+        emergency, picker = z.fake.to("u6")[before:]
+        assert "115" in emergency.text and picker.text == PICK_ROLE_FIRST
+        await db.execute("DELETE FROM messages")
         await z.choose_role("u6")
         await z.say("u6", "Răng bị ê buốt khi uống nước lạnh là bệnh gì?")
         assert await db.fetchval("SELECT count(*) FROM messages") == 2
