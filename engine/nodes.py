@@ -557,7 +557,9 @@ class ComposeAnswer(StructuredNode):
     async def offline(self, prep: dict[str, Any]) -> ComposeOut:
         hits = prep["ctx"]["hits"]
         best = hits[0]
-        return ComposeOut(
+        # The 2,500-character cap validates LLM output; a curated answer may be longer (the KB import allows
+        # 8,000 characters, channels split long texts), so it is not validated against that cap.
+        return ComposeOut.model_construct(
             explanation=curated_answer(prep["ctx"]["role"], best),
             suggestion_questions=[],
             used_codes=[best.entry.code],

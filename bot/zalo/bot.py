@@ -1,0 +1,328 @@
+"""The Zalo channel logic: one verified webhook event in, the right messages out through ``ZaloClient``.
+
+Everything patients can do on Telegram works here through ChatService, as a user of channel ``zalo``:
+
+* ``follow`` → greeting, privacy notice, medical disclaimer and the role picker (``#role:<id>`` buttons).
+* Text → an answer; follow-up questions as ``oa.query.hide`` buttons with payload ``#sq:<set_id>:<i>``.
+  A tapped button comes back as an ordinary text message, so every payload is validated like typed text:
+  an unknown, expired, malformed or other user's ``#sq`` gets a polite message and changes nothing.
+* Buttons under an answer (Zalo allows 5): up to 3 suggestions plus 👍 / 👎 (``#fb:<message_id>:1|-1``)
+  when the answer cites the KB; up to 5 suggestions otherwise (clarification, topic lists).
+* Typed commands (with or without diacritics, with or without a leading ``/``): "chuyên khoa"
+  (``/chuyenkhoa``) → role picker; "xoá dữ liệu" (``/xoadulieu``) → a confirmation with two buttons
+  (``#erase:yes`` / ``#erase:no``); "trợ giúp" (``/help``) → help.
+* A user with no role yet gets the role picker and is asked to send the question again after choosing —
+  except for an emergency (red flag), which is answered at once (115 first), then the picker follows.
+* Images, stickers, audio, files… → "vui lòng gõ câu hỏi".
+* Sending errors: 230 (no interaction for 7 days) marks the user inactive (``inactive_reason='zalo_230'``)
+  and nothing more is sent to them until they write again (a message from them reactivates them); other
+  errors are logged and, where a plain text can still get through, the user is told to try again.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from bot.logs import redact
+from bot.service import ChatService, Reply
+from bot.zalo import CHANNEL
+from bot.zalo.client import MAX_BUTTONS, Button, Recipient, ZaloAPIError, ZaloClient, ZaloUserUnreachable
+from db import users
+from db.settings import Settings
+from db.users import User
+from engine.classify import fold
+from engine.roles import load_roles
+from engine.safety import detect_red_flags
+
+log = logging.getLogger("medbot.zalo")
+
+SUGGESTION_RE = re.compile(r"^#sq:(\d{1,18}):(\d{1,3})$")
+ROLE_RE = re.compile(r"^#role:([A-Za-z0-9_\-]{1,64})$")
+FEEDBACK_RE = re.compile(r"^#fb:(\d{1,18}):(-1|1)$")
+
+TEXT_EVENTS = {"user_send_text", "anonymous_send_text"}
+OTHER_MESSAGE_EVENTS = {
+    "user_send_image", "user_send_gif", "user_send_sticker", "user_send_audio", "user_send_video",
+    "user_send_file", "user_send_link", "user_send_location", "user_send_business_card",
+    "anonymous_send_image", "anonymous_send_sticker", "anonymous_send_file",
+}  # fmt: skip
+
+WELCOME = (
+    "Chào mừng bạn đến với trợ lý sức khỏe của phòng khám trên Zalo! 👋\n\n"
+    "Mình trả lời câu hỏi sức khỏe dựa trên tài liệu do bác sĩ của phòng khám biên soạn.\n\n"
+    "🔒 Tin nhắn của bạn được lưu lại để trả lời và cải thiện dịch vụ. "
+    'Bạn có thể gõ "xoá dữ liệu" bất cứ lúc nào để xoá toàn bộ dữ liệu của mình.'
+)
+PICK_ROLE = "Bạn vui lòng chọn chuyên khoa muốn hỏi:"
+PICK_ROLE_FIRST = "Trước khi hỏi, bạn vui lòng chọn chuyên khoa, rồi gửi lại câu hỏi giúp mình nhé."
+ROLE_SET = "Đã chọn: {label}.\n\n{greeting}\n\nBạn cứ gõ câu hỏi nhé."
+ROLE_UNKNOWN = "Chuyên khoa này không có. Bạn vui lòng chọn lại:"
+NOT_TEXT = (
+    "Hiện mình chỉ đọc được tin nhắn chữ 🙏 Bạn vui lòng gõ câu hỏi của mình, ví dụ: "
+    '"Răng bị ê buốt khi uống nước lạnh thì sao?"'
+)
+SUGGESTION_EXPIRED = (
+    "Câu hỏi gợi ý này đã hết hạn hoặc không còn dùng được. Bạn vui lòng gõ lại câu hỏi của mình nhé."
+)
+FEEDBACK_THANKS = "Cảm ơn bạn đã góp ý! Ý kiến của bạn giúp phòng khám cải thiện câu trả lời."
+FEEDBACK_UNKNOWN = "Mình không tìm thấy câu trả lời này để ghi nhận góp ý, bạn thông cảm nhé."
+ERASE_CONFIRM = (
+    "Bạn có chắc muốn xoá toàn bộ dữ liệu của mình (lịch sử trò chuyện, chuyên khoa đã chọn, góp ý)? "
+    "Thao tác này không thể hoàn tác."
+)
+ERASED = "Đã xoá toàn bộ dữ liệu của bạn. Khi cần, bạn cứ nhắn tin để bắt đầu lại nhé."
+ERASE_CANCELLED = "Đã huỷ, dữ liệu của bạn vẫn được giữ nguyên."
+HELP = (
+    "Bạn có thể:\n"
+    "• Gõ câu hỏi sức khỏe bằng tiếng Việt (có dấu hoặc không dấu).\n"
+    "• Bấm vào câu hỏi gợi ý bên dưới mỗi câu trả lời.\n"
+    '• Gõ "chuyên khoa" để đổi chuyên khoa.\n'
+    '• Gõ "xoá dữ liệu" để xoá dữ liệu của bạn.\n\n'
+    "Khi cấp cứu, hãy gọi ngay 115."
+)
+FAILED = "Xin lỗi, mình đang gặp sự cố khi trả lời. Bạn vui lòng gửi lại câu hỏi sau ít phút nhé."
+SOURCES = "📚 Nguồn: {codes}"
+
+ROLE_COMMANDS = {"chuyen khoa", "doi chuyen khoa", "chuyenkhoa", "/chuyenkhoa", "/start", "bat dau"}
+ERASE_COMMANDS = {"xoa du lieu", "xoadulieu", "/xoadulieu", "xoa du lieu cua toi"}
+HELP_COMMANDS = {"tro giup", "/help", "help", "huong dan", "/trogiup"}
+
+
+def command_of(text: str) -> str:
+    """A typed message as a comparable command: folded, without punctuation at the ends."""
+    return " ".join(fold(text).strip(" .!?").split())
+
+
+@dataclass(slots=True)
+class Incoming:
+    """The parts of a verified event the channel needs."""
+
+    event: str
+    sender: str  # the Zalo user id (or anonymous id)
+    recipient: Recipient  # how to address the answer
+    external_id: str  # users.external_id: the user id, or "anon:<id>" for anonymous chats
+    msg_id: str | None
+    text: str
+    display_name: str | None = None
+
+
+def parse_event(event: dict[str, Any]) -> Incoming | None:
+    """The sender and message of an event we act on; None for events we ignore (OA echoes, seen, …)."""
+    name = str(event.get("event_name", ""))
+    message = event.get("message") if isinstance(event.get("message"), dict) else {}
+    assert isinstance(message, dict)
+    msg_id = str(message["msg_id"]) if message.get("msg_id") is not None else None
+    if name in ("follow", "unfollow"):
+        follower = event.get("follower") or {}
+        uid = str(follower.get("id", "")) if isinstance(follower, dict) else ""
+        if not uid:
+            return None
+        return Incoming(name, uid, {"user_id": uid}, uid, None, "")
+    if name in TEXT_EVENTS or name in OTHER_MESSAGE_EVENTS:
+        sender = event.get("sender") or {}
+        uid = str(sender.get("id", "")) if isinstance(sender, dict) else ""
+        if not uid:
+            return None
+        if name.startswith("anonymous_"):
+            conversation = str(message.get("conversation_id", ""))
+            recipient = {"anonymous_id": uid, "conversation_id": conversation}
+            external = f"anon:{uid}"
+        else:
+            recipient, external = {"user_id": uid}, uid
+        text = str(message.get("text", "")) if name in TEXT_EVENTS else ""
+        return Incoming(name, uid, recipient, external, msg_id, text)
+    return None
+
+
+def dedupe_key(incoming: Incoming, event: dict[str, Any]) -> str | None:
+    """What ``processed_updates`` records: the message id, or event+user+timestamp for follow events."""
+    if incoming.msg_id:
+        return incoming.msg_id
+    if incoming.event in ("follow", "unfollow"):
+        return f"{incoming.event}:{incoming.sender}:{event.get('timestamp', '')}"
+    return None
+
+
+class ZaloBot:
+    def __init__(self, service: ChatService, client: ZaloClient, settings: Settings) -> None:
+        self.service = service
+        self.client = client
+        self.settings = settings
+        self.roles = {key: role for key, role in load_roles().items() if key in service.roles}
+
+    # -- entry point (called under the chat lock, after the dedupe claim) -------------------------------
+
+    async def handle(self, incoming: Incoming) -> None:
+        if incoming.event == "unfollow":
+            await users.set_active(self.service.pool, CHANNEL, incoming.external_id, False, "zalo_unfollow")
+            log.info("zalo.unfollow user=%s", incoming.external_id)
+            return
+        user = await self.service.user(CHANNEL, incoming.external_id, incoming.display_name)
+        if not user.active:
+            # The user wrote (or followed) again: the 7-day window is open, we may answer again.
+            await users.set_active(self.service.pool, CHANNEL, incoming.external_id, True, None)
+            user.active = True
+        try:
+            if incoming.event == "follow":
+                await self.welcome(user, incoming.recipient)
+            elif incoming.event in TEXT_EVENTS:
+                await self.on_text(user, incoming.recipient, incoming.text)
+            else:
+                await self.send_text(user, incoming.recipient, NOT_TEXT)
+        except Exception:
+            log.exception("zalo.handle_failed user=%s event=%s", user.id, incoming.event)
+            await self.send_text(user, incoming.recipient, FAILED)
+
+    async def on_text(self, user: User, recipient: Recipient, text: str) -> None:
+        text = text.strip()
+        if not text:
+            await self.send_text(user, recipient, NOT_TEXT)
+            return
+        if text.startswith("#sq:"):
+            await self.on_suggestion(user, recipient, text)
+            return
+        if text.startswith("#role:"):
+            await self.on_role(user, recipient, text)
+            return
+        if text.startswith("#fb:"):
+            await self.on_feedback(user, recipient, text)
+            return
+        if text in ("#erase:yes", "#erase:no"):
+            await self.on_erase(user, recipient, text == "#erase:yes")
+            return
+        command = command_of(text)
+        if command in ROLE_COMMANDS:
+            await self.role_picker(user, recipient, PICK_ROLE)
+            return
+        if command in ERASE_COMMANDS:
+            buttons = [Button("Xoá dữ liệu", "#erase:yes"), Button("Huỷ", "#erase:no")]
+            await self._deliver(user, recipient, self.client.send_buttons(recipient, ERASE_CONFIRM, buttons))
+            return
+        if command in HELP_COMMANDS:
+            await self.send_text(user, recipient, HELP)
+            return
+        if user.role is None or user.role not in self.roles:
+            if detect_red_flags(text).is_emergency:
+                # An emergency never waits for a role: the flow answers it (115 first) with the default role.
+                await self.answer(user, recipient, text)
+            await self.role_picker(user, recipient, PICK_ROLE_FIRST)
+            return
+        await self.answer(user, recipient, text)
+
+    # -- flows -----------------------------------------------------------------------------------------
+
+    async def welcome(self, user: User, recipient: Recipient) -> None:
+        text = f"{WELCOME}\n\n{self.settings.disclaimer}\n\n{PICK_ROLE}"
+        await self.role_picker(user, recipient, text)
+
+    async def role_picker(self, user: User, recipient: Recipient, text: str) -> None:
+        buttons = [Button(role.label, f"#role:{key}") for key, role in self.roles.items()]
+        # More roles than Zalo's 5 buttons: the rest follow in further messages.
+        for start in range(0, len(buttons), MAX_BUTTONS):
+            body = text if start == 0 else "Chuyên khoa khác:"
+            chunk = buttons[start : start + MAX_BUTTONS]
+            sent = await self._deliver(user, recipient, self.client.send_buttons(recipient, body, chunk))
+            if not sent:
+                return
+
+    async def on_role(self, user: User, recipient: Recipient, text: str) -> None:
+        match = ROLE_RE.match(text)
+        key = match.group(1) if match else ""
+        if not key or key not in self.roles or not await self.service.set_role(user, key):
+            await self.role_picker(user, recipient, ROLE_UNKNOWN)
+            return
+        role = self.roles[key]
+        log.info("zalo.role_set user=%s role=%s", user.id, key)
+        await self.send_text(user, recipient, ROLE_SET.format(label=role.label, greeting=role.greeting))
+
+    async def on_suggestion(self, user: User, recipient: Recipient, text: str) -> None:
+        match = SUGGESTION_RE.match(text)
+        question = None
+        if match:
+            question = await self.service.suggestion_text(user, int(match.group(1)), int(match.group(2)))
+        if question is None:
+            log.info("zalo.suggestion_rejected user=%s payload=%s", user.id, redact(text, 24))
+            await self.send_text(user, recipient, SUGGESTION_EXPIRED)
+            return
+        if user.role is None:
+            await self.role_picker(user, recipient, PICK_ROLE_FIRST)
+            return
+        await self.answer(user, recipient, question)
+
+    async def on_feedback(self, user: User, recipient: Recipient, text: str) -> None:
+        match = FEEDBACK_RE.match(text)
+        ok = bool(match) and await self.service.rate(user, int(match.group(1)), int(match.group(2)))  # type: ignore[union-attr]
+        await self.send_text(user, recipient, FEEDBACK_THANKS if ok else FEEDBACK_UNKNOWN)
+
+    async def on_erase(self, user: User, recipient: Recipient, confirmed: bool) -> None:
+        if not confirmed:
+            await self.send_text(user, recipient, ERASE_CANCELLED)
+            return
+        await self.service.erase(user)
+        try:  # the user row is gone: nothing to mark if this fails
+            await self.client.send_text(recipient, ERASED)
+        except ZaloAPIError as exc:
+            log.error("zalo.send_failed after=erase code=%s error=%s", exc.code, exc.message)
+
+    async def answer(self, user: User, recipient: Recipient, text: str) -> None:
+        reply = await self.service.handle_text(user, text, channel=CHANNEL)
+        await self._deliver(user, recipient, self.client.send_answer(recipient, render_text(reply), answer_buttons(reply)))
+
+    # -- sending ---------------------------------------------------------------------------------------
+
+    async def send_text(self, user: User, recipient: Recipient, text: str) -> bool:
+        return await self._deliver(user, recipient, self.client.send_text(recipient, text))
+
+    async def push(self, external_id: str, text: str) -> bool:
+        """A message the bot starts (reports, reminders): skipped for users marked inactive (230, unfollow)."""
+        user = await users.get(self.service.pool, CHANNEL, external_id)
+        if user is None or not user.active:
+            log.info("zalo.push_skipped user=%s reason=%s", external_id, "unknown" if user is None else "inactive")
+            return False
+        return await self.send_text(user, {"user_id": external_id}, text)
+
+    async def _deliver(self, user: User, recipient: Recipient, sending: Any) -> bool:
+        """Await one send; False when it failed. On 230 the user is marked inactive and nothing more is
+        sent; on other errors the failure is logged and the user told, if a plain text gets through."""
+        try:
+            await sending
+            return True
+        except ZaloUserUnreachable as exc:
+            await users.set_active(self.service.pool, CHANNEL, user.external_id, False, "zalo_230")
+            user.active = False
+            log.warning("zalo.user_unreachable user=%s code=%s", user.id, exc.code)
+            return False
+        except ZaloAPIError as exc:
+            log.error("zalo.send_failed user=%s code=%s error=%s", user.id, exc.code, exc.message)
+            if exc.code is not None and exc.code != -216:
+                # A plain short text often still gets through (e.g. when a button payload was refused).
+                try:
+                    await self.client.send_text(recipient, FAILED)
+                except ZaloAPIError as again:
+                    log.error("zalo.inform_failed user=%s code=%s", user.id, again.code)
+            return False
+
+
+def render_text(reply: Reply) -> str:
+    """The answer as Zalo plain text, with the KB codes it relied on."""
+    text = reply.text.strip()
+    if reply.citations:
+        text += "\n\n" + SOURCES.format(codes=", ".join(reply.citations))
+    return text
+
+
+def answer_buttons(reply: Reply) -> list[Button]:
+    """Suggestions (``#sq:<set>:<i>``) and, under a KB answer, 👍 / 👎 — at most 5 buttons."""
+    with_feedback = bool(reply.citations) and reply.message_id is not None
+    room = MAX_BUTTONS - 2 if with_feedback else MAX_BUTTONS
+    buttons: list[Button] = []
+    if reply.suggestion_set_id is not None:
+        buttons = [
+            Button(q, f"#sq:{reply.suggestion_set_id}:{i}") for i, q in enumerate(reply.suggestions[:room])
+        ]
+    if with_feedback:
+        buttons += [Button("👍 Hữu ích", f"#fb:{reply.message_id}:1"), Button("👎 Chưa đúng", f"#fb:{reply.message_id}:-1")]
+    return buttons

@@ -1,0 +1,178 @@
+"""The Zalo OA webhook: ``POST /zalo/webhook`` on the one aiohttp app of ``medbot run``.
+
+Each request is verified before anything else: ``X-ZEvent-Signature`` must equal ``mac=`` + hex SHA-256
+of ``ZALO_APP_ID`` + the raw body + the event's ``timestamp`` field + ``ZALO_OA_SECRET`` (plain SHA-256, not
+HMAC; compared in constant time). Anything else — no header, a wrong one, a body that is not a JSON object,
+Zalo not configured — is answered 401 and nothing is stored.
+
+A verified event is deduplicated on ``message.msg_id`` (``processed_updates``, channel ``zalo``; follow /
+unfollow on event + user + timestamp), handled under the same per-chat advisory lock as Telegram
+(``ChatService.chat_lock("zalo", user)``), and answered 200 once the reply is stored and sent. Events the bot
+does not act on (the OA's own messages echoed back, "seen", "received", …) get 200 straight away. An
+unexpected error while handling is logged and the patient is told to try again (``ZaloBot.handle``); the
+event stays recorded, so a redelivery is not answered twice. Only an error before anything could be sent
+(database down) is answered 500, with the event forgotten so that a redelivery is processed.
+
+Replays: a captured, correctly signed event can only be replayed with its own ``msg_id``, which is dropped
+as a duplicate while ``processed_updates`` keeps it (the cleanup job's ``WORKER_PROCESSED_UPDATES_DAYS``).
+
+Mounting (``bot/main.py``): with Telegram configured, call :func:`zalo_routes` on the Telegram webhook app
+when :func:`bot.zalo.zalo_configured` is true; with Zalo alone, serve :func:`build_app` (``/zalo/webhook`` and
+``GET /healthz``) on ``PORT``, e.g. with :func:`serve`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from bot.runtime import Runtime
+from bot.service import ChatService
+from bot.zalo import CHANNEL
+from bot.zalo.bot import ZaloBot, dedupe_key, parse_event
+from bot.zalo.client import ZaloClient
+from bot.zalo.tokens import ZaloTokens
+from db import updates
+from db.settings import Settings
+
+log = logging.getLogger("medbot.zalo.webhook")
+
+PATH = "/zalo/webhook"
+SIGNATURE_HEADER = "X-ZEvent-Signature"
+
+
+def sign(app_id: str, body: bytes, timestamp: str, secret: str) -> str:
+    """The ``X-ZEvent-Signature`` value Zalo sends for an event."""
+    digest = hashlib.sha256(app_id.encode() + body + timestamp.encode() + secret.encode()).hexdigest()
+    return f"mac={digest}"
+
+
+def verify(settings: Settings, body: bytes, header: str | None) -> dict[str, Any] | None:
+    """The event when the signature is right, else None."""
+    if not header or not settings.zalo_app_id or settings.zalo_oa_secret is None:
+        return None
+    try:
+        event = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(event, dict) or event.get("timestamp") is None:
+        return None
+    expected = sign(settings.zalo_app_id, body, str(event["timestamp"]), settings.zalo_oa_secret.get_secret_value())
+    if not hmac.compare_digest(expected.encode(), header.strip().encode()):
+        return None
+    return event
+
+
+@dataclass
+class ZaloChannel:
+    """What the webhook needs, built once per process."""
+
+    service: ChatService
+    settings: Settings
+    tokens: ZaloTokens
+    client: ZaloClient
+    bot: ZaloBot
+
+    async def close(self) -> None:
+        await self.client.close()
+        await self.tokens.close()
+
+
+CHANNEL_KEY: web.AppKey[ZaloChannel] = web.AppKey("zalo_channel", ZaloChannel)
+
+
+async def build_channel(runtime: Runtime, service: ChatService) -> ZaloChannel:
+    """Tokens (seeded from the environment on first start), the OpenAPI client and the channel logic."""
+    settings = runtime.settings
+    if not settings.zalo_app_id or settings.zalo_oa_secret is None:
+        log.warning("zalo.not_configured missing=ZALO_APP_ID/ZALO_OA_SECRET: every webhook call gets 401")
+    tokens = ZaloTokens(runtime.pool, settings)
+    await tokens.seed()
+    client = ZaloClient(tokens, settings.zalo_api_base)
+    return ZaloChannel(service, settings, tokens, client, ZaloBot(service, client, settings))
+
+
+async def handle_webhook(request: web.Request) -> web.Response:
+    channel = request.app[CHANNEL_KEY]
+    body = await request.read()
+    event = verify(channel.settings, body, request.headers.get(SIGNATURE_HEADER))
+    if event is None:
+        log.warning("zalo.webhook.rejected reason=signature remote=%s", request.remote)
+        return web.json_response({"ok": False, "error": "invalid signature"}, status=401)
+    incoming = parse_event(event)
+    if incoming is None:
+        log.debug("zalo.webhook.ignored event=%s", event.get("event_name"))
+        return web.json_response({"ok": True})
+    key = dedupe_key(incoming, event)
+    pool = channel.service.pool
+    if key is not None and not await updates.claim(pool, CHANNEL, key):
+        log.info("zalo.webhook.duplicate event=%s", incoming.event)
+        return web.json_response({"ok": True, "duplicate": True})
+    try:
+        async with channel.service.chat_lock(CHANNEL, incoming.external_id):
+            await channel.bot.handle(incoming)
+    except Exception:
+        # Only failures before the user could be told anything get here (e.g. the database is down):
+        # forget the event so a redelivery is handled, and let Zalo see the error.
+        log.exception("zalo.webhook.failed event=%s", incoming.event)
+        if key is not None:
+            try:
+                await updates.release(pool, CHANNEL, key)
+            except Exception:
+                log.exception("zalo.webhook.release_failed")
+        return web.json_response({"ok": False}, status=500)
+    return web.json_response({"ok": True})
+
+
+async def healthz(request: web.Request) -> web.Response:
+    return web.json_response({"ok": True})
+
+
+def zalo_routes(app: web.Application, channel: ZaloChannel, *, close_on_cleanup: bool = True) -> None:
+    """Add ``POST /zalo/webhook`` to ``app`` (the Telegram webhook app, or :func:`build_app`'s)."""
+    app[CHANNEL_KEY] = channel
+    app.router.add_post(PATH, handle_webhook)
+    if close_on_cleanup:
+
+        async def _close(_: web.Application) -> None:
+            await channel.close()
+
+        app.on_cleanup.append(_close)
+
+
+async def build_app(runtime: Runtime, service: ChatService | None = None) -> web.Application:
+    """A Zalo-only app: ``POST /zalo/webhook`` and ``GET /healthz`` (for a clinic without Telegram)."""
+    if service is None:
+        from bot.wiring import build_service
+
+        service = await build_service(runtime)
+    app = web.Application()
+    zalo_routes(app, await build_channel(runtime, service))
+    app.router.add_get("/healthz", healthz)
+    return app
+
+
+async def serve(settings: Settings) -> int:
+    """``medbot run`` with Zalo alone: serve :func:`build_app` on ``PORT`` until cancelled."""
+    from bot.runtime import open_runtime
+
+    runtime = await open_runtime(settings)
+    runner: web.AppRunner | None = None
+    try:
+        runner = web.AppRunner(await build_app(runtime))
+        await runner.setup()
+        await web.TCPSite(runner, "0.0.0.0", settings.port).start()
+        log.info("zalo.serving port=%d path=%s", settings.port, PATH)
+        await asyncio.Event().wait()
+        return 0
+    finally:
+        if runner is not None:
+            await runner.cleanup()
+        await runtime.close()
