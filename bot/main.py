@@ -1,5 +1,6 @@
 """``medbot run``: the Telegram bot when ``TELEGRAM_BOT_TOKEN`` is set (webhook when
-``TELEGRAM_WEBHOOK_URL`` is set, else long polling); without a token, the console chat."""
+``TELEGRAM_WEBHOOK_URL`` is set, else long polling; the webhook app also serves Zalo when configured); Zalo
+alone when only Zalo is configured; otherwise the console chat."""
 
 from __future__ import annotations
 
@@ -8,10 +9,17 @@ from db.settings import Settings
 
 async def run(settings: Settings) -> int:
     token = settings.telegram_bot_token.get_secret_value() if settings.telegram_bot_token else ""
-    if not token:
-        from bot.console import chat
+    if token:
+        from bot.telegram.app import run_telegram
 
-        return await chat(settings, role=None)
-    from bot.telegram.app import run_telegram
+        return await run_telegram(settings)
+    from bot.zalo import zalo_configured
 
-    return await run_telegram(settings)
+    if zalo_configured(settings):
+        from bot.zalo.webhook import serve
+
+        return await serve(settings)
+    from bot.console import chat
+
+    print("TELEGRAM_BOT_TOKEN is not set: starting the console chat (Ctrl-D to quit).")
+    return await chat(settings, role=None)

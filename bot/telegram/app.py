@@ -37,6 +37,8 @@ from bot.telegram.commands import set_menus
 from bot.telegram.middlewares import ChatOrderMiddleware, DedupeMiddleware, UserMiddleware
 from bot.telegram.routers import all_routers
 from bot.telegram.session import DeliveryPolicy
+from bot.zalo import zalo_configured
+from bot.zalo.webhook import build_channel, zalo_routes
 from db.settings import Settings
 
 log = logging.getLogger("medbot.telegram")
@@ -73,7 +75,14 @@ def build_bot(settings: Settings, pool: Any) -> Bot:
 def build_dispatcher(
     service: ChatService, settings: Settings, *, concurrency: int = POOL_SIZE - 4
 ) -> Dispatcher:
-    dp = Dispatcher(service=service, settings=settings)
+    from bot.verify_service import VerificationService, build_verifier
+    from kb_import.cli import make_cached_embedder
+
+    embedder = make_cached_embedder(settings, service.pool)
+    verify_service = VerificationService(service.pool, build_verifier(service.pool, settings, embedder))
+    dp = Dispatcher(
+        service=service, settings=settings, verify_service=verify_service, pool=service.pool, embedder=embedder
+    )
     dp.update.outer_middleware(ChatOrderMiddleware(service, concurrency))
     dp.update.outer_middleware(DedupeMiddleware(service.pool))
     dp.update.outer_middleware(UserMiddleware(service))
@@ -148,7 +157,10 @@ async def run_telegram(settings: Settings) -> int:
         await set_menus(bot, runtime.pool, settings)
         if settings.telegram_webhook_url:
             secret = webhook_secret(settings)
-            runner = web.AppRunner(webhook_app(bot, dp, service, secret), access_log=None)
+            app = webhook_app(bot, dp, service, secret)
+            if zalo_configured(settings):  # one app on PORT serves both channels
+                zalo_routes(app, await build_channel(runtime, service))
+            runner = web.AppRunner(app, access_log=None)
             await runner.setup()
             await web.TCPSite(runner, "0.0.0.0", settings.port).start()
             await bot.set_webhook(webhook_url(settings), secret_token=secret,

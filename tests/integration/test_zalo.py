@@ -17,6 +17,7 @@ from bot.zalo.bot import ERASE_CONFIRM, ERASED, NOT_TEXT, PICK_ROLE_FIRST, SUGGE
 from bot.zalo.client import TEXT_LIMIT
 from bot.zalo.tokens import ZaloTokens
 from db import channel_tokens, users
+from engine.roles import load_roles
 from kb_import.worker import adapters
 from kb_import.worker.jobs import default_jobs
 from kb_import.worker.runner import run_job
@@ -39,10 +40,11 @@ async def test_follow_role_question_answer_and_suggestion_tap(db: asyncpg.Pool) 
             "#role:patient_dental", "#role:patient_diabetes", "#role:doctor_dental", "#role:doctor_endocrine",
         ]  # fmt: skip
         assert all(b["type"] == "oa.query.hide" for b in welcome.buttons)
-        assert welcome.buttons[0]["title"] == "Bệnh nhân nha khoa"
+        dental = load_roles()["patient_dental"].label
+        assert welcome.buttons[0]["title"] == dental
 
         await z.choose_role("u1")
-        assert "Bệnh nhân nha khoa" in z.fake.to("u1")[-1].text
+        assert dental in z.fake.to("u1")[-1].text
         user = await users.get(db, "zalo", "u1")
         assert user is not None and user.role == ROLE and user.consent_at is not None
 

@@ -9,6 +9,8 @@ from db.settings import Settings
 
 
 def all_routers(settings: Settings) -> list[Router]:
+    from bot.telegram import verify
     from bot.telegram.routers import account, admin, fallback, questions, start
 
-    return [start.router, account.router, admin.build(settings), questions.router, fallback.router]
+    # /verify's text handler only claims chats with an open verification, so it goes before questions.
+    return [start.router, account.router, admin.build(settings), verify.router, questions.router, fallback.router]
