@@ -96,7 +96,9 @@ def generate(n: int, n_queries: int, seed: int = 7) -> tuple[list[KBEntry], list
     for _ in range(n_queries):
         src = entries[int(rng.integers(n))].question.split()
         queries.append(
-            "Chào bác sĩ , " + " ".join(text(15, 60) + src[: len(src) // 2 + 2] + text(10, 60)) + " . Em cảm ơn ạ !"
+            "Chào bác sĩ , "
+            + " ".join(text(15, 60) + src[: len(src) // 2 + 2] + text(10, 60))
+            + " . Em cảm ơn ạ !"
         )
     return entries, queries
 

@@ -113,10 +113,14 @@ class KBSearch:
             return SearchResult([], 0.0, timings, texts[0] if texts else "")
 
         best: dict[int, Fused] = {}
+        sparse_scores: dict[int, np.ndarray] = {}  # entry id -> sparse scores of the query it came from
         for text in texts:
-            for cand in await self._search_one(role, index, text, mode, timings):
+            fused, scores = await self._search_one(role, index, text, mode, timings)
+            for cand in fused:
                 if cand.entry_id not in best or cand.score > best[cand.entry_id].score:
                     best[cand.entry_id] = cand
+                    if scores is not None:
+                        sparse_scores[cand.entry_id] = scores
 
         t = time.perf_counter()
         ranked = sorted(best.values(), key=lambda f: -f.score)
@@ -128,6 +132,10 @@ class KBSearch:
             entry = index.entries[pos]
             if entry.role != role:  # defence in depth: the store already filters by role
                 continue
+            if cand.sparse_rank is None and cand.sparse_score > 0 and cand.entry_id in sparse_scores:
+                # A dense-only candidate: its rank in the full sparse ranking, for the trace.
+                all_scores = sparse_scores[cand.entry_id]
+                cand.sparse_rank = int(np.count_nonzero(all_scores > cand.sparse_score)) + 1
             other = ranked[1].score if i == 0 and len(ranked) > 1 else (ranked[0].score if i else 0.0)
             p = probability(mode, cand.score - other, cand.sparse_score, cand.dense_score)
             hits.append(
@@ -147,7 +155,7 @@ class KBSearch:
 
     async def _search_one(
         self, role: str, index: SparseIndex, text: str, mode: str, timings: dict[str, float]
-    ) -> list[Fused]:
+    ) -> tuple[list[Fused], np.ndarray | None]:
         n = self.candidates
         sparse: list[tuple[int, float]] = []
         scores: np.ndarray | None = None
@@ -178,10 +186,5 @@ class KBSearch:
                 if pos is not None:
                     extra[eid] = float(scores[pos])
         fused = fuse(sparse, dense, dense_weight=weight, sparse_extra=extra, method=FUSION_METHOD)
-        if scores is not None:
-            # Rank of a dense-only candidate in the full sparse ranking, for the trace.
-            for f in fused:
-                if f.sparse_rank is None and f.sparse_score > 0:
-                    f.sparse_rank = int(np.count_nonzero(scores > f.sparse_score)) + 1
         timings["fuse"] += (time.perf_counter() - t) * 1000
-        return fused
+        return fused, scores

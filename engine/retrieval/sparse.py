@@ -19,12 +19,12 @@ terms are frequent ones with long posting lists); the cap is high because cuttin
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.preprocessing import normalize
 
 from engine.text import char_ngrams, fold, ngrams, split_words
@@ -60,12 +60,15 @@ def _char_analyzer(folded: str) -> list[str]:
 
 
 _ANALYZERS = {"syllable": _syllable_analyzer, "bigram": _bigram_analyzer, "char": _char_analyzer}
+# Features are hashed (murmurhash3, stable across processes) instead of kept in a vocabulary: a 100k-entry KB
+# with long answers has millions of distinct bigrams, and a dict of them cost ~600 MB and half the build time.
+# Sizes keep collisions rare for KBs of that order.
+_HASH_BITS = {"syllable": 20, "bigram": 22, "char": 22}
 
 
 @dataclass(slots=True)
 class _Family:
-    analyzer: Callable[[str], list[str]]
-    vocabulary: dict[str, int]
+    hasher: HashingVectorizer
     idf: np.ndarray
     matrix: sp.csc_matrix  # entries x features, rows L2-normalised; CSC so a query gathers its columns
     weight: float
@@ -103,31 +106,34 @@ class SparseIndex:
         for name, weight in (family_weights or FAMILY_WEIGHTS).items():
             if weight <= 0 or n == 0:
                 continue
-            analyzer = _ANALYZERS[name]
-            counter = CountVectorizer(analyzer=analyzer, dtype=np.float32)
-            counts = counter.fit_transform(docs).tocsr()
+            hasher = HashingVectorizer(
+                analyzer=_ANALYZERS[name],
+                n_features=2 ** _HASH_BITS[name],
+                alternate_sign=False,
+                norm=None,
+                dtype=np.float32,
+            )
+            counts = hasher.transform(docs).tocsr()
             blocks = [counts[i * n : (i + 1) * n] for i in range(len(fw))]
             # Document frequency counts entries (any field), smoothed as scikit-learn's TfidfVectorizer does.
             present = blocks[0].copy()
             for block in blocks[1:]:
                 present = present + block
             df = np.bincount(present.indices, minlength=counts.shape[1])
-            idf = (np.log((1 + n) / (1 + df)) + 1).astype(np.float32)
+            idf = np.where(df > 0, np.log((1 + n) / (1 + df)) + 1, 0).astype(np.float32)
             idf_diag = sp.diags(idf)
             mixed = None
             for block, fweight in zip(blocks, fw.values(), strict=True):
                 part = normalize(_sublinear(block) @ idf_diag) * fweight
                 mixed = part if mixed is None else mixed + part
-            self.families[name] = _Family(
-                analyzer, counter.vocabulary_, idf, normalize(mixed).tocsc().astype(np.float32), weight
-            )
+            self.families[name] = _Family(hasher, idf, normalize(mixed).tocsc().astype(np.float32), weight)
         self.build_seconds = time.perf_counter() - t0
 
     def __len__(self) -> int:
         return len(self.entries)
 
     def nbytes(self) -> int:
-        """Approximate memory of the matrices (vocabularies excluded)."""
+        """Memory of the matrices and idf vectors."""
         total = 0
         for fam in self.families.values():
             m = fam.matrix
@@ -136,16 +142,13 @@ class SparseIndex:
 
     def query_vector(self, family: _Family, folded: str) -> tuple[np.ndarray, np.ndarray]:
         """Feature columns and L2-normalised weights of a folded query in one family."""
-        counts: dict[int, int] = {}
-        vocab = family.vocabulary
-        for tok in family.analyzer(folded):
-            col = vocab.get(tok)
-            if col is not None:
-                counts[col] = counts.get(col, 0) + 1
-        if not counts:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        cols = np.fromiter(counts.keys(), np.int64, len(counts))
-        vals = (1.0 + np.log(np.fromiter(counts.values(), np.float32, len(counts)))) * family.idf[cols]
+        q = family.hasher.transform([folded])
+        cols, counts = q.indices.astype(np.int64), q.data
+        present = family.idf[cols] > 0  # features no entry has cannot score
+        cols, counts = cols[present], counts[present]
+        if len(cols) == 0:
+            return cols, counts
+        vals = (1.0 + np.log(counts)) * family.idf[cols]
         if len(vals) > self.max_query_terms:
             keep = np.argpartition(vals, -self.max_query_terms)[-self.max_query_terms :]
             cols, vals = cols[keep], vals[keep]
@@ -157,8 +160,18 @@ class SparseIndex:
         folded = fold(query)
         for fam in self.families.values():
             cols, vals = self.query_vector(fam, folded)
-            if len(cols):
-                out += fam.weight * (fam.matrix[:, cols] @ vals)
+            if len(cols) == 0:
+                continue
+            # Gather the query's posting lists straight from the CSC arrays (scipy's column slicing costs
+            # time proportional to the 4M hashed columns).
+            m = fam.matrix
+            starts, ends = m.indptr[cols], m.indptr[cols + 1]
+            lengths = ends - starts
+            if lengths.sum() == 0:
+                continue
+            idx = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends, strict=True)])
+            weights = m.data[idx] * np.repeat(vals * fam.weight, lengths)
+            out += np.bincount(m.indices[idx], weights=weights, minlength=len(out)).astype(np.float32)
         return out
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
