@@ -69,7 +69,8 @@ _HASH_BITS = {"syllable": 20, "bigram": 22, "char": 22}
 @dataclass(slots=True)
 class _Family:
     hasher: HashingVectorizer
-    idf: np.ndarray
+    columns: np.ndarray  # sorted hashed feature ids present in the KB; matrix column j is columns[j]
+    idf: np.ndarray  # per matrix column
     matrix: sp.csc_matrix  # entries x features, rows L2-normalised; CSC so a query gathers its columns
     weight: float
 
@@ -120,13 +121,17 @@ class SparseIndex:
             for block in blocks[1:]:
                 present = present + block
             df = np.bincount(present.indices, minlength=counts.shape[1])
-            idf = np.where(df > 0, np.log((1 + n) / (1 + df)) + 1, 0).astype(np.float32)
+            # Keep only the hashed columns some entry uses, so the matrix is as narrow as a vocabulary.
+            columns = np.flatnonzero(df).astype(np.int32)
+            idf = (np.log((1 + n) / (1 + df[columns])) + 1).astype(np.float32)
+            blocks = [b[:, columns] for b in blocks]
             idf_diag = sp.diags(idf)
             mixed = None
             for block, fweight in zip(blocks, fw.values(), strict=True):
                 part = normalize(_sublinear(block) @ idf_diag) * fweight
                 mixed = part if mixed is None else mixed + part
-            self.families[name] = _Family(hasher, idf, normalize(mixed).tocsc().astype(np.float32), weight)
+            matrix = normalize(mixed).tocsc().astype(np.float32)
+            self.families[name] = _Family(hasher, columns, idf, matrix, weight)
         self.build_seconds = time.perf_counter() - t0
 
     def __len__(self) -> int:
@@ -137,15 +142,16 @@ class SparseIndex:
         total = 0
         for fam in self.families.values():
             m = fam.matrix
-            total += m.data.nbytes + m.indices.nbytes + m.indptr.nbytes + fam.idf.nbytes
+            total += m.data.nbytes + m.indices.nbytes + m.indptr.nbytes + fam.idf.nbytes + fam.columns.nbytes
         return total
 
     def query_vector(self, family: _Family, folded: str) -> tuple[np.ndarray, np.ndarray]:
         """Feature columns and L2-normalised weights of a folded query in one family."""
         q = family.hasher.transform([folded])
-        cols, counts = q.indices.astype(np.int64), q.data
-        present = family.idf[cols] > 0  # features no entry has cannot score
-        cols, counts = cols[present], counts[present]
+        pos = np.searchsorted(family.columns, q.indices)
+        pos[pos == len(family.columns)] = 0
+        present = family.columns[pos] == q.indices  # features no entry has cannot score
+        cols, counts = pos[present], q.data[present]
         if len(cols) == 0:
             return cols, counts
         vals = (1.0 + np.log(counts)) * family.idf[cols]
@@ -162,16 +168,7 @@ class SparseIndex:
             cols, vals = self.query_vector(fam, folded)
             if len(cols) == 0:
                 continue
-            # Gather the query's posting lists straight from the CSC arrays (scipy's column slicing costs
-            # time proportional to the 4M hashed columns).
-            m = fam.matrix
-            starts, ends = m.indptr[cols], m.indptr[cols + 1]
-            lengths = ends - starts
-            if lengths.sum() == 0:
-                continue
-            idx = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends, strict=True)])
-            weights = m.data[idx] * np.repeat(vals * fam.weight, lengths)
-            out += np.bincount(m.indices[idx], weights=weights, minlength=len(out)).astype(np.float32)
+            out += fam.weight * (fam.matrix[:, cols] @ vals)
         return out
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
