@@ -1,7 +1,8 @@
 """KBSearch: the production retrieval path used by RetrieveFromKB and ``medbot eval retrieval``.
 
 One search: clean the message (``engine.text.clean_query``), score it on the role's in-memory sparse index,
-embed it and ask the store for its nearest entries (pgvector in production), fuse the two lists
+embed it (an unmarked message gets its marks back from the KB's own spelling first, see
+``engine.text.DiacriticRestorer``) and ask the store for its nearest entries (pgvector in production), fuse the two lists
 (``fusion.fuse``), and calibrate (``calibration.probability``) so ``SearchResult.score`` is the estimated
 probability that the top hit is right. ``extra_queries`` (the LLM's rag_questions, a follow-up's context) are
 searched the same way and merged by taking, per entry, its best fused score (CombMAX).
@@ -167,7 +168,9 @@ class KBSearch:
         dense: list[tuple[int, float]] = []
         if mode != "sparse":
             t = time.perf_counter()
-            vector = await self.embedder.embed_query(text)
+            # The embedding model reads unmarked Vietnamese poorly: give it the KB's spelling back.
+            marked = text if has_diacritics(text) else index.restorer.restore(text)
+            vector = await self.embedder.embed_query(marked)
             timings["embed"] += (time.perf_counter() - t) * 1000
             t = time.perf_counter()
             dense = await self.store.dense_search(role, vector, n)

@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.preprocessing import normalize
 
-from engine.text import char_ngrams, fold, ngrams, split_words
+from engine.text import DiacriticRestorer, char_ngrams, fold, ngrams, split_words
 from engine.types import KBEntry
 
 # Relative weight of each field in an entry's vector (question strongest, answer weakest).
@@ -132,6 +132,13 @@ class SparseIndex:
                 mixed = part if mixed is None else mixed + part
             matrix = normalize(mixed).tocsc().astype(np.float32)
             self.families[name] = _Family(hasher, columns, idf, matrix, weight)
+        # Marked spellings of the KB's own words, to restore unmarked queries for the dense leg.
+        self.restorer = DiacriticRestorer(
+            text
+            for e in self.entries
+            for text in (e.question, " ; ".join(e.keywords), e.topic, e.answer)
+            if text
+        )
         self.build_seconds = time.perf_counter() - t0
 
     def __len__(self) -> int:
