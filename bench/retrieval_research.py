@@ -178,6 +178,7 @@ async def main() -> None:
     kb = KBSearch(MemoryKBStore(entries, vectors), embedder)
     t = time.perf_counter()
     index = await kb.index(ROLE)
+    await kb.ready(ROLE)
     build_s = time.perf_counter() - t
 
     if args.fit_calibration:

@@ -118,11 +118,16 @@ async def bench_size(n: int, n_queries: int) -> dict[str, float]:
     index = await kb.index("bench")
     build = time.perf_counter() - t
     rss1 = rss_mb()
+    t = time.perf_counter()
+    await kb.ready("bench")
+    restorer_s = time.perf_counter() - t
     out: dict[str, float] = {
         "entries": n,
         "build_s": round(build, 2),
         "matrix_mb": round(index.nbytes() / 2**20, 1),
         "rss_growth_mb": round(rss1 - rss0, 1),
+        "restorer_s": round(restorer_s, 2),
+        "rss_growth_with_restorer_mb": round(rss_mb() - rss0, 1),
     }
     for mode in ("sparse", "hybrid"):
         own, dense = [], []

@@ -18,6 +18,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import pairwise
 
 __all__ = [
     "DiacriticRestorer",
@@ -261,18 +262,24 @@ class DiacriticRestorer:
     own words are exactly the ones worth restoring.
     """
 
-    def __init__(self, texts: Iterable[str], max_tokens_per_text: int = 80) -> None:
-        uni: dict[str, Counter[str]] = {}
-        bi: dict[tuple[str, str], Counter[tuple[str, str]]] = {}
+    def __init__(self, texts: Iterable[str], max_tokens_per_text: int = 40) -> None:
+        # Flat counters keyed by marked spelling (no per-key Counter objects: a 100k-entry KB has millions).
+        uni: Counter[str] = Counter()
+        bi: Counter[tuple[str, str]] = Counter()
         for text in texts:
             words = split_words(nfc(text).lower())[:max_tokens_per_text]
-            folded = [fold(w) for w in words]
-            for f, w in zip(folded, words, strict=True):
-                uni.setdefault(f, Counter())[w] += 1
-            for i in range(len(words) - 1):
-                bi.setdefault((folded[i], folded[i + 1]), Counter())[(words[i], words[i + 1])] += 1
-        self.unigrams = {f: c.most_common(1)[0] for f, c in uni.items()}
-        self.bigrams = {f: c.most_common(1)[0] for f, c in bi.items()}
+            uni.update(words)
+            bi.update(pairwise(words))
+        self.unigrams: dict[str, tuple[str, int]] = {}
+        for word, n in uni.items():
+            f = fold(word)
+            if n > self.unigrams.get(f, ("", 0))[1]:
+                self.unigrams[f] = (word, n)
+        self.bigrams: dict[tuple[str, str], tuple[tuple[str, str], int]] = {}
+        for pair, n in bi.items():
+            key = (fold(pair[0]), fold(pair[1]))
+            if n > self.bigrams.get(key, (("", ""), 0))[1]:
+                self.bigrams[key] = (pair, n)
 
     def restore(self, text: str) -> str:
         words = [m for m in _WORD.finditer(text)]

@@ -72,6 +72,7 @@ class KBSearch:
         self.version_check_seconds = version_check_seconds
         self._indexes: dict[str, _RoleIndex] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._background: set[asyncio.Task[object]] = set()
 
     async def index(self, role: str) -> SparseIndex:
         """The role's sparse index, rebuilt first if the KB version changed since the last check."""
@@ -91,7 +92,17 @@ class KBSearch:
             entries = await self.store.load_entries(role)
             index = await asyncio.to_thread(SparseIndex, entries)
             self._indexes[role] = _RoleIndex(version, index, time.monotonic())
+            # Until the restorer is ready, unmarked queries are embedded as typed.
+            task = asyncio.create_task(asyncio.to_thread(index.build_restorer))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
             return index
+
+    async def ready(self, role: str) -> None:
+        """Wait until the role's index and its diacritic restorer are built (warm-up, eval, tests)."""
+        index = await self.index(role)
+        if index.restorer is None:
+            await asyncio.to_thread(index.build_restorer)
 
     async def search(
         self,
@@ -169,7 +180,8 @@ class KBSearch:
         if mode != "sparse":
             t = time.perf_counter()
             # The embedding model reads unmarked Vietnamese poorly: give it the KB's spelling back.
-            marked = text if has_diacritics(text) else index.restorer.restore(text)
+            restorer = index.restorer
+            marked = restorer.restore(text) if restorer and not has_diacritics(text) else text
             vector = await self.embedder.embed_query(marked)
             timings["embed"] += (time.perf_counter() - t) * 1000
             t = time.perf_counter()

@@ -132,14 +132,15 @@ class SparseIndex:
                 mixed = part if mixed is None else mixed + part
             matrix = normalize(mixed).tocsc().astype(np.float32)
             self.families[name] = _Family(hasher, columns, idf, matrix, weight)
-        # Marked spellings of the KB's own words, to restore unmarked queries for the dense leg.
-        self.restorer = DiacriticRestorer(
-            text
-            for e in self.entries
-            for text in (e.question, " ; ".join(e.keywords), e.topic, e.answer)
-            if text
-        )
         self.build_seconds = time.perf_counter() - t0
+        # Marked spellings of the KB's own words, to restore unmarked queries for the dense leg; built apart
+        # (``build_restorer``, seconds at 100k entries) so the index serves before it is ready.
+        self.restorer: DiacriticRestorer | None = None
+
+    def build_restorer(self) -> DiacriticRestorer:
+        fields = (f for e in self.entries for f in (e.question, " ; ".join(e.keywords), e.topic, e.answer))
+        self.restorer = DiacriticRestorer(f for f in fields if f)
+        return self.restorer
 
     def __len__(self) -> int:
         return len(self.entries)
