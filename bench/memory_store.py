@@ -23,6 +23,7 @@ class MemoryKBStore:
         self.ids = np.array([e.id for e in self.entries], dtype=np.int64)
         self.roles = np.array([e.role for e in self.entries])
         self.version = version
+        self._rows: dict[str, np.ndarray] = {}
 
     async def kb_version(self, role: str) -> int:
         return self.version
@@ -31,12 +32,18 @@ class MemoryKBStore:
         return [e for e in self.entries if e.role == role]
 
     async def dense_search(self, role: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        sims = self.vectors @ np.asarray(vector, dtype=np.float32).reshape(-1)
-        sims = np.where(self.roles == role, sims, -np.inf)
+        if role not in self._rows:
+            rows = np.flatnonzero(self.roles == role)
+            self._rows[role] = rows
+            self._role_vectors = {**getattr(self, "_role_vectors", {}), role: self.vectors[rows]}
+        rows = self._rows[role]
+        if len(rows) == 0 or k <= 0:
+            return []
+        sims = self._role_vectors[role] @ np.asarray(vector, dtype=np.float32).reshape(-1)
         k = min(k, len(sims))
         top = np.argpartition(-sims, k - 1)[:k]
         top = top[np.argsort(-sims[top])]
-        return [(int(self.ids[i]), float(sims[i])) for i in top if np.isfinite(sims[i])]
+        return [(int(self.ids[rows[i]]), float(sims[i])) for i in top]
 
 
 class CachedE5:

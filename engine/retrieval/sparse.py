@@ -19,15 +19,15 @@ terms are frequent ones with long posting lists); the cap is high because cuttin
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.preprocessing import normalize
 
-from engine.text import char_ngrams, fold, ngrams, split_words
+from engine.text import DiacriticRestorer, char_ngrams, fold, ngrams, split_words
 from engine.types import KBEntry
 
 # Relative weight of each field in an entry's vector (question strongest, answer weakest).
@@ -60,13 +60,17 @@ def _char_analyzer(folded: str) -> list[str]:
 
 
 _ANALYZERS = {"syllable": _syllable_analyzer, "bigram": _bigram_analyzer, "char": _char_analyzer}
+# Features are hashed (murmurhash3, stable across processes) instead of kept in a vocabulary: a 100k-entry KB
+# with long answers has millions of distinct bigrams, and a dict of them cost ~600 MB and half the build time.
+# Sizes keep collisions rare for KBs of that order.
+_HASH_BITS = {"syllable": 20, "bigram": 22, "char": 22}
 
 
 @dataclass(slots=True)
 class _Family:
-    analyzer: Callable[[str], list[str]]
-    vocabulary: dict[str, int]
-    idf: np.ndarray
+    hasher: HashingVectorizer
+    columns: np.ndarray  # sorted hashed feature ids present in the KB; matrix column j is columns[j]
+    idf: np.ndarray  # per matrix column
     matrix: sp.csc_matrix  # entries x features, rows L2-normalised; CSC so a query gathers its columns
     weight: float
 
@@ -103,49 +107,62 @@ class SparseIndex:
         for name, weight in (family_weights or FAMILY_WEIGHTS).items():
             if weight <= 0 or n == 0:
                 continue
-            analyzer = _ANALYZERS[name]
-            counter = CountVectorizer(analyzer=analyzer, dtype=np.float32)
-            counts = counter.fit_transform(docs).tocsr()
+            hasher = HashingVectorizer(
+                analyzer=_ANALYZERS[name],
+                n_features=2 ** _HASH_BITS[name],
+                alternate_sign=False,
+                norm=None,
+                dtype=np.float32,
+            )
+            counts = hasher.transform(docs).tocsr()
             blocks = [counts[i * n : (i + 1) * n] for i in range(len(fw))]
             # Document frequency counts entries (any field), smoothed as scikit-learn's TfidfVectorizer does.
             present = blocks[0].copy()
             for block in blocks[1:]:
                 present = present + block
             df = np.bincount(present.indices, minlength=counts.shape[1])
-            idf = (np.log((1 + n) / (1 + df)) + 1).astype(np.float32)
+            # Keep only the hashed columns some entry uses, so the matrix is as narrow as a vocabulary.
+            columns = np.flatnonzero(df).astype(np.int32)
+            idf = (np.log((1 + n) / (1 + df[columns])) + 1).astype(np.float32)
+            blocks = [b[:, columns] for b in blocks]
             idf_diag = sp.diags(idf)
             mixed = None
             for block, fweight in zip(blocks, fw.values(), strict=True):
                 part = normalize(_sublinear(block) @ idf_diag) * fweight
                 mixed = part if mixed is None else mixed + part
-            self.families[name] = _Family(
-                analyzer, counter.vocabulary_, idf, normalize(mixed).tocsc().astype(np.float32), weight
-            )
+            matrix = normalize(mixed).tocsc().astype(np.float32)
+            self.families[name] = _Family(hasher, columns, idf, matrix, weight)
         self.build_seconds = time.perf_counter() - t0
+        # Marked spellings of the KB's own words, to restore unmarked queries for the dense leg; built apart
+        # (``build_restorer``, seconds at 100k entries) so the index serves before it is ready.
+        self.restorer: DiacriticRestorer | None = None
+
+    def build_restorer(self) -> DiacriticRestorer:
+        fields = (f for e in self.entries for f in (e.question, " ; ".join(e.keywords), e.topic, e.answer))
+        self.restorer = DiacriticRestorer(f for f in fields if f)
+        return self.restorer
 
     def __len__(self) -> int:
         return len(self.entries)
 
     def nbytes(self) -> int:
-        """Approximate memory of the matrices (vocabularies excluded)."""
+        """Memory of the matrices and idf vectors."""
         total = 0
         for fam in self.families.values():
             m = fam.matrix
-            total += m.data.nbytes + m.indices.nbytes + m.indptr.nbytes + fam.idf.nbytes
+            total += m.data.nbytes + m.indices.nbytes + m.indptr.nbytes + fam.idf.nbytes + fam.columns.nbytes
         return total
 
     def query_vector(self, family: _Family, folded: str) -> tuple[np.ndarray, np.ndarray]:
         """Feature columns and L2-normalised weights of a folded query in one family."""
-        counts: dict[int, int] = {}
-        vocab = family.vocabulary
-        for tok in family.analyzer(folded):
-            col = vocab.get(tok)
-            if col is not None:
-                counts[col] = counts.get(col, 0) + 1
-        if not counts:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        cols = np.fromiter(counts.keys(), np.int64, len(counts))
-        vals = (1.0 + np.log(np.fromiter(counts.values(), np.float32, len(counts)))) * family.idf[cols]
+        q = family.hasher.transform([folded])
+        pos = np.searchsorted(family.columns, q.indices)
+        pos[pos == len(family.columns)] = 0
+        present = family.columns[pos] == q.indices  # features no entry has cannot score
+        cols, counts = pos[present], q.data[present]
+        if len(cols) == 0:
+            return cols, counts
+        vals = (1.0 + np.log(counts)) * family.idf[cols]
         if len(vals) > self.max_query_terms:
             keep = np.argpartition(vals, -self.max_query_terms)[-self.max_query_terms :]
             cols, vals = cols[keep], vals[keep]
@@ -157,8 +174,9 @@ class SparseIndex:
         folded = fold(query)
         for fam in self.families.values():
             cols, vals = self.query_vector(fam, folded)
-            if len(cols):
-                out += fam.weight * (fam.matrix[:, cols] @ vals)
+            if len(cols) == 0:
+                continue
+            out += fam.weight * (fam.matrix[:, cols] @ vals)
         return out
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:

@@ -3,6 +3,7 @@
 import unicodedata
 
 from engine.text import (
+    DiacriticRestorer,
     char_ngrams,
     clean_query,
     fold,
@@ -84,3 +85,11 @@ def test_tokens_and_ngrams():
     assert syllables("Răng", folded=False) == ["răng"]
     assert list(ngrams(["a", "b", "c"], 1, 2)) == ["a", "b", "c", "a b", "b c"]
     assert " ra" in char_ngrams("Răng", 3, 3)
+
+
+def test_diacritic_restorer_uses_corpus_spelling():
+    restorer = DiacriticRestorer(
+        ["Răng bị ê buốt khi uống nước lạnh", "Đau răng khôn phải làm sao", "Bé bị sốt"]
+    )
+    assert restorer.restore("rang bi e buot , dau rang khon") == "răng bị ê buốt , đau răng khôn"
+    assert restorer.restore("xyz qua") == "xyz qua"  # unknown words stay as typed
