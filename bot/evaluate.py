@@ -47,6 +47,7 @@ async def eval_retrieval(args: argparse.Namespace, settings: Settings) -> int:
             vectors = await embedder.embed_passages(texts, progress=lambda n: progress.advance(task, n))
         await kb.replace_role(runtime.pool, role, entries, vectors, embedder.name)
         search = KBSearch(PgKBStore(runtime.pool), embedder)
+        await search.ready(role)  # index and diacritic restorer built before anything is timed
         ranked: dict[str, list[str]] = {}
         latencies: list[float] = []
         with Progress(transient=True) as progress:
