@@ -153,7 +153,7 @@ class ZaloTokens:
 
 
 async def refresh_if_needed(pool: asyncpg.Pool, settings: Settings) -> dict[str, Any]:
-    """The worker's proactive refresh (``WORKER_ZALO_REFRESH``): refresh when expiring within an hour."""
+    """The worker's proactive refresh (job ``zalo_token_refresh``): refresh when expiring within an hour."""
     tokens = ZaloTokens(pool, settings)
     try:
         outcome = await tokens.refresh(margin=REFRESH_MARGIN)

@@ -73,7 +73,9 @@ def parse_schedule(spec: str) -> Schedule:
 
 
 class WorkerSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
+    )
 
     # Scheduling and leadership
     worker_schedules: Annotated[dict[str, str], NoDecode] = Field(default_factory=dict)
@@ -94,8 +96,6 @@ class WorkerSettings(BaseSettings):
     worker_job_runs_keep_days: int = Field(default=30, ge=1)
     worker_outbox_keep_days: int = Field(default=30, ge=1)
     worker_digest_top: int = Field(default=10, ge=1, le=50)
-    worker_outbox_drain: str = "bot.telegram.outbox:drain"
-    worker_zalo_refresh: str = "bot.zalo.tokens:refresh_if_needed"
 
     @field_validator("worker_schedules", mode="before")
     @classmethod

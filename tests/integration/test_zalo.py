@@ -18,7 +18,6 @@ from bot.zalo.client import TEXT_LIMIT
 from bot.zalo.tokens import ZaloTokens
 from db import channel_tokens, users
 from engine.roles import load_roles
-from kb_import.worker import adapters
 from kb_import.worker.jobs import default_jobs
 from kb_import.worker.runner import run_job
 from tests.integration.worker_helpers import make_ctx
@@ -178,7 +177,6 @@ async def test_two_concurrent_refreshes_call_zalo_once(db: asyncpg.Pool) -> None
 
 async def test_worker_job_refreshes_through_the_hook(db: asyncpg.Pool, tmp_path: Path) -> None:
     async with zalo_harness(db, seed=False) as z:
-        assert adapters.resolve("bot.zalo.tokens:refresh_if_needed") is zalo_tokens.refresh_if_needed
         zalo = {k: getattr(z.settings, k) for k in ZALO_SETTINGS}
         ctx = make_ctx(db, tmp_path, **zalo)
         job = next(j for j in default_jobs() if j.name == "zalo_token_refresh")

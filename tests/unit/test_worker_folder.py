@@ -6,7 +6,6 @@ import os
 import time
 from pathlib import Path
 
-from kb_import.worker.adapters import call_with, resolve
 from kb_import.worker.jobs.folder_import import candidates, free_name, move_with_report
 
 
@@ -35,13 +34,3 @@ def test_move_with_report_never_overwrites(tmp_path: Path) -> None:
     assert free_name(done, "new.csv") == done / "new.csv"
 
 
-async def test_resolve_and_call_with() -> None:
-    assert resolve("bot.telegram.nothing_here:drain") is None
-    assert resolve("kb_import.worker.adapters:no_such_function") is None
-    fn = resolve("kb_import.worker.notify:clip")
-    assert fn is not None
-
-    async def drain(pool: object, *, limit: int = 10) -> int:
-        return 3 if pool == "P" else 0
-
-    assert await call_with(drain, {"pool": "P", "settings": None}) == 3

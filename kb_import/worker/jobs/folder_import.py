@@ -38,7 +38,7 @@ MAX_ERRORS = 3
 
 
 def unavailable(ctx: JobContext) -> str | None:
-    return adapters.import_available()
+    return None
 
 
 def candidates(folder: Path, settle_seconds: float) -> tuple[list[Path], int]:
@@ -130,11 +130,6 @@ async def run(ctx: JobContext) -> Counts:
     files, settling = candidates(root, ctx.worker.worker_import_settle_seconds)
     counts: Counts = {"found": len(files), "settling": settling, "imported": 0, "rejected": 0, "errors": 0}
     if not files:
-        return counts
-    reason = adapters.import_available()
-    if reason:
-        log.warning("folder_import.unavailable reason=%s files=%s", reason, len(files))
-        counts["unavailable"] = reason
         return counts
     errors: dict[str, int] = ctx.extras.setdefault("folder_import_errors", {})
     failed: list[str] = []
