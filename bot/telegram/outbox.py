@@ -11,18 +11,40 @@ retried later with backoff and kept in the table (``last_error``) — never lost
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import time
+from pathlib import Path
+from typing import Any
 
 import asyncpg
 from aiogram import Bot
 from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramForbiddenError
+from aiogram.types import BufferedInputFile
 
 from db import outbox
 from db.locks import try_advisory_lock
 
 log = logging.getLogger("medbot.telegram.outbox")
 _SEND_FIELDS = {"text", "parse_mode", "reply_markup", "disable_notification", "link_preview_options"}
+
+
+async def send_payload(bot: Bot, chat_id: int, payload: dict[str, Any]) -> None:
+    """Send one outbox payload (format: ``db.outbox``): text, or a photo/document with a caption."""
+    kind = payload.get("type", "text")
+    if kind == "text":
+        fields = {k: v for k, v in payload.items() if k in _SEND_FIELDS}
+        fields.setdefault("parse_mode", None)  # plain text unless the producer asked for HTML
+        await bot.send_message(chat_id=chat_id, **fields)
+        return
+    data = base64.b64decode(payload["data_b64"]) if payload.get("data_b64") else Path(payload["path"]).read_bytes()
+    file = BufferedInputFile(data, filename=payload.get("filename") or Path(payload.get("path") or "file").name)
+    caption = payload.get("caption") or None
+    parse_mode = payload.get("parse_mode")
+    if kind == "photo":
+        await bot.send_photo(chat_id, file, caption=caption, parse_mode=parse_mode)
+    else:
+        await bot.send_document(chat_id, file, caption=caption, parse_mode=parse_mode)
 
 
 async def drain(
@@ -76,9 +98,8 @@ async def _drain(
             if delay > 0:
                 await asyncio.sleep(delay)
             next_slot = max(next_slot, time.monotonic()) + gap
-            payload = {k: v for k, v in row.payload.items() if k in _SEND_FIELDS}
             try:
-                await bot.send_message(chat_id=int(row.chat_id), **payload)
+                await send_payload(bot, int(row.chat_id), row.payload)
             except TelegramForbiddenError as exc:
                 await outbox.mark_failed(pool, row.id, str(exc), retry_in_s=None)
             except TelegramBadRequest as exc:  # will never succeed as is

@@ -17,7 +17,7 @@ from datetime import date, datetime, time, timedelta
 from pathlib import Path
 
 from db import jobs as jobs_db
-from db import outbox_enqueue
+from db import outbox
 from db.digest import DigestNumbers, numbers
 from kb_import.worker.context import Counts, JobContext, JobSkipped
 from kb_import.worker.notify import admin_chat_ids, clip, fit
@@ -59,7 +59,7 @@ def render_text(day: date, n: DigestNumbers, threshold: float) -> str:
         lines += ["", "Hôm qua không có tin nhắn nào."]
     else:
         lines += ["", "Dùng /unanswered để bổ sung câu trả lời vào kho kiến thức."]
-    return fit("\n".join(lines), outbox_enqueue.TEXT_LIMIT)
+    return fit("\n".join(lines), outbox.TEXT_LIMIT)
 
 
 def render_chart(day: date, n: DigestNumbers) -> bytes:
@@ -127,5 +127,5 @@ async def run(ctx: JobContext) -> Counts:
     if not admins:
         log.warning("digest.no_admins date=%s (set ADMIN_IDS)", day)
     async with ctx.pool.acquire() as conn, conn.transaction():
-        queued = await outbox_enqueue.enqueue_to_all(conn, admins, payloads)
+        queued = await outbox.enqueue_to_all(conn, admins, payloads)
     return {"date": day.isoformat(), "admins": len(admins), "outbox_rows": queued, "chart": str(path), **n.counts()}

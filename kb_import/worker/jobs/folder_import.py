@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from db import outbox_enqueue
+from db import outbox
 from kb_import.worker import adapters
 from kb_import.worker.context import Counts, JobContext
 from kb_import.worker.notify import admin_chat_ids, fit
@@ -103,9 +103,9 @@ async def _notify(ctx: JobContext, text: str) -> int:
     if not admins:
         log.warning("folder_import.no_admins (set ADMIN_IDS)")
         return 0
-    payload = {"type": "text", "text": fit(text, outbox_enqueue.TEXT_LIMIT), "kind": "kb_import_report"}
+    payload = {"type": "text", "text": fit(text, outbox.TEXT_LIMIT), "kind": "kb_import_report"}
     async with ctx.pool.acquire() as conn, conn.transaction():
-        return await outbox_enqueue.enqueue_to_all(conn, admins, [payload])
+        return await outbox.enqueue_to_all(conn, admins, [payload])
 
 
 async def _finish(ctx: JobContext, path: Path, sha: str, accepted: bool, body: str) -> dict[str, Any]:
