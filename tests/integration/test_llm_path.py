@@ -1,0 +1,281 @@
+"""The LLM path: the real ``openai`` client against a local fake OpenAI-compatible server (a network service we
+do not own), and the real KB side — the sample KB in PostgreSQL searched by the production ClinicSearcher,
+everything wired by ``bot.wiring.engine_deps`` from settings, as in production with ``OPENAI_API_KEY`` set.
+
+With an LLM and rag_questions, RetrieveFromKB gathers ``candidate_k`` (20) candidates; the real hybrid search
+always fills them (the dense leg ranks every entry of the role), so Pruning asks the LLM on every such
+question: a good medical answer costs three calls (classify, prune, compose).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+
+from bot.runtime import Runtime
+from bot.wiring import engine_deps
+from engine.deps import EngineDeps
+from engine.flows import run_medical_flow
+from tests.conftest import SAMPLE_DISCLAIMER as DISCLAIMER
+from tests.fakes.openai_server import FakeOpenAI, Reply, chat_json
+
+QUESTION = "niềng răng mất bao lâu"  # → NK-027 "Niềng răng có đau không, mất bao lâu?"
+CLASSIFY_OK = chat_json(
+    {
+        "input_type": "medical_question",
+        "confidence": 0.93,
+        "reason": "hỏi về niềng răng",
+        "rag_questions": ["Niềng răng mất bao lâu?"],
+    }
+)
+PRUNE_OK = chat_json({"keep_codes": ["NK-027", "NK-026", "NK-028"]})
+COMPOSE_OK = chat_json(
+    {
+        "explanation": "Niềng răng thường mất khoảng 1,5–2 năm, tùy từng trường hợp.",
+        "suggestion_questions": ["Bao nhiêu tuổi thì niềng răng được?"],
+        "used_codes": ["NK-027"],
+    }
+)
+
+
+@pytest.fixture
+async def server():
+    s = FakeOpenAI()
+    await s.start()
+    yield s
+    await s.stop()
+
+
+@pytest.fixture
+async def make_deps(sample_runtime, sample_searcher, server):
+    """``engine_deps`` on a runtime whose settings name the fake server (key, base URL, model, a short
+    timeout); the sample runtime's pool, searcher and embedder are shared. Backoff is shortened for speed."""
+    settings = sample_runtime.settings.model_copy(
+        update={
+            "openai_api_key": SecretStr("test-key"),
+            "openai_base_url": server.base_url,
+            "openai_model": "fake-model",
+            "llm_timeout": 0.3,
+        }
+    )
+    runtime = Runtime(settings=settings, url=sample_runtime.url, pool=sample_runtime.pool)
+    runtime.extras.update(sample_runtime.extras)  # the session's searcher (index built once) and embedder
+    assert "searcher" in runtime.extras
+    made: list[EngineDeps] = []
+
+    def make(**cfg: Any) -> EngineDeps:
+        deps = engine_deps(runtime)
+        assert deps.llm is not None and deps.searcher is sample_runtime.extras["searcher"]
+        deps.config.llm_wait, deps.config.llm_max_wait = 0.01, 1.0
+        for key, value in cfg.items():
+            setattr(deps.config, key, value)
+        made.append(deps)
+        return deps
+
+    yield make
+    for deps in made:
+        assert deps.llm is not None
+        await deps.llm.aclose()
+
+
+async def run(deps: EngineDeps, text: str = QUESTION, role: str = "patient_dental") -> tuple[dict, dict]:
+    shared: dict[str, Any] = {"role": role, "input": text}
+    out = await run_medical_flow(deps, shared)
+    return out, shared
+
+
+def node(out: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(r for r in out["trace"] if r["node"] == name)
+
+
+async def test_good_replies(server, make_deps, sample_pool):
+    server.push(
+        Reply(content=f"Sure! Here it is:\n```json\n{CLASSIFY_OK}\n```\nHope this helps."),
+        Reply(content=PRUNE_OK),
+        Reply(content=COMPOSE_OK),
+    )
+    out, shared = await run(make_deps())
+    assert shared["classification_source"] == "llm" and shared["rag_questions"] == ["Niềng răng mất bao lâu?"]
+    assert shared["pruning"] == {"before": 20, "after": 3, "source": "llm", "error": None}
+    assert out["explain"].startswith("Niềng răng thường mất khoảng 1,5–2 năm") and out["explain"].endswith(
+        DISCLAIMER
+    )
+    assert (
+        out["citations"] == ["NK-027"]
+        and "Bao nhiêu tuổi thì niềng răng được?" in out["suggestion_questions"]
+    )
+    assert out["tokens"] == {"prompt": 33, "completion": 21, "total": 54, "estimated": False, "calls": 3}
+    assert len(server.requests) == 3 and all(r["model"] == "fake-model" for r in server.requests)
+    assert QUESTION in server.requests[0]["messages"][-1]["content"]
+    assert "NK-027: Niềng răng có đau không, mất bao lâu?" in server.requests[1]["messages"][-1]["content"]
+    compose_prompt = server.requests[2]["messages"][-1]["content"]
+    nk027 = await sample_pool.fetchval(
+        "SELECT answer FROM kb_entries WHERE role = 'patient_dental' AND code = 'NK-027'"
+    )
+    assert "[NK-027]" in compose_prompt and nk027[:200] in compose_prompt  # grounded on the real entry
+
+
+async def test_429_retry_after_is_honoured(server, make_deps):
+    server.push(
+        Reply(status=429, headers={"Retry-After": "0.2"}),
+        Reply(content=CLASSIFY_OK),
+        Reply(content=PRUNE_OK),
+        Reply(content=COMPOSE_OK),
+    )
+    t0 = time.perf_counter()
+    out, shared = await run(make_deps())
+    assert time.perf_counter() - t0 >= 0.2
+    assert node(out, "decide")["retries"] == 1 and shared["classification_source"] == "llm"
+    assert out["citations"] == ["NK-027"] and shared["answer_source"] == "llm"
+
+
+async def test_500s_then_offline_fallback(server, make_deps):
+    server.default = Reply(status=500)
+    out, shared = await run(make_deps())
+    assert shared["classification_source"] == "offline" and shared["answer_source"] == "offline"
+    assert node(out, "decide")["retries"] == 2 and "500" in node(out, "decide")["error"]
+    assert "NK-027" in out["explain"] and out["citations"] == ["NK-027"]  # the curated answer
+    assert shared["pruning"]["source"] == "skipped"  # offline classification: no rag_questions, 7 candidates
+    assert len(server.requests) == 6  # 3 attempts per LLM node (classify, compose)
+
+
+async def test_timeouts_then_fallback(server, make_deps):
+    server.default = Reply(content=CLASSIFY_OK, delay=1.0)
+    out, shared = await run(make_deps(llm_attempts=2))
+    assert shared["classification_source"] == "offline" and "timeout" in node(out, "decide")["error"].lower()
+    assert out["citations"] == ["NK-027"] and out["explain"].endswith(DISCLAIMER)
+
+
+async def test_malformed_body_and_prose_are_retried_with_feedback(server, make_deps):
+    server.push(
+        Reply(raw="{this is not json"),
+        Reply(content="Tôi nghĩ đây là câu hỏi y khoa."),
+        Reply(content=CLASSIFY_OK),
+        Reply(content=PRUNE_OK),
+        Reply(content=COMPOSE_OK),
+    )
+    out, shared = await run(make_deps())
+    assert shared["classification_source"] == "llm" and node(out, "decide")["retries"] == 2
+    refine = server.requests[2]["messages"]
+    assert refine[-2]["role"] == "assistant" and "rejected" in refine[-1]["content"]
+    assert out["citations"] == ["NK-027"]
+
+
+async def test_invalid_schema_and_ungrounded_answer_fall_back(server, make_deps):
+    bad_type = chat_json({"input_type": "joke", "confidence": 2})
+    invented = chat_json(
+        {"explanation": "Uống thuốc X 500mg.", "suggestion_questions": [], "used_codes": ["Z999"]}
+    )
+    server.push(
+        Reply(content=bad_type),
+        Reply(content=CLASSIFY_OK),
+        Reply(content=PRUNE_OK),
+        *[Reply(content=invented)] * 3,
+    )
+    out, shared = await run(make_deps())
+    assert shared["classification_source"] == "llm"
+    assert shared["answer_source"] == "offline" and "thuốc X" not in out["explain"]
+    assert out["citations"] == ["NK-027"]
+
+
+async def test_empty_output_then_fallback_and_estimated_tokens(server, make_deps):
+    server.default = Reply(content="", usage=None)
+    out, shared = await run(make_deps())
+    assert shared["classification_source"] == "offline"
+    assert out["tokens"]["estimated"] and out["tokens"]["prompt"] > 0 and out["tokens"]["calls"] == 6
+    assert out["citations"] == ["NK-027"]
+
+
+async def test_tokens_estimated_when_provider_sends_none(server, make_deps):
+    server.push(*(Reply(content=c, usage=None) for c in (CLASSIFY_OK, PRUNE_OK, COMPOSE_OK)))
+    out, _ = await run(make_deps())
+    assert out["tokens"]["estimated"] and out["tokens"]["calls"] == 3
+    assert out["tokens"]["completion"] == sum(len(c) // 4 for c in (CLASSIFY_OK, PRUNE_OK, COMPOSE_OK))
+
+
+async def test_non_retryable_4xx_goes_straight_to_fallback(server, make_deps):
+    server.default = Reply(status=401)
+    out, shared = await run(make_deps())
+    assert shared["classification_source"] == "offline" and node(out, "decide")["retries"] == 0
+    assert out["citations"] == ["NK-027"]
+
+
+async def test_emergency_never_waits_for_the_llm(server, make_deps):
+    server.default = Reply(content=CLASSIFY_OK, delay=1.0)
+    out, _ = await run(make_deps(), "con tôi co giật, sùi bọt mép")
+    assert out["red_flag"] and "115" in out["explain"] and server.requests == []
+
+
+# ----- pruning -----------------------------------------------------------------------------------------
+
+CLASSIFY_RAG = chat_json(
+    {
+        "input_type": "medical_question",
+        "confidence": 0.9,
+        "reason": "đau răng",
+        "rag_questions": ["Răng bị đau thì sao?", "Đau răng phải làm gì?"],
+    }
+)
+
+
+async def candidates(searcher, text: str) -> list[Any]:
+    """The candidates RetrieveFromKB gathers for ``text`` + CLASSIFY_RAG's rag_questions (real search)."""
+    res = await searcher.search(
+        "patient_dental", text, extra_queries=("Răng bị đau thì sao?", "Đau răng phải làm gì?"), k=20
+    )
+    return res.hits
+
+
+async def test_pruning_keeps_llm_choice(server, make_deps, sample_searcher):
+    hits = await candidates(sample_searcher, "răng bị đau")
+    assert len(hits) == 20
+    codes = [h.entry.code for h in hits]
+    keep = [codes[7], codes[3], codes[3], codes[11]]  # with a duplicate: deduplicated by code
+    server.push(Reply(content=CLASSIFY_RAG), Reply(content=chat_json({"keep_codes": keep})))
+    _, shared = await run(make_deps(), "răng bị đau")
+    assert shared["pruning"] == {"before": 20, "after": 3, "source": "llm", "error": None}
+    assert [h.entry.code for h in shared["retrieved"]] == [codes[7], codes[3], codes[11]]
+    prompt = server.requests[1]["messages"][-1]["content"]
+    assert all(f"{h.entry.code}: {h.entry.question} — {h.entry.topic}" in prompt for h in hits)
+
+
+@pytest.mark.parametrize(
+    "replies",
+    [
+        [Reply(content=chat_json({"keep_codes": ["NOPE1", "NOPE2"]}))] * 3,  # invented codes
+        [Reply(content=chat_json({"keep_codes": []}))] * 3,  # empty choice
+        [Reply(content="không có JSON")] * 3,  # prose
+        [Reply(raw="{{{")] * 3,  # malformed body
+        [Reply(content="")] * 3,  # empty output
+        [Reply(status=500)] * 3,
+        [Reply(status=429, headers={"Retry-After": "0"})] * 3,
+        [Reply(content="{}", delay=1.0)] * 3,  # timeouts
+    ],
+    ids=["unknown-codes", "empty-list", "prose", "malformed", "empty", "500", "429", "timeout"],
+)
+async def test_pruning_failures_keep_original_list(server, make_deps, sample_searcher, replies):
+    expected = [h.entry.code for h in await candidates(sample_searcher, "răng bị đau")]
+    server.push(Reply(content=CLASSIFY_RAG), *replies)
+    out, shared = await run(make_deps(), "răng bị đau")
+    assert shared["pruning"]["before"] == 20 and shared["pruning"]["after"] == 20
+    assert shared["pruning"]["source"] == "offline" and shared["pruning"]["error"]
+    codes = [h.entry.code for h in shared["retrieved"]]
+    assert codes == expected and len(set(codes)) == 20
+    assert out["explain"].endswith(DISCLAIMER)
+
+
+async def test_no_pruning_without_rag_questions(server, make_deps):
+    classify_plain = chat_json({"input_type": "medical_question", "confidence": 0.9, "reason": "niềng răng"})
+    server.push(Reply(content=classify_plain), Reply(content=COMPOSE_OK))
+    out, shared = await run(make_deps())
+    assert shared["pruning"] == {"before": 7, "after": 7, "source": "skipped", "error": None}
+    assert len(server.requests) == 2 and out["citations"] == ["NK-027"]
+
+
+async def test_no_pruning_when_candidates_within_threshold(server, make_deps):
+    server.push(Reply(content=CLASSIFY_OK), Reply(content=COMPOSE_OK))
+    _, shared = await run(make_deps(prune_threshold=20))
+    assert shared["pruning"]["source"] == "skipped" and len(server.requests) == 2
