@@ -43,6 +43,10 @@ class Searcher(Protocol):
         """Up to ``n`` active entries of the role with a non-empty question, spread over topics."""
         ...
 
+    async def topic_of(self, role: str, codes: Sequence[str]) -> str:
+        """The topic (ĐỀ MỤC) of the first of these entries that has one; "" when none does."""
+        ...
+
     async def topics(self, role: str) -> list[tuple[str, list[KBEntry]]]:
         """Every topic (ĐỀ MỤC) of the role with a few of its entries (≈3, different subtopics first)."""
         ...

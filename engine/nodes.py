@@ -362,7 +362,9 @@ def last_medical_turn(history: list[Turn]) -> Turn | None:
 
 @register
 class RetrieveFromKB(Node):
-    """Role-filtered search with the query, the rag_questions and, for follow-ups, the previous question."""
+    """Role-filtered search with the query, the rag_questions and, for follow-ups, their context: the topic
+    (ĐỀ MỤC) of the entry that answered the previous question ("Răng khôn" + "còn bị sưng thì sao?" reads as
+    the question a person means), or the previous question itself when it was not answered from the KB."""
 
     max_retries = 2
     wait = 0.05
@@ -375,13 +377,18 @@ class RetrieveFromKB(Node):
         rag = list(shared.get("rag_questions") or [])
         follow = is_follow_up(query, history)
         prev = last_medical_turn(history) if follow else None
-        main = f"{prev.user_text} {query}" if prev else query
+        role = role_of(shared).kb
+        context = ""
+        if prev is not None:
+            context = await deps.searcher.topic_of(role, prev.citations) if prev.citations else ""
+            context = context or prev.user_text
+        main = f"{context} {query}" if context else query
         k = cfg.candidate_k if (deps.llm is not None and rag) else cfg.top_k
         shared["is_follow_up"] = bool(prev)
         shared["retrieval_query"] = main
         return {
             "searcher": deps.searcher,
-            "role": role_of(shared).kb,
+            "role": role,
             "query": main,
             "extra": tuple(rag),
             "k": k,

@@ -8,6 +8,7 @@ sample of questions for ClarifyQuestionNode.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 
 from engine.retrieval.search import KBSearch
 from engine.types import KBEntry
@@ -52,3 +53,7 @@ class ClinicSearcher(KBSearch):
 
     async def topics(self, role: str) -> list[tuple[str, list[KBEntry]]]:
         return group_by_topic((await self.index(role)).entries)
+
+    async def topic_of(self, role: str, codes: Sequence[str]) -> str:
+        by_code = {e.code: e for e in (await self.index(role)).entries}
+        return next((by_code[c].topic for c in codes if c in by_code and by_code[c].topic.strip()), "")

@@ -145,6 +145,7 @@ class KBSearch:
                 if i in index.position and index.entries[index.position[i]].code not in exclude
             }
         ranked = sorted(best.values(), key=lambda f: -f.score)
+        unknown = index.unknown_count(texts[0])
         hits: list[Hit] = []
         for i, cand in enumerate(ranked[:k]):
             pos = index.position.get(cand.entry_id)
@@ -158,7 +159,7 @@ class KBSearch:
                 all_scores = sparse_scores[cand.entry_id]
                 cand.sparse_rank = int(np.count_nonzero(all_scores > cand.sparse_score)) + 1
             other = ranked[1].score if i == 0 and len(ranked) > 1 else (ranked[0].score if i else 0.0)
-            p = probability(mode, cand.score - other, cand.sparse_score, cand.dense_score)
+            p = probability(mode, cand.score - other, cand.sparse_score, cand.dense_score, unknown)
             hits.append(
                 Hit(
                     entry=entry,

@@ -168,6 +168,15 @@ class SparseIndex:
             cols, vals = cols[keep], vals[keep]
         return cols, (vals / np.linalg.norm(vals)).astype(np.float32)
 
+    def unknown_count(self, query: str) -> int:
+        """How many distinct syllables of the query no entry of this KB contains (a word like "gút" in a
+        dental KB): a sign the message is about something the KB does not cover."""
+        fam = self.families.get("syllable")
+        if fam is None:
+            return 0
+        q = fam.hasher.transform([fold(query)])
+        return int(np.count_nonzero(~np.isin(q.indices, fam.columns)))
+
     def scores(self, query: str) -> np.ndarray:
         """Score of every entry (position order) for a query; 0 where nothing matches."""
         out = np.zeros(len(self.entries), dtype=np.float32)

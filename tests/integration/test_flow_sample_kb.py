@@ -132,7 +132,7 @@ async def test_statement_acknowledged_with_suggestions(deps, sample_pool):
 
 
 async def test_clarify_offers_at_least_five_and_is_honest(deps, sample_pool):
-    out = await ask(deps, "răng bị đau quá thì uống thuốc gì")  # only partial matches in the sample KB
+    out = await ask(deps, "răng có vấn đề")  # vague: only partial matches in the sample KB
     assert 0.15 <= out["retrieval_score"] < 0.5
     assert visited(out) == CLARIFIED and out["citations"] == []
     assert "chưa tìm thấy" in out["explain"] and len(out["suggestion_questions"]) >= 5
@@ -156,11 +156,6 @@ async def test_no_match_says_so_and_offers_topics(deps):
     assert len(out["suggestion_questions"]) >= 5
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="calibration over-trusts the lead of the top hit in a small KB: off-topic questions that share a "
-    "frame with one entry ('... kiêng gì?', '... mấy năm một lần?') are answered from it (issue 4)",
-)
 async def test_off_topic_questions_are_not_answered_from_unrelated_entries(deps):
     for text in (
         "Bị gút kiêng ăn gì?",  # → NK-017 "Sau khi nhổ răng cần kiêng gì?" at ≈0.93
@@ -206,7 +201,7 @@ async def test_memory_follow_up_through_chat_service(sample_runtime, sample_pool
     out = await service.handle_text(user, "còn bị sưng thì sao?", channel="test")
     shared = seen[-1]
     assert shared["conversation_id"] == conv and shared["is_follow_up"]
-    assert shared["retrieval_query"] == "Răng khôn mọc lệch có cần nhổ không? còn bị sưng thì sao?"
+    assert shared["retrieval_query"] == "Răng khôn còn bị sưng thì sao?"  # the topic answered + the follow-up
     assert out.citations == ["NK-014"], out.text  # "Răng khôn bị sưng đau phải làm sao?"
     nk014 = await kb_entry(sample_pool, "patient_dental", "NK-014")
     assert nk014["topic"] == "Răng khôn" and "sưng" in nk014["question"]
@@ -334,7 +329,7 @@ async def test_every_reply_carries_a_trace_of_every_node(sample_runtime, sample_
     user = await new_user(service)
     paths = {
         "niềng răng mất bao lâu": ANSWERED,
-        "răng bị đau quá thì uống thuốc gì": CLARIFIED,
+        "răng có vấn đề": CLARIFIED,
         "Mổ ruột thừa nằm viện mấy ngày thì được về?": NO_MATCH,
         "xin chào": ["ingest", "red_flag", "memory", "decide", "greeting", "topics", "finalize"],
         "tôi đã đi lấy cao răng tuần trước rồi": [
