@@ -24,6 +24,7 @@ from __future__ import annotations
 import html
 import io
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,7 @@ router = Router(name="verify")
 CHANNEL = "telegram"
 MAX_MESSAGE = 4096
 MAX_FILE_BYTES = 5 * 1024 * 1024
+_MD_HEADING = re.compile(r"(?m)^\s{0,3}#{1,6}\s+\S")
 ICON = {"VALID": "✅", "FLAGGED": "⚠️", "UNCLEAR": "❔"}
 
 ASK_ARTICLE = (
@@ -297,8 +299,12 @@ async def _download(bot: Bot, file_id: str) -> bytes:
 async def _start(
     message: Message, bot: Bot, service: VerificationService, user: users.User, data: bytes | str, name: str
 ) -> None:
+    if not name:  # pasted text: read it as Markdown when it has Markdown headings (copied from a .md/chat)
+        name_for_parsing = "bai-viet.md" if isinstance(data, str) and _MD_HEADING.search(data) else "bai-viet.txt"
+    else:
+        name_for_parsing = name
     try:
-        article = parse_article(data, name or "bai-viet.txt")
+        article = parse_article(data, name_for_parsing)
     except DocumentError as exc:
         await message.answer(
             f"Không đọc được bài viết: {html.escape(str(exc))}. Hãy gửi lại.", parse_mode="HTML"
