@@ -15,7 +15,7 @@ import asyncpg
 
 from db import guidelines
 from kb_import.guidelines import import_document
-from tests.e2e.conftest import ADMIN_ID, StartBot
+from tests.e2e.conftest import ADMIN_ID, restart_shared_bot
 from tests.fakes.telegram_server import FakeTelegram, SentMessage
 from tests.verify_support import DATA, embedder
 
@@ -133,21 +133,20 @@ async def test_verify_accept_research_skip_stop_report(db: asyncpg.Pool, shared_
     answer = await fake.wait_callback_answered(cq)
     assert "kết thúc" in answer.get("text", "")
     assert len(fake.messages[chat]) == n
-    assert not fake.unanswered_callbacks
+    assert chat not in fake.unanswered_callbacks.values()  # every tap was answered
     assert not fake.errors, fake.errors
 
 
-async def test_resume_after_restart(db: asyncpg.Pool, fake: FakeTelegram, start_bot: StartBot) -> None:
+async def test_resume_after_restart(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:
+    fake = shared_fake
     await _import_guideline(db)
     chat = 7002
-    bot = await start_bot()
     first = await _start_article(fake, chat)
     n = len(fake.messages[chat])
     await _tap(fake, chat, first, "a")
     second = await _sentence(fake, chat, n, 2)
-    await bot.stop()
 
-    await start_bot()
+    await restart_shared_bot()
     # The last message's buttons work in the new process: ✅ moves on to sentence 3.
     n = len(fake.messages[chat])
     await _tap(fake, chat, second, "a")
@@ -167,13 +166,15 @@ async def test_resume_after_restart(db: asyncpg.Pool, fake: FakeTelegram, start_
     searched = await _sentence(fake, chat, n, 3)
     assert "Tìm lại với: mức lọc cầu thận" in searched.plain
     assert third.message_id < searched.message_id
-    assert not fake.unanswered_callbacks
+    assert chat not in fake.unanswered_callbacks.values()  # every tap was answered
     assert not fake.errors, fake.errors
 
 
 async def test_guideline_upload_admin_only(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:
     fake = shared_fake
-    doc = "# Hướng dẫn tăng huyết áp\n\n## Mục tiêu\n\nHuyết áp mục tiêu dưới 130/80 mmHg ở đa số người bệnh.\n"
+    doc = (
+        "# Hướng dẫn tăng huyết áp\n\n## Mục tiêu\n\nHuyết áp mục tiêu dưới 130/80 mmHg ở đa số người bệnh.\n"
+    )
 
     other = 7003
     await fake.send_text(other, "/guideline")
@@ -194,4 +195,31 @@ async def test_guideline_upload_admin_only(db: asyncpg.Pool, shared_fake: FakeTe
     docs = await guidelines.list_documents(db)
     assert [d["filename"] for d in docs] == ["tha.md"]
     assert await db.fetchval("SELECT count(*) FROM guideline_chunks") >= 1
+    assert not fake.errors, fake.errors
+
+
+async def test_article_as_file_from_a_clinician(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:
+    """A non-admin's .md article is verified, not refused as an admin's KB upload; stop at once → reports."""
+    fake = shared_fake
+    await _import_guideline(db)
+    chat = 7004
+    await fake.send_text(chat, "/verify")
+    await _next(fake, chat, 0, lambda m: "gửi bài viết" in m.plain, "the request for the article")
+    await fake.send_document(chat, ARTICLE.encode(), "article_dtd.md", "text/markdown")
+    started = await _next(fake, chat, 0, lambda m: m.plain.startswith("Bắt đầu kiểm tra"), "start")
+    assert "Sống khỏe với bệnh tiểu đường" in started.plain
+    first = await _sentence(fake, chat, 0, 1)
+    n = len(fake.messages[chat])
+    await _tap(fake, chat, first, "q")
+    docs = await fake.wait_for(
+        lambda: (d := [m for m in fake.messages[chat][n:] if m.kind == "document"]) and len(d) >= 2 and d,
+        20,
+        "two report documents",
+    )
+    assert "chưa duyệt 6" in next(m for m in fake.messages[chat][n:] if m.plain.startswith("📋")).plain
+    rows = list(csv.DictReader(io.StringIO(docs[1].file_bytes.decode("utf-8-sig"))))
+    assert [r["status"] for r in rows] == ["VALID"] + ["PENDING"] * 5
+    assert "Tệp: article_dtd.md" in docs[0].file_bytes.decode()
+    assert not any("quản trị viên" in m.plain for m in fake.messages[chat])
+    assert chat not in fake.unanswered_callbacks.values()
     assert not fake.errors, fake.errors
