@@ -125,7 +125,8 @@ async def test_verify_accept_research_skip_stop_report(db: asyncpg.Pool, shared_
         ("PENDING", ""),
         ("PENDING", ""),
     ]
-    assert "guideline_dtd.md" in rows[0]["evidence"] or "Hướng dẫn" in rows[0]["evidence"]
+    assert "Metformin" in rows[0]["evidence"] and "500 mg" in rows[1]["evidence"]  # the evidence shown
+    assert rows[1]["reasoning"] and "1000 mg" in rows[1]["reasoning"]
 
     # The session is over: its old buttons change nothing and are still answered.
     n = len(fake.messages[chat])
@@ -217,6 +218,7 @@ async def test_article_as_file_from_a_clinician(db: asyncpg.Pool, shared_fake: F
         "two report documents",
     )
     assert "chưa duyệt 6" in next(m for m in fake.messages[chat][n:] if m.plain.startswith("📋")).plain
+    assert docs[0].file_bytes is not None and docs[1].file_bytes is not None
     rows = list(csv.DictReader(io.StringIO(docs[1].file_bytes.decode("utf-8-sig"))))
     assert [r["status"] for r in rows] == ["VALID"] + ["PENDING"] * 5
     assert "Tệp: article_dtd.md" in docs[0].file_bytes.decode()
