@@ -12,11 +12,11 @@ every verdict. Buttons carry ``vf:<action>:<session>:<idx>`` (CallbackData prefi
 restart the last message's buttons and typed keywords continue the same session, and a stale or doubled tap
 changes nothing.
 
-WIRING (lead / Telegram colleague): include ``router`` in the dispatcher *before* the chat router (its text
-filter only matches chats that wait for an article or have an open sentence; everything else falls through),
-and provide workflow data ``verify_service`` (``bot.verify_service.VerificationService``), ``pool``,
-``settings`` and ``embedder`` — ``setup(dp, ...)`` does both. The end-to-end test on the fake Bot API
-(search again with keywords, skip, stop, resume after restart) is to be written after merge.
+Wiring: ``router`` goes before the admin and chat routers (``bot.telegram.routers.all_routers``): its filters
+only match chats that wait for an article or a guideline file, or have an open sentence, and never KB
+spreadsheets or replies to other prompts; everything else falls through. Workflow data: ``verify_service``
+(``bot.verify_service.VerificationService``), ``pool``, ``settings`` and ``embedder``. End to end on the fake
+Bot API: tests/e2e/test_verify_flow.py.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from __future__ import annotations
 import html
 import io
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,8 @@ router = Router(name="verify")
 CHANNEL = "telegram"
 MAX_MESSAGE = 4096
 MAX_FILE_BYTES = 5 * 1024 * 1024
+KB_SPREADSHEETS = (".csv", ".xlsx")
+_MD_HEADING = re.compile(r"(?m)^\s{0,3}#{1,6}\s+\S")
 ICON = {"VALID": "✅", "FLAGGED": "⚠️", "UNCLEAR": "❔"}
 
 ASK_ARTICLE = (
@@ -206,6 +209,9 @@ class VerifyState(BaseFilter):
     ) -> Any:
         if message.from_user is None or (message.text or "").startswith("/"):
             return False
+        document = message.document
+        if document is not None and Path(document.file_name or "").suffix.lower() in KB_SPREADSHEETS:
+            return False  # an admin's KB import, never an article or a guideline
         user = await users.get(pool, CHANNEL, str(message.from_user.id))
         if user is None:
             return False
@@ -216,6 +222,10 @@ class VerifyState(BaseFilter):
         if kind is not None:
             return {"vf_kind": kind, "vf_user": user}
         if self.want_document:
+            return False
+        reply_to = message.reply_to_message
+        if reply_to is not None and not (reply_to.text or "").startswith("Câu "):
+            # an answer to another prompt (e.g. an admin's #Q answer), not keywords for a sentence
             return False
         session = await verify_service.open_session(user.id)
         if session is None:
@@ -297,8 +307,10 @@ async def _download(bot: Bot, file_id: str) -> bytes:
 async def _start(
     message: Message, bot: Bot, service: VerificationService, user: users.User, data: bytes | str, name: str
 ) -> None:
+    # Pasted text is read as Markdown when it has Markdown headings (copied from a .md file or a chat).
+    markdown = isinstance(data, str) and _MD_HEADING.search(data) is not None
     try:
-        article = parse_article(data, name or "bai-viet.txt")
+        article = parse_article(data, name or ("bai-viet.md" if markdown else "bai-viet.txt"))
     except DocumentError as exc:
         await message.answer(
             f"Không đọc được bài viết: {html.escape(str(exc))}. Hãy gửi lại.", parse_mode="HTML"

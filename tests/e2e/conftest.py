@@ -178,12 +178,23 @@ async def shared_fake(
         start = await stack.enter_async_context(
             bot_processes(db_url, fake, tmp_path_factory.mktemp("shared"))
         )
-        _SHARED.update(fake=fake, proc=await start(), stack=stack)
+        _SHARED.update(fake=fake, proc=await start(), stack=stack, start=start)
     fake = _SHARED["fake"]
     fake.errors.clear()
     yield fake
     proc = _SHARED["proc"]
     assert proc.proc is not None and proc.proc.returncode is None, proc.log()
+
+
+async def restart_shared_bot() -> BotProcess:
+    """Stop the shared bot (SIGTERM) and start a new process on the same fake, as a deploy would.
+
+    Cheaper than a dedicated fake + two bots for tests of what survives a restart; later tests simply get
+    the new process.
+    """
+    await _SHARED["proc"].stop()
+    _SHARED["proc"] = await _SHARED["start"]()
+    return _SHARED["proc"]
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -12,5 +12,14 @@ def all_routers(settings: Settings) -> list[Router]:
     from bot.telegram import verify
     from bot.telegram.routers import account, admin, fallback, questions, start
 
-    # /verify's text handler only claims chats with an open verification, so it goes before questions.
-    return [start.router, account.router, admin.build(settings), verify.router, questions.router, fallback.router]
+    # verify goes before admin and questions: its handlers only claim a chat that waits for an article or a
+    # guideline file, or has an open sentence; otherwise the admin router would take every document (and
+    # refuse a clinician's article file) and questions every text.
+    return [
+        start.router,
+        account.router,
+        verify.router,
+        admin.build(settings),
+        questions.router,
+        fallback.router,
+    ]
