@@ -20,6 +20,7 @@ def main(argv: list[str]) -> int:
     for name in names:
         print(f"\n=== {name} ===", flush=True)
         started = time.perf_counter()
+        sys.argv = [f"bench.{name}"]  # each module parses its own (default) options
         try:
             code = importlib.import_module(f"bench.{name}").main() or 0
         except Exception as exc:  # one broken benchmark must not hide the others' figures
