@@ -239,8 +239,11 @@ async def run_once(db_url: str, workers: int, kind: str, chats: int, messages: i
         "p50_ms": round(statistics.median(latencies), 1),
         "p95_ms": round(latencies[int(0.95 * (len(latencies) - 1))], 1),
         "max_ms": round(latencies[-1], 1),
-        "cpu_ms_per_msg": {"bot": per_msg[0], "postgres": per_msg[1] if postmaster else None,
-                           "fake_api": per_msg[2]},  # fmt: skip
+        "cpu_ms_per_msg": {
+            "bot": per_msg[0],
+            "postgres": per_msg[1] if postmaster else None,
+            "fake_api": per_msg[2],
+        },
         "load_avg_1m": [round(load0, 2), round(load1, 2)],
     }
 
