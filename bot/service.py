@@ -99,9 +99,8 @@ class ChatService:
             trace=result.get("trace"),
         )
         questions = [q for q in result.get("suggestion_questions") or [] if q][:10]
-        async with self.pool.acquire() as conn, conn.transaction():
-            _, out_id = await conversations.store_turn(conn, conversation_id, user.id, turn)
-            set_id = await suggestions.create(conn, user.id, conversation_id, questions) if questions else None
+        # Both turns, the conversation's activity and the suggestion set: one statement (atomic by itself).
+        _, out_id, set_id = await conversations.store_exchange(self.pool, conversation_id, user.id, turn, questions)
         log.info(
             "message.answered user=%s role=%s type=%s score=%.3f ms=%d text=%s",
             user.id,

@@ -48,27 +48,38 @@ async def active_conversation(db: Executor, user_id: int, role: str | None) -> i
     )
 
 
-async def store_turn(db: Executor, conversation_id: int, user_id: int, turn: StoredTurn) -> tuple[int, int]:
-    """Store the user's message and the bot's reply; returns their ids. Call inside a transaction."""
-    in_id = await db.fetchval(
-        """
-        INSERT INTO messages (conversation_id, user_id, direction, text, input_type, red_flag)
-        VALUES ($1, $2, 'in', $3, $4, $5) RETURNING id
-        """,
+_STORE_EXCHANGE = """
+WITH msgs AS (
+    INSERT INTO messages (conversation_id, user_id, direction, text, input_type, confidence,
+                          retrieval_score, citations, red_flag, latency_ms, tokens_in, tokens_out, trace)
+    VALUES ($1, $2, 'in', $3, $5, DEFAULT, DEFAULT, DEFAULT, $9, DEFAULT, DEFAULT, DEFAULT, DEFAULT),
+           ($1, $2, 'out', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+    RETURNING id, direction
+), touched AS (
+    UPDATE conversations SET last_activity_at = now() WHERE id = $1
+), suggested AS (
+    INSERT INTO suggestion_sets (user_id, conversation_id, questions)
+    SELECT $2, $1, $14::text[] WHERE cardinality($14::text[]) > 0
+    RETURNING id
+)
+SELECT (SELECT id FROM msgs WHERE direction = 'in') AS in_id,
+       (SELECT id FROM msgs WHERE direction = 'out') AS out_id,
+       (SELECT id FROM suggested) AS set_id
+"""
+
+
+async def store_exchange(
+    db: Executor, conversation_id: int, user_id: int, turn: StoredTurn, suggestions: list[str] | None = None
+) -> tuple[int, int, int | None]:
+    """Store the user's message, the bot's reply, the conversation's activity time and (when there are
+    follow-up questions) their suggestion set in one statement, so one round trip and atomic by itself.
+    Returns (in id, out id, suggestion set id or None). The two messages are one multi-row VALUES, inserted
+    in order, so the question's id is below the answer's (memory pairs them by id)."""
+    row = await db.fetchrow(
+        _STORE_EXCHANGE,
         conversation_id,
         user_id,
         turn.user_text,
-        turn.input_type,
-        turn.red_flag,
-    )
-    out_id = await db.fetchval(
-        """
-        INSERT INTO messages (conversation_id, user_id, direction, text, input_type, confidence,
-                              retrieval_score, citations, red_flag, latency_ms, tokens_in, tokens_out, trace)
-        VALUES ($1, $2, 'out', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id
-        """,
-        conversation_id,
-        user_id,
         turn.bot_text,
         turn.input_type,
         turn.confidence,
@@ -79,9 +90,17 @@ async def store_turn(db: Executor, conversation_id: int, user_id: int, turn: Sto
         turn.tokens_in,
         turn.tokens_out,
         turn.trace,
+        list(suggestions or []),
     )
-    await db.execute("UPDATE conversations SET last_activity_at = now() WHERE id = $1", conversation_id)
-    return int(in_id), int(out_id)
+    assert row is not None
+    set_id = row["set_id"]
+    return int(row["in_id"]), int(row["out_id"]), None if set_id is None else int(set_id)
+
+
+async def store_turn(db: Executor, conversation_id: int, user_id: int, turn: StoredTurn) -> tuple[int, int]:
+    """Store the user's message and the bot's reply; returns their ids (one statement)."""
+    in_id, out_id, _ = await store_exchange(db, conversation_id, user_id, turn)
+    return in_id, out_id
 
 
 async def recent_messages(db: Executor, conversation_id: int, limit: int) -> list[dict[str, Any]]:
@@ -97,6 +116,31 @@ async def recent_messages(db: Executor, conversation_id: int, limit: int) -> lis
         limit,
     )
     return [dict(r) for r in rows]
+
+
+async def memory(db: Executor, conversation_id: int, limit: int) -> tuple[list[dict[str, Any]], str]:
+    """``recent_messages`` and ``get_summary`` in one round trip."""
+    rows = await db.fetch(
+        """
+        SELECT c.summary, last.direction, last.text, last.input_type, last.citations
+        FROM conversations c
+        LEFT JOIN LATERAL (
+            SELECT id, direction, text, input_type, citations FROM messages
+            WHERE conversation_id = c.id ORDER BY created_at DESC, id DESC LIMIT $2
+        ) last ON true
+        WHERE c.id = $1
+        ORDER BY last.id
+        """,
+        conversation_id,
+        limit,
+    )
+    if not rows:
+        return [], ""
+    summary = rows[0]["summary"] or ""
+    messages = [
+        {k: r[k] for k in ("direction", "text", "input_type", "citations")} for r in rows if r["direction"]
+    ]
+    return messages, summary
 
 
 async def get_summary(db: Executor, conversation_id: int) -> str:

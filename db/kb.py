@@ -74,8 +74,10 @@ async def dense_search(db: Executor, role: str, vector: np.ndarray, k: int) -> l
     until ``k`` rows of the role are found. ``ef_search`` is raised for recall.
     """
     async with _connection(db) as conn, conn.transaction():
-        await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        await conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, 2 * k)}")
+        # One round trip for both settings (no arguments: the simple protocol allows several statements).
+        await conn.execute(
+            f"SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {max(40, 2 * int(k))}"
+        )
         rows = await conn.fetch(
             """
             SELECT id, 1 - (embedding <=> $2) AS similarity FROM kb_entries

@@ -46,22 +46,32 @@ class PgMemoryStore:
 
     async def recent_turns(self, conversation_id: int, limit: int = 3) -> list[Turn]:
         rows = await conversations.recent_messages(self.pool, conversation_id, limit * 2)
-        turns: list[Turn] = []
-        pending: dict | None = None
-        for row in rows:
-            if row["direction"] == "in":
-                pending = row
-            elif pending is not None:
-                turns.append(
-                    Turn(
-                        user_text=pending["text"],
-                        bot_text=row["text"],
-                        input_type=row["input_type"] or "",
-                        citations=list(row["citations"] or []),
-                    )
-                )
-                pending = None
-        return turns[-limit:]
+        return pair_turns(rows, limit)
+
+    async def load(self, conversation_id: int, limit: int = 3) -> tuple[list[Turn], str]:
+        """``recent_turns`` and ``summary`` in one round trip (LoadMemory uses it when a store has it)."""
+        rows, summary = await conversations.memory(self.pool, conversation_id, limit * 2)
+        return pair_turns(rows, limit), summary
 
     async def summary(self, conversation_id: int) -> str:
         return await conversations.get_summary(self.pool, conversation_id)
+
+
+def pair_turns(rows: list[dict], limit: int) -> list[Turn]:
+    """Messages oldest first → the last ``limit`` (question, answer) turns."""
+    turns: list[Turn] = []
+    pending: dict | None = None
+    for row in rows:
+        if row["direction"] == "in":
+            pending = row
+        elif pending is not None:
+            turns.append(
+                Turn(
+                    user_text=pending["text"],
+                    bot_text=row["text"],
+                    input_type=row["input_type"] or "",
+                    citations=list(row["citations"] or []),
+                )
+            )
+            pending = None
+    return turns[-limit:]

