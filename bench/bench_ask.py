@@ -28,7 +28,9 @@ query's embedding is real (timed inside each ask).
 
 "sample right" counts the messages written for sample entries that are answered with that entry. With
 100,000 generated entries some are answered by a generated entry instead: the generator also writes questions
-such as "Răng hàm trên ê buốt khi uống nước lạnh là bị gì?", a fair match; the JSON lists each miss.
+such as "Răng hàm trên ê buốt khi uống nước lạnh là bị gì?", a fair match, or the calibrated score of the
+right entry falls under the answer threshold among so many close neighbours (the bot then asks to clarify);
+the JSON lists each miss with the top entry, its score and the expected entry's rank.
 
 Prints a table and writes bench/results/ask.json.
 """
@@ -395,7 +397,19 @@ async def run(argv: list[str]) -> dict[str, Any]:
                     asked += 1
                     right += reply.citations == [code]
                     if reply.citations != [code]:
-                        misses.append({"message": text, "expected": code, "cited": reply.citations})
+                        hits = observed[-1].get("retrieved") or []
+                        misses.append(
+                            {
+                                "message": text,
+                                "expected": code,
+                                "cited": reply.citations,
+                                "top": hits[0].entry.code if hits else None,
+                                "top_score": round(hits[0].score, 3) if hits else 0.0,
+                                "expected_rank": next(
+                                    (i + 1 for i, h in enumerate(hits) if h.entry.code == code), None
+                                ),
+                            }
+                        )
             timings = [s.get("retrieval_timings") or {} for s in observed]
 
             def leg(name: str, timings: list[dict[str, float]] = timings) -> list[float]:
