@@ -362,6 +362,8 @@ async def run(argv: list[str]) -> dict[str, Any]:
         messages = queries(args.queries)
         for n in sizes:
             row: dict[str, Any] = {"generated": n}
+            # Every size starts cold: the same messages must not reuse the query vectors of the previous size.
+            embedder.clear_query_cache()
             if n:
                 entries, combos = generate(n)
                 vectors = np.vstack([sample_vectors, composed_vectors(combos, comp)])

@@ -165,6 +165,9 @@ class CachedEmbedder:
             return np.zeros((0, self.dim), np.float32)
         return np.vstack([found[h] for h in hashes]).astype(np.float32)
 
+    def clear_query_cache(self) -> None:
+        self._queries.clear()
+
     async def embed_query(self, text: str) -> np.ndarray:
         vector = self._queries.get(text)
         if vector is not None:
