@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import getpass
 import json
+import logging
 import sys
 from typing import TextIO
 
@@ -51,6 +52,8 @@ async def _readline(prompt: str) -> str | None:
 
 
 async def chat(settings: Settings, role: str | None = None, out: TextIO = sys.stdout) -> int:
+    if settings.log_level == "INFO":  # the terminal is the chat window: only warnings interleave with it
+        logging.getLogger().setLevel(logging.WARNING)
     runtime = await open_runtime(settings)
     try:
         service = await build_service(runtime)

@@ -101,7 +101,9 @@ class Node:
             except Exception as exc:  # CancelledError is a BaseException and is never swallowed
                 self.last_error = exc
                 last = self.cur_retry == attempts - 1 or getattr(exc, "retryable", True) is False
-                log.info("node %s attempt %d failed: %r", self.name, self.cur_retry + 1, exc)
+                # A non-retryable error is a designed fallback (e.g. no LLM configured): not worth INFO.
+                level = logging.DEBUG if getattr(exc, "retryable", True) is False else logging.INFO
+                log.log(level, "node %s attempt %d failed: %r", self.name, self.cur_retry + 1, exc)
                 if last:
                     return await self.exec_fallback(prep_res, exc)
                 await asyncio.sleep(self.retry_delay(self.cur_retry, exc))
