@@ -67,17 +67,27 @@ async def entries_by_code(db: Executor, role: str, codes: list[str]) -> list[KBE
     return [_entry(r) for r in rows]
 
 
-async def dense_search(db: Executor, role: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-    """Nearest active entries of ``role`` by cosine similarity (HNSW), best first.
+# Up to this many entries a role is searched exactly (a scan of its rows); above it through the HNSW index
+# with a wide candidate list. Left alone, the planner scans and sorts mid-sized roles (≈70 ms at 10,000).
+EXACT_SEARCH_MAX = 2000
+EF_SEARCH = 400
 
-    A role filter on an HNSW scan can starve the result; pgvector's iterative scan keeps reading the graph
-    until ``k`` rows of the role are found. ``ef_search`` is raised for recall.
+
+async def dense_search(
+    db: Executor, role: str, vector: np.ndarray, k: int, *, role_size: int | None = None
+) -> list[tuple[int, float]]:
+    """Nearest active entries of ``role`` by cosine similarity, best first.
+
+    ``role_size`` (when the caller knows it) picks the plan: exact for small roles, the HNSW index for large
+    ones. A role filter on an HNSW scan can starve the result; pgvector's iterative scan keeps reading the
+    graph until ``k`` rows of the role are found.
     """
+    settings = f"SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {max(EF_SEARCH, 2 * int(k))}"
+    if role_size is not None and role_size > EXACT_SEARCH_MAX:
+        settings += "; SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off"
     async with _connection(db) as conn, conn.transaction():
-        # One round trip for both settings (no arguments: the simple protocol allows several statements).
-        await conn.execute(
-            f"SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {max(40, 2 * int(k))}"
-        )
+        # One round trip for all settings (no arguments: the simple protocol allows several statements).
+        await conn.execute(settings)
         rows = await conn.fetch(
             """
             SELECT id, 1 - (embedding <=> $2) AS similarity FROM kb_entries
@@ -156,8 +166,16 @@ async def replace_role(
             "kb_entries",
             records=records,
             columns=[
-                "role", "code", "topic", "subtopic", "question", "answer", "explanation", "keywords",
-                "embedding", "embedding_model",
+                "role",
+                "code",
+                "topic",
+                "subtopic",
+                "question",
+                "answer",
+                "explanation",
+                "keywords",
+                "embedding",
+                "embedding_model",
             ],
         )
         await bump_version(conn, role)

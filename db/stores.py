@@ -14,15 +14,18 @@ class PgKBStore:
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
+        self._sizes: dict[str, int] = {}  # entries per role at the last load, to pick the search plan
 
     async def kb_version(self, role: str) -> int:
         return await kb.version(self.pool, role)
 
     async def load_entries(self, role: str) -> list[KBEntry]:
-        return await kb.active_entries(self.pool, role)
+        entries = await kb.active_entries(self.pool, role)
+        self._sizes[role] = len(entries)
+        return entries
 
     async def dense_search(self, role: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        return await kb.dense_search(self.pool, role, vector, k)
+        return await kb.dense_search(self.pool, role, vector, k, role_size=self._sizes.get(role))
 
 
 class PgEmbeddingCache:
