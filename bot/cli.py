@@ -18,18 +18,6 @@ from db.settings import Settings, SettingsError, load_settings
 Handler = Callable[[argparse.Namespace, Settings], Coroutine[Any, Any, int]]
 
 
-class NotAvailable(Exception):
-    """A subcommand whose feature has not been built yet."""
-
-
-def _not_yet(feature: str) -> Handler:
-    async def handler(args: argparse.Namespace, settings: Settings) -> int:
-        print(f"medbot: {feature} is not available yet in this version.", file=sys.stderr)
-        return 2
-
-    return handler
-
-
 async def _db_upgrade(args: argparse.Namespace, settings: Settings) -> int:
     from db import migrate
     from db.pool import database_url

@@ -12,6 +12,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from engine.text import strip_diacritics
+
 # Canonical fields of a KB row, in template order.
 FIELDS = ("topic", "subtopic", "code", "question", "answer", "keywords", "explanation", "role")
 
@@ -45,14 +47,8 @@ _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _SPACES = re.compile(r"\s+")
 
 
-def strip_diacritics(text: str) -> str:
-    """Vietnamese without diacritics: ``Răng bị ê buốt`` → ``Rang bi e buot`` (đ/Đ → d/D)."""
-    decomposed = unicodedata.normalize("NFD", text.replace("đ", "d").replace("Đ", "D"))
-    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
-
-
 def fold_text(text: str) -> str:
-    """Lowercase, diacritics removed, whitespace collapsed: the folded form used for search text."""
+    """Lowercase, diacritics removed (the engine's rule), whitespace collapsed: the folded search text."""
     return _SPACES.sub(" ", strip_diacritics(unicodedata.normalize("NFC", text)).lower()).strip()
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-from aiogram import Bot, Dispatcher, F, Router
+from aiogram import Bot, F, Router
 from aiogram.enums import ChatAction
 from aiogram.filters import BaseFilter, Command
 from aiogram.filters.callback_data import CallbackData
@@ -368,14 +368,3 @@ async def on_button(
     elif action == "c":
         await repo.clear_pending(pool, user.id)
         await _send_item(message, await verify_service.current(sid), verify_service, sid)
-
-
-def setup(
-    dp: Dispatcher, *, service: VerificationService, pool: asyncpg.Pool, settings: Settings, embedder: Any
-) -> None:
-    """Register the router (call before the chat router is included) and its workflow data."""
-    dp["verify_service"] = service
-    dp["pool"] = pool
-    dp["settings"] = settings
-    dp["embedder"] = embedder
-    dp.include_router(router)
