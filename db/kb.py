@@ -82,22 +82,24 @@ async def dense_search(
     ones. A role filter on an HNSW scan can starve the result; pgvector's iterative scan keeps reading the
     graph until ``k`` rows of the role are found.
     """
-    settings = f"SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {max(EF_SEARCH, 2 * int(k))}"
-    if role_size is not None and role_size > EXACT_SEARCH_MAX:
-        settings += "; SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off"
-    async with _connection(db) as conn, conn.transaction():
-        # One round trip for all settings (no arguments: the simple protocol allows several statements).
-        await conn.execute(settings)
-        rows = await conn.fetch(
-            """
-            SELECT id, 1 - (embedding <=> $2) AS similarity FROM kb_entries
-            WHERE role = $1 AND active AND embedding IS NOT NULL
-            ORDER BY embedding <=> $2 LIMIT $3
-            """,
-            role,
-            vector,
-            k,
-        )
+    query = """
+        SELECT id, 1 - (embedding <=> $2) AS similarity FROM kb_entries
+        WHERE role = $1 AND active AND embedding IS NOT NULL
+        ORDER BY embedding <=> $2 LIMIT $3
+    """
+    large = role_size is not None and role_size > EXACT_SEARCH_MAX
+    if not large and 2 * int(k) <= EF_SEARCH:
+        # Small role: one statement. Should the planner pick the HNSW index anyway, the pool's session
+        # settings (db.pool.SESSION_SETTINGS: iterative scan, ef_search EF_SEARCH) keep the result whole.
+        rows = await db.fetch(query, role, vector, k)
+    else:
+        settings = f"SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {max(EF_SEARCH, 2 * int(k))}"
+        if large:
+            settings += "; SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off"
+        async with _connection(db) as conn, conn.transaction():
+            # One round trip for all settings (no arguments: the simple protocol allows several statements).
+            await conn.execute(settings)
+            rows = await conn.fetch(query, role, vector, k)
     rows = sorted(rows, key=lambda r: -r["similarity"])  # relaxed order: re-sort the few rows
     return [(int(r["id"]), float(r["similarity"])) for r in rows]
 

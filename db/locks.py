@@ -1,4 +1,9 @@
-"""PostgreSQL advisory locks: per-chat ordering, per-role import serialisation, worker leadership."""
+"""PostgreSQL advisory locks: per-chat ordering, per-role import serialisation, worker leadership.
+
+Session-level locks outlive the block that took them if the unlock never runs, and pooled connections are
+not reset on release (``db.pool``), so every unlock goes through ``unlock``: when it cannot complete
+(cancelled, connection error) the connection is terminated, and the server drops its locks with it.
+"""
 
 from __future__ import annotations
 
@@ -20,11 +25,30 @@ async def advisory_lock(pool: asyncpg.Pool, namespace: str, name: str) -> AsyncI
     """Hold a session-level advisory lock for the block, on a connection the block may use."""
     key = lock_key(namespace, name)
     async with pool.acquire() as conn:
-        await conn.execute("SELECT pg_advisory_lock($1)", key)
+        try:
+            await conn.execute("SELECT pg_advisory_lock($1)", key)
+        except BaseException:
+            conn.terminate()  # cancelled while waiting: the lock may have been granted meanwhile
+            raise
         try:
             yield conn
         finally:
-            await conn.execute("SELECT pg_advisory_unlock($1)", key)
+            await unlock(conn, key)
+
+
+async def unlock(conn: asyncpg.Connection, *keys: int) -> None:
+    """Release session-level locks (all of this session's when no key is given), or drop the connection."""
+    if conn.is_closed():
+        return
+    try:
+        if keys:
+            for key in keys:
+                await conn.execute("SELECT pg_advisory_unlock($1)", key)
+        else:
+            await conn.execute("SELECT pg_advisory_unlock_all()")
+    except BaseException:
+        conn.terminate()
+        raise
 
 
 async def try_advisory_lock(conn: asyncpg.Connection, namespace: str, name: str) -> bool:

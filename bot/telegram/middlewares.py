@@ -20,7 +20,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import asyncpg
 from aiogram import BaseMiddleware
 from aiogram.types import CallbackQuery, Message, TelegramObject, Update, User
 
@@ -80,18 +79,19 @@ class ChatOrderMiddleware(BaseMiddleware):
 
 
 class DedupeMiddleware(BaseMiddleware):
-    def __init__(self, pool: asyncpg.Pool) -> None:
-        self.pool = pool
+    def __init__(self, service: ChatService) -> None:
+        self.service = service
 
     async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
         assert isinstance(event, Update)
-        if not await updates.claim(self.pool, CHANNEL, event.update_id):
+        if not await updates.claim(self.service.db, CHANNEL, event.update_id):
             log.info("update.duplicate update_id=%s", event.update_id)
             return None
         try:
             return await handler(event, data)
         except BaseException:
-            await updates.release(self.pool, CHANNEL, event.update_id)
+            # the pool, not the lock's connection: it may be the thing that failed
+            await updates.release(self.service.pool, CHANNEL, event.update_id)
             raise
 
 
@@ -104,7 +104,7 @@ class UserMiddleware(BaseMiddleware):
         if tg_user is not None and not tg_user.is_bot:
             user = await self.service.user(CHANNEL, tg_user.id, tg_user.full_name)
             if not user.active:  # they unblocked the bot and wrote again
-                await users.set_active(self.service.pool, CHANNEL, str(tg_user.id), True)
+                await users.set_active(self.service.db, CHANNEL, str(tg_user.id), True)
                 user.active = True
             data["user"] = user
         return await handler(event, data)

@@ -23,7 +23,7 @@ from aiogram.exceptions import TelegramAPIError, TelegramBadRequest, TelegramFor
 from aiogram.types import BufferedInputFile
 
 from db import outbox
-from db.locks import try_advisory_lock
+from db.locks import try_advisory_lock, unlock
 
 log = logging.getLogger("medbot.telegram.outbox")
 _SEND_FIELDS = {"text", "parse_mode", "reply_markup", "disable_notification", "link_preview_options"}
@@ -64,7 +64,7 @@ async def drain(
         try:
             return await _drain(bot, pool, rate, per_chat_interval, stop_when_empty, batch)
         finally:
-            await lock_conn.execute("SELECT pg_advisory_unlock_all()")
+            await unlock(lock_conn)
 
 
 async def _drain(

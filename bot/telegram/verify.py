@@ -41,6 +41,7 @@ from aiogram.types import (
     Message,
 )
 
+from bot.service import ChatService
 from bot.verify_service import ItemView, VerificationService
 from db import users
 from db import verification as repo
@@ -204,18 +205,16 @@ class VerifyState(BaseFilter):
     def __init__(self, want_document: bool) -> None:
         self.want_document = want_document
 
-    async def __call__(
-        self, message: Message, pool: asyncpg.Pool, verify_service: VerificationService
-    ) -> Any:
+    async def __call__(self, message: Message, service: ChatService, user: users.User | None = None) -> Any:
         if message.from_user is None or (message.text or "").startswith("/"):
             return False
         document = message.document
         if document is not None and Path(document.file_name or "").suffix.lower() in KB_SPREADSHEETS:
             return False  # an admin's KB import, never an article or a guideline
-        user = await users.get(pool, CHANNEL, str(message.from_user.id))
-        if user is None:
+        if user is None:  # loaded by UserMiddleware for every human sender
             return False
-        kind = await repo.pending(pool, user.id)
+        # One query for both states: this filter sees every patient message.
+        kind, session = await repo.chat_state(service.db, user.id)
         caption = (message.caption or "").strip().lower()
         if self.want_document and caption.startswith("/guideline"):
             kind = "guideline"
@@ -227,7 +226,6 @@ class VerifyState(BaseFilter):
         if reply_to is not None and not (reply_to.text or "").startswith("Câu "):
             # an answer to another prompt (e.g. an admin's #Q answer), not keywords for a sentence
             return False
-        session = await verify_service.open_session(user.id)
         if session is None:
             return False
         return {"vf_kind": "keywords", "vf_user": user, "vf_session": session}

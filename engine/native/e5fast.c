@@ -188,32 +188,54 @@ typedef struct { const block_q4_0 *W; uint8_t *wp; float *dw; } wcache_t;
 static wcache_t g_wc[WC_MAX];
 static int g_nwc = 0;
 
-static const wcache_t *weights_repacked(const block_q4_0 *W, int nout, int nin) {
+static void repack(const block_q4_0 *W, int nout, int nin, wcache_t *e) {
+    int nb = nin / QK, ng = nout / RG;
+    uint8_t *wp = (uint8_t *)aligned_alloc(64, (size_t)nout * nin);
+    float *dw = (float *)aligned_alloc(64, sizeof(float) * (size_t)nout * nb);
+    uint8_t row[QK];
+    for (int g = 0; g < ng; g++)
+        for (int b = 0; b < nb; b++)
+            for (int r = 0; r < RG; r++) {
+                const block_q4_0 *blk = W + (size_t)(g * RG + r) * nb + b;
+                dw[((size_t)g * nb + b) * RG + r] = fp16_to_fp32(blk->d);
+                for (int j = 0; j < 16; j++) { row[j] = blk->qs[j] & 0x0F; row[j + 16] = blk->qs[j] >> 4; }
+                uint8_t *dst = wp + ((size_t)g * nb + b) * RG * QK;
+                for (int k = 0; k < QK / 4; k++)
+                    memcpy(dst + k * RG * 4 + r * 4, row + k * 4, 4);
+            }
+    e->W = W; e->wp = wp; e->dw = dw;
+}
+
+/* The repacked copy of W: from the process-wide table (slots never move while in use; e5_free clears the
+ * slots of its model), or, when the table is full, a temporary copy in *tmp that the caller frees. */
+static const wcache_t *weights_repacked(const block_q4_0 *W, int nout, int nin, wcache_t *tmp) {
     const wcache_t *hit = NULL;
 #pragma omp critical(e5_wcache)
     {
-        for (int i = 0; i < g_nwc; i++) if (g_wc[i].W == W) { hit = &g_wc[i]; break; }
-        if (!hit && g_nwc < WC_MAX) {
-            int nb = nin / QK, ng = nout / RG;
-            uint8_t *wp = (uint8_t *)aligned_alloc(64, (size_t)nout * nin);
-            float *dw = (float *)aligned_alloc(64, sizeof(float) * (size_t)nout * nb);
-            uint8_t row[QK];
-            for (int g = 0; g < ng; g++)
-                for (int b = 0; b < nb; b++)
-                    for (int r = 0; r < RG; r++) {
-                        const block_q4_0 *blk = W + (size_t)(g * RG + r) * nb + b;
-                        dw[((size_t)g * nb + b) * RG + r] = fp16_to_fp32(blk->d);
-                        for (int j = 0; j < 16; j++) { row[j] = blk->qs[j] & 0x0F; row[j + 16] = blk->qs[j] >> 4; }
-                        uint8_t *dst = wp + ((size_t)g * nb + b) * RG * QK;
-                        for (int k = 0; k < QK / 4; k++)
-                            memcpy(dst + k * RG * 4 + r * 4, row + k * 4, 4);
-                    }
-            g_wc[g_nwc].W = W; g_wc[g_nwc].wp = wp; g_wc[g_nwc].dw = dw;
-            hit = &g_wc[g_nwc];
-            g_nwc++;
+        int free_slot = -1;
+        for (int i = 0; i < g_nwc; i++) {
+            if (g_wc[i].W == W) { hit = &g_wc[i]; break; }
+            if (g_wc[i].W == NULL && free_slot < 0) free_slot = i;
+        }
+        if (!hit) {
+            if (free_slot < 0 && g_nwc < WC_MAX) free_slot = g_nwc++;
+            if (free_slot >= 0) { repack(W, nout, nin, &g_wc[free_slot]); hit = &g_wc[free_slot]; }
         }
     }
+    if (!hit) { repack(W, nout, nin, tmp); hit = tmp; }
     return hit;
+}
+
+/* Drop the repacked copies of every matrix inside [base, base + size) (a model's or a head's mapping).
+ * Models loaded with e5_load_mem are not tracked (no mapping to match): MedBot loads from files only. */
+static void forget_repacked(const void *base, size_t size) {
+    if (!base) return;
+    const uint8_t *lo = (const uint8_t *)base, *hi = lo + size;
+#pragma omp critical(e5_wcache)
+    for (int i = 0; i < g_nwc; i++) {
+        const uint8_t *w = (const uint8_t *)g_wc[i].W;
+        if (w && w >= lo && w < hi) { free(g_wc[i].wp); free(g_wc[i].dw); g_wc[i].W = NULL; }
+    }
 }
 
 #if defined(__AVX2__)
@@ -230,7 +252,8 @@ static void matmul_q4q8(const block_q4_0 *W, const float *bias,
                         const int8_t *aq, const float *ad, const int32_t *as,
                         float *Y, int L, int nout, int nin) {
     int nb = nin / QK, ng = nout / RG;
-    const wcache_t *wc = weights_repacked(W, nout, nin);
+    wcache_t tmp = {0};
+    const wcache_t *wc = weights_repacked(W, nout, nin, &tmp);
 #pragma omp parallel for schedule(static) if (!omp_in_parallel())
     for (int g = 0; g < ng; g++) {
         const uint8_t *wg = wc->wp + (size_t)g * nb * RG * QK;
@@ -306,6 +329,7 @@ static void matmul_q4q8(const block_q4_0 *W, const float *bias,
 #endif
         }
     }
+    if (wc == &tmp) { free(tmp.wp); free(tmp.dw); }
 }
 #undef RG
 
@@ -1079,6 +1103,8 @@ void e5_free(e5_model *m) {
     free(m->tok.offs); free(m->tok.scores); free(m->tok.ht);
     free(m->tok.norm_cp); free(m->tok.norm_off); free(m->tok.norm_out);
     free(m->layers);
+    forget_repacked(m->sae_map, m->sae_map_size);   /* medbot patch */
+    forget_repacked(m->map, m->map_size);
     if (m->sae_map) munmap(m->sae_map, m->sae_map_size);
     if (m->map) munmap(m->map, m->map_size);
     free(m);

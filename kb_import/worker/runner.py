@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from db import jobs as jobs_db
-from db.locks import lock_key, try_advisory_lock
+from db.locks import lock_key, try_advisory_lock, unlock
 from kb_import.worker.context import Counts, Job, JobContext, JobSkipped
 
 log = logging.getLogger("medbot.worker")
@@ -100,8 +100,7 @@ async def run_job(
                          json.dumps(counts, ensure_ascii=False))
             return RunResult(job.name, status, counts, error, run_id, seconds)
         finally:
-            if not conn.is_closed():
-                await conn.execute("SELECT pg_advisory_unlock($1)", lock_key(LOCK_NAMESPACE, job.name))
+            await unlock(conn, lock_key(LOCK_NAMESPACE, job.name))
 
 
 def backoff_seconds(failures: int, base: float, cap: float) -> float:

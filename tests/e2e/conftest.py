@@ -120,10 +120,14 @@ async def bot_processes(db_url: str, fake: FakeTelegram, tmp: Path) -> AsyncIter
     procs: list[BotProcess] = []
 
     async def start(
-        *, webhook: bool = True, admin_ids: str = str(ADMIN_ID), wait_webhook: bool = True
+        *,
+        webhook: bool = True,
+        admin_ids: str = str(ADMIN_ID),
+        wait_webhook: bool = True,
+        env: dict[str, str] | None = None,
     ) -> BotProcess:
         port = free_port()
-        proc = BotProcess(bot_env(db_url, fake, port, webhook=webhook, admin_ids=admin_ids),
+        proc = BotProcess({**bot_env(db_url, fake, port, webhook=webhook, admin_ids=admin_ids), **(env or {})},
                           tmp / f"bot-{len(procs)}.log", port)  # fmt: skip
         procs.append(proc)
         if webhook:

@@ -6,6 +6,7 @@ import asyncpg
 
 from db import users
 from tests.e2e.conftest import DENTAL, StartBot, add_kb, onboard
+from tests.fakes.openai_server import FakeOpenAI, Reply, chat_json
 from tests.fakes.telegram_server import FakeTelegram
 
 
@@ -28,7 +29,6 @@ async def test_new_user_full_flow(db: asyncpg.Pool, shared_fake: FakeTelegram) -
     msgs = await fake.wait_for_messages(chat, 2)
     answer = msgs[1]
     assert "D001" in answer.plain
-    assert any(action == "typing" for c, action in fake.chat_actions if c == chat)
     suggestions = [b for b in answer.buttons if b["callback_data"].startswith("sq:")]
     assert suggestions, answer.buttons
     assert {b["text"] for b in answer.buttons} >= {"👍", "👎"}
@@ -87,3 +87,27 @@ async def test_non_text_and_stale_suggestion(db: asyncpg.Pool, shared_fake: Fake
     assert "hết hạn" in answer["text"]
     assert len(fake.messages[chat]) == 3  # nothing else was sent
     assert chat not in fake.unanswered_callbacks.values()
+
+
+async def test_slow_answer_shows_typing_first(db: asyncpg.Pool, fake: FakeTelegram, start_bot: StartBot) -> None:
+    """An answer that takes a while (here: a slow LLM) is preceded by "typing…"; quick ones need none."""
+    llm = FakeOpenAI()
+    await llm.start()
+    try:
+        classify = {"input_type": "medical_question", "confidence": 0.9, "reason": "hỏi về ê buốt răng",
+                    "rag_questions": []}  # fmt: skip
+        llm.push(Reply(content=chat_json(classify), delay=1.5))
+        llm.default = Reply(status=400)  # later LLM steps fail at once: the offline composition answers
+        await add_kb(db, DENTAL)
+        await start_bot(env={"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": llm.base_url})
+        chat = 1077
+        await onboard(fake, chat, "patient_dental")
+        before, first_call = len(fake.messages[chat]), len(fake.calls)
+        await fake.send_text(chat, "rang bi e buot khi uong nuoc lanh thi lam sao")
+        [answer] = (await fake.wait_for_messages(chat, before + 1))[before:]
+        assert "D001" in answer.plain
+        calls = [(m, p) for m, p in fake.calls[first_call:] if str(p.get("chat_id")) == str(chat)]
+        order = [m if m != "sendChatAction" else p["action"] for m, p in calls]
+        assert "typing" in order and order.index("typing") < order.index("sendMessage"), order
+    finally:
+        await llm.stop()

@@ -70,3 +70,17 @@ def test_rankings_are_the_stock_engine_rankings(stock: E5, fast: E5) -> None:
     assert (stock_rank[:, 0] == fast_rank[:, 0]).all()
     # and the right passage wins for the five questions that have one
     assert list(fast_rank[[0, 1, 2, 3, 4, 5], 0]) == [0, 0, 1, 2, 3, 4]
+
+
+def test_many_models_in_one_process(fast: E5) -> None:
+    """More loaded models than the repacked-weight table holds, some freed on the way: each still embeds
+    correctly (the bot process once died when its fourth model filled the table)."""
+    reference = fast.query(QUERIES[0])
+    models = [E5(lib_path=native.engine_path()) for _ in range(4)]
+    for model in models:
+        assert float(model.query(QUERIES[0]) @ reference) > 0.9999
+    del models[:2]  # freed: their table slots are reused by the next loads
+    models += [E5(lib_path=native.engine_path()) for _ in range(2)]
+    for model in models:
+        assert float(model.query(QUERIES[0]) @ reference) > 0.9999
+    assert float(fast.query(QUERIES[0]) @ reference) > 0.9999

@@ -1,6 +1,7 @@
 """Patient questions: free text and suggestion taps go through one path (``ask``), plus 👍/👎.
 
-While the engine runs the chat shows "typing…". The answer is rendered in HTML (engine/KB text escaped),
+When the engine takes longer than ``TYPING_AFTER_S`` the chat shows "typing…" until the answer is sent
+(an answer quicker than that would only flash it, at the cost of a Bot API call per message). The answer is rendered in HTML (engine/KB text escaped),
 split on paragraph boundaries under the 4096 limit, with suggestion and 👍/👎 buttons on the last part only.
 """
 
@@ -17,6 +18,7 @@ from bot.telegram.render import answer_html, answer_keyboard, role_keyboard, spl
 from db.users import User
 
 router = Router(name="questions")
+TYPING_AFTER_S = 0.4
 
 
 async def ask(
@@ -26,7 +28,7 @@ async def ask(
     if user.role is None:
         await bot.send_message(chat_id, texts.PICK_ROLE_FIRST, reply_markup=role_keyboard(service.roles))
         return
-    async with ChatActionSender.typing(bot=bot, chat_id=chat_id):
+    async with ChatActionSender.typing(bot=bot, chat_id=chat_id, initial_sleep=TYPING_AFTER_S):
         reply = await service.handle_text(user, text, channel="telegram")
     parts = split_html(answer_html(reply, asked=text if tapped else None))
     markup = answer_keyboard(reply)
