@@ -44,8 +44,9 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
         await conn.set_type_codec(typ, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
-# Session defaults sent in the startup packet (no round trip): pgvector's HNSW scans keep reading the graph
-# until the role filter has found enough rows, with a candidate list wide enough for recall (db.kb).
+# Session defaults sent in the startup packet (no round trip): any HNSW scan (guideline chunks, ad hoc
+# queries) keeps reading the graph until its filter has found enough rows, with a candidate list wide enough
+# for recall. db.kb's own HNSW search sets these per transaction as well.
 SESSION_SETTINGS = {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": "400"}
 
 
