@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from db.types import Executor
+from db.types import Executor, vector_array
 
 
 async def get_many(db: Executor, model: str, hashes: list[str]) -> dict[str, np.ndarray]:
@@ -15,13 +15,7 @@ async def get_many(db: Executor, model: str, hashes: list[str]) -> dict[str, np.
         model,
         hashes,
     )
-    return {r["text_hash"]: _array(r["embedding"]) for r in rows}
-
-
-def _array(value: object) -> np.ndarray:
-    # pgvector's codec returns a Vector object for an untyped ``vector`` column.
-    to_numpy = getattr(value, "to_numpy", None)
-    return np.asarray(to_numpy() if to_numpy else value, dtype=np.float32)
+    return {r["text_hash"]: vector_array(r["embedding"]) for r in rows}
 
 
 async def put_many(db: Executor, model: str, items: dict[str, np.ndarray]) -> None:

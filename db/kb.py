@@ -11,7 +11,7 @@ from typing import Any
 import asyncpg
 import numpy as np
 
-from db.types import Executor
+from db.types import Executor, vector_array
 from engine.types import KBEntry
 
 KB_CHANNEL = "kb_changed"  # NOTIFY channel; the payload is the role whose KB changed
@@ -58,6 +58,17 @@ async def active_entries(db: Executor, role: str) -> list[KBEntry]:
         f"SELECT {_ENTRY_COLUMNS} FROM kb_entries WHERE role = $1 AND active ORDER BY id", role
     )
     return [_entry(r) for r in rows]
+
+
+async def active_vectors(db: Executor, role: str) -> tuple[np.ndarray, np.ndarray]:
+    """Ids and embeddings (one row each, float32) of the role's active entries that have one."""
+    rows = await db.fetch(
+        "SELECT id, embedding FROM kb_entries WHERE role = $1 AND active AND embedding IS NOT NULL ORDER BY id",
+        role,
+    )
+    ids = np.fromiter((r["id"] for r in rows), dtype=np.int64, count=len(rows))
+    matrix = np.vstack([vector_array(r["embedding"]) for r in rows]) if rows else np.zeros((0, 0), np.float32)
+    return ids, matrix
 
 
 async def entries_by_code(db: Executor, role: str, codes: list[str]) -> list[KBEntry]:

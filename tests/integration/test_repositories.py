@@ -77,3 +77,33 @@ async def test_kb_entry_embedding_and_knn_nearest_first(db: asyncpg.Pool) -> Non
 
     entries = await kb.active_entries(db, "patient_dental")
     assert [e.code for e in entries] == ["D000", "D001", "D002", "D003", "D004"]
+
+
+async def test_dense_search_plans_agree(db: asyncpg.Pool) -> None:
+    """In-memory exact (the store's copy), SQL exact and HNSW give the same nearest entries of the role,
+    never another role's, never an inactive one."""
+    from db.stores import PgKBStore
+
+    rng = np.random.default_rng(11)
+    vectors = rng.normal(size=(300, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = []
+    for i, v in enumerate(vectors):
+        entry = KBEntry(id=0, role="patient_dental", code=f"V{i:03d}", question=f"Câu {i}", answer="Trả lời")
+        ids.append(await kb.add_entry(db, entry, embedding=v, embedding_model="test"))
+    await kb.add_entry(db, KBEntry(id=0, role="doctor_dental", code="X1", question="Khác", answer="Khác"),
+                       embedding=vectors[5], embedding_model="test")  # fmt: skip
+    await db.execute("UPDATE kb_entries SET active = false WHERE id = $1", ids[9])
+    store = PgKBStore(db)
+    await store.load_entries("patient_dental")
+    for target in (5, 9, 123):
+        query = vectors[target] + 0.05 * rng.normal(size=384).astype(np.float32)
+        in_memory = await store.dense_search("patient_dental", query, 10)
+        exact = await kb.dense_search(db, "patient_dental", query, 10, role_size=300)
+        hnsw = await kb.dense_search(db, "patient_dental", query, 10, role_size=kb.EXACT_SEARCH_MAX + 1)
+        assert [i for i, _ in in_memory] == [i for i, _ in exact]
+        assert np.allclose([s for _, s in in_memory], [s for _, s in exact], atol=1e-5)
+        assert [i for i, _ in hnsw][:3] == [i for i, _ in exact][:3]
+        assert ids[9] not in [i for i, _ in in_memory] and all(i in ids for i, _ in in_memory)
+        if target != 9:
+            assert in_memory[0][0] == ids[target]
