@@ -14,14 +14,18 @@ Two layers:
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from engine.safety import fold_text
+
+log = logging.getLogger("medbot.classify")
 
 INPUT_TYPES = ("medical_question", "greeting", "topic_suggest", "statement", "nonsense")
 TRAIN_FILE = Path(__file__).parent / "data" / "intents_train.jsonl"
@@ -279,15 +283,42 @@ class IntentClassifier:
         sample = texts[:200]
         with self._threads.limit(limits=1):
             reference = self.model.predict_proba(sample)
+        self._prepare_fast()
         self._fast = bool(np.allclose(self._fast_proba(sample), reference, rtol=0, atol=1e-9))
+        if not self._fast:
+            log.warning("classifier: fast path differs from predict_proba, using the pipeline")
+
+    def _prepare_fast(self) -> None:
+        """Per vectorizer: its analyzer, vocabulary, idf and column offset, for ``_fast_proba``."""
+        self._parts: list[tuple[Any, dict[str, int], np.ndarray, int]] = []
+        offset = 0
+        for _, vectorizer in self.model.named_steps["features"].transformer_list:
+            vocabulary: dict[str, int] = vectorizer.vocabulary_
+            self._parts.append((vectorizer.build_analyzer(), vocabulary, vectorizer.idf_, offset))
+            offset += len(vocabulary)
+        lr = self.model.named_steps["lr"]
+        self._coef = np.ascontiguousarray(lr.coef_.T)  # features x classes
+        self._intercept = lr.intercept_
 
     def _fast_proba(self, folded: list[str]) -> np.ndarray:
-        from scipy.sparse import hstack
-
-        features = self.model.named_steps["features"]
-        lr = self.model.named_steps["lr"]
-        x = hstack([t.transform(folded) for _, t in features.transformer_list]).tocsr()
-        z = np.asarray(x @ lr.coef_.T) + lr.intercept_
+        """predict_proba without sklearn's per-call validation: each vectorizer's own analyzer, sublinear tf
+        x idf, l2 norm, then the logistic model's linear part and softmax (same numbers, ~10x less time)."""
+        z = np.empty((len(folded), len(self._intercept)))
+        for row, text in enumerate(folded):
+            acc = self._intercept.astype(np.float64).copy()
+            for analyzer, vocabulary, idf, offset in self._parts:
+                counts: dict[int, int] = {}
+                for term in analyzer(text):
+                    col = vocabulary.get(term)
+                    if col is not None:
+                        counts[col] = counts.get(col, 0) + 1
+                if not counts:
+                    continue
+                cols = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
+                weights = (1.0 + np.log(np.fromiter(counts.values(), dtype=np.float64, count=len(counts)))) * idf[cols]
+                weights /= np.linalg.norm(weights)
+                acc += weights @ self._coef[cols + offset]
+            z[row] = acc
         if z.shape[1] == 1:  # two classes: sklearn's binary logistic
             p1 = 1.0 / (1.0 + np.exp(-z[:, 0]))
             return np.column_stack([1.0 - p1, p1])
@@ -295,8 +326,11 @@ class IntentClassifier:
         return e / e.sum(axis=1, keepdims=True)
 
     def probabilities(self, folded: str) -> dict[str, float]:
-        with self._threads.limit(limits=1):
-            probs = self._fast_proba([folded])[0] if self._fast else self.model.predict_proba([folded])[0]
+        if self._fast:  # plain numpy on a few dozen features: no thread pool to limit
+            probs = self._fast_proba([folded])[0]
+        else:
+            with self._threads.limit(limits=1):
+                probs = self.model.predict_proba([folded])[0]
         return {c: float(p) for c, p in zip(self.classes, probs, strict=True)}
 
 

@@ -43,3 +43,16 @@ def test_classifier_trains_on_the_shipped_examples():
 def test_confidence_and_reason():
     intent = classify("rang khon moc lech co can nho khong")
     assert intent.input_type == "medical_question" and 0 < intent.confidence <= 1 and intent.reason
+
+
+def test_fast_probabilities_are_the_pipeline_probabilities():
+    """The per-message path skips sklearn's validation but must give the trained pipeline's numbers, on
+    messages it was not trained on (the routing evaluation set)."""
+    import numpy as np
+
+    from engine.classify import fold, get_classifier
+
+    model = get_classifier()
+    assert model._fast  # the constructor's own check passed, so messages take the fast path
+    texts = [fold(r["text"]) for r in ROWS]
+    assert np.allclose(model._fast_proba(texts), model.model.predict_proba(texts), rtol=0, atol=1e-9)
