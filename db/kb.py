@@ -86,6 +86,14 @@ EXACT_SEARCH_MAX = 15_000
 EF_SEARCH = 400
 
 
+# The role's nearest active entries; ``order`` picks the plan (see dense_search).
+_NEAREST = """
+    SELECT id, 1 - (embedding <=> $2) AS similarity FROM kb_entries
+    WHERE role = $1 AND active AND embedding IS NOT NULL
+    ORDER BY {order} LIMIT $3
+"""
+
+
 async def dense_search(
     db: Executor, role: str, vector: np.ndarray, k: int, *, role_size: int | None = None
 ) -> list[tuple[int, float]]:
@@ -98,16 +106,7 @@ async def dense_search(
     until ``k`` rows of the role are found.
     """
     if role_size is None or role_size <= EXACT_SEARCH_MAX:
-        rows = await db.fetch(
-            """
-            SELECT id, 1 - (embedding <=> $2) AS similarity FROM kb_entries
-            WHERE role = $1 AND active AND embedding IS NOT NULL
-            ORDER BY similarity DESC LIMIT $3
-            """,
-            role,
-            vector,
-            k,
-        )
+        rows = await db.fetch(_NEAREST.format(order="similarity DESC"), role, vector, k)
     else:
         settings = (
             "SET LOCAL hnsw.iterative_scan = relaxed_order; "
@@ -117,16 +116,7 @@ async def dense_search(
         async with _connection(db) as conn, conn.transaction():
             # One round trip for all settings (no arguments: the simple protocol allows several statements).
             await conn.execute(settings)
-            rows = await conn.fetch(
-                """
-                SELECT id, 1 - (embedding <=> $2) AS similarity FROM kb_entries
-                WHERE role = $1 AND active AND embedding IS NOT NULL
-                ORDER BY embedding <=> $2 LIMIT $3
-                """,
-                role,
-                vector,
-                k,
-            )
+            rows = await conn.fetch(_NEAREST.format(order="embedding <=> $2"), role, vector, k)
     rows = sorted(rows, key=lambda r: -r["similarity"])  # relaxed order: re-sort the few rows
     return [(int(r["id"]), float(r["similarity"])) for r in rows]
 

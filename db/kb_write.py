@@ -15,7 +15,7 @@ from typing import Any
 
 import asyncpg
 
-from db.locks import lock_key, unlock
+from db.locks import lock, lock_key, unlock
 
 LOCK_NAMESPACE = "kb_import"
 
@@ -47,12 +47,7 @@ async def role_locks(pool: asyncpg.Pool, roles: Sequence[str]) -> AsyncIterator[
     """Session advisory locks on every role (taken in sorted order, so imports never deadlock)."""
     keys = [lock_key(LOCK_NAMESPACE, role) for role in sorted(set(roles))]
     async with pool.acquire() as conn:
-        try:
-            for key in keys:
-                await conn.execute("SELECT pg_advisory_lock($1)", key)
-        except BaseException:
-            conn.terminate()  # drops whatever was taken (or granted while the wait was cancelled)
-            raise
+        await lock(conn, *keys)
         try:
             yield conn
         finally:

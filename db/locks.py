@@ -25,15 +25,22 @@ async def advisory_lock(pool: asyncpg.Pool, namespace: str, name: str) -> AsyncI
     """Hold a session-level advisory lock for the block, on a connection the block may use."""
     key = lock_key(namespace, name)
     async with pool.acquire() as conn:
-        try:
-            await conn.execute("SELECT pg_advisory_lock($1)", key)
-        except BaseException:
-            conn.terminate()  # cancelled while waiting: the lock may have been granted meanwhile
-            raise
+        await lock(conn, key)
         try:
             yield conn
         finally:
             await unlock(conn, key)
+
+
+async def lock(conn: asyncpg.Connection, *keys: int) -> None:
+    """Take session-level locks in the order given (waiting for each), or drop the connection: cancelled
+    while waiting, a lock may have been granted meanwhile, and only ending the session frees it."""
+    try:
+        for key in keys:
+            await conn.execute("SELECT pg_advisory_lock($1)", key)
+    except BaseException:
+        conn.terminate()
+        raise
 
 
 async def unlock(conn: asyncpg.Connection, *keys: int) -> None:

