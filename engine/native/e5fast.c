@@ -117,7 +117,8 @@ static inline __m256i load_w(const block_q4_0 *RESTRICT w) {
 }
 #endif
 
-/* Quantize activations X[L,nin] to per-block int8 (Q8_0). */
+/* Quantize activations X[L,nin] to per-block int8 (Q8_0). medbot patch: s holds -8 * sum(block), the
+ * weight-nibble offset's whole contribution, so the matmul starts each block's sum from it. */
 static void quantize_acts(const float *RESTRICT X, int L, int nin,
                           int8_t *RESTRICT q, float *RESTRICT d, int32_t *RESTRICT s) {
     int nb = nin / QK;
@@ -151,7 +152,7 @@ static void quantize_acts(const float *RESTRICT X, int L, int nin,
             __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sv), _mm256_extracti128_si256(sv, 1));
             s4 = _mm_hadd_epi32(s4, s4); s4 = _mm_hadd_epi32(s4, s4);
             d[(size_t)t * nb + b] = dd;
-            s[(size_t)t * nb + b] = _mm_cvtsi128_si32(s4);
+            s[(size_t)t * nb + b] = -8 * _mm_cvtsi128_si32(s4);
         }
 #endif
         for (; b < nb; b++) {
@@ -167,7 +168,7 @@ static void quantize_acts(const float *RESTRICT X, int L, int nin,
                 qq[j] = (int8_t)v; sum += v;
             }
             d[(size_t)t * nb + b] = dd;
-            s[(size_t)t * nb + b] = sum;
+            s[(size_t)t * nb + b] = -8 * sum;
         }
     }
 }
@@ -182,7 +183,12 @@ static void quantize_acts(const float *RESTRICT X, int L, int nin,
  * so an activation quad broadcast to all lanes gives 8 rows' partial sums in
  * one integer multiply-add, with no horizontal reduction. The arithmetic is
  * the same Q4_0 x Q8_0 product as the stock kernel. */
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+#define E5_AVX512 1
+#define RG 16 /* sixteen rows per 512-bit vector */
+#else
 #define RG 8
+#endif
 typedef struct { const block_q4_0 *W; uint8_t *wp; float *dw; } wcache_t;
 #define WC_MAX 256
 static wcache_t g_wc[WC_MAX];
@@ -248,6 +254,52 @@ static inline __m256i dot_acc(__m256i acc, __m256i w, __m256i a) {
 }
 #endif
 
+#if defined(E5_AVX512)
+/* medbot patch, AVX-512 VNNI build: sixteen rows per vector and up to TILE512 tokens sharing each weight
+ * load. Per token and block: eight vpdpbusd, then three float ops to apply the two block scales. U is a
+ * compile-time constant at every call (the switch below), so the accumulators live in registers. */
+#define TILE512 12
+static inline __attribute__((always_inline)) void tile512(const int U, const uint8_t *RESTRICT wg,
+                                                          const float *RESTRICT dwg, const int8_t *RESTRICT aq,
+                                                          const float *RESTRICT ad, const int32_t *RESTRICT as,
+                                                          __m512 bv, float *RESTRICT Y, int t0, int nb, int nin,
+                                                          int nout, int g) {
+    __m512 acc[TILE512];
+    __m512i s[TILE512];
+    for (int u = 0; u < U; u++) acc[u] = _mm512_setzero_ps();
+    for (int b = 0; b < nb; b++) {
+        const uint8_t *wb = wg + (size_t)b * RG * QK;
+        for (int u = 0; u < U; u++) s[u] = _mm512_set1_epi32(as[(size_t)(t0 + u) * nb + b]);
+#pragma GCC unroll 8
+        for (int k = 0; k < QK / 4; k++) {
+            __m512i w = _mm512_load_si512((const void *)(wb + k * RG * 4));
+#pragma GCC unroll 12
+            for (int u = 0; u < U; u++) {
+                const int32_t *ab = (const int32_t *)(aq + (size_t)(t0 + u) * nin + b * QK);
+                s[u] = _mm512_dpbusd_epi32(s[u], w, _mm512_set1_epi32(ab[k]));
+            }
+        }
+        __m512 dwv = _mm512_load_ps(dwg + b * RG);
+        for (int u = 0; u < U; u++)
+            acc[u] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[u]),
+                                     _mm512_mul_ps(dwv, _mm512_set1_ps(ad[(size_t)(t0 + u) * nb + b])), acc[u]);
+    }
+    for (int u = 0; u < U; u++) _mm512_storeu_ps(Y + (size_t)(t0 + u) * nout + g * RG, _mm512_add_ps(acc[u], bv));
+}
+
+/* All L tokens of one 16-row group: full tiles, then one tile of the remaining tokens. */
+static void group512(const uint8_t *wg, const float *dwg, const int8_t *aq, const float *ad, const int32_t *as,
+                     const float *bias, float *Y, int L, int nb, int nin, int nout, int g) {
+    __m512 bv = bias ? _mm512_loadu_ps(bias + g * RG) : _mm512_setzero_ps();
+    int t = 0;
+    for (; t + TILE512 <= L; t += TILE512) tile512(TILE512, wg, dwg, aq, ad, as, bv, Y, t, nb, nin, nout, g);
+#define TAIL(n) case n: tile512(n, wg, dwg, aq, ad, as, bv, Y, t, nb, nin, nout, g); break;
+    switch (L - t) { TAIL(1) TAIL(2) TAIL(3) TAIL(4) TAIL(5) TAIL(6) TAIL(7) TAIL(8) TAIL(9) TAIL(10) TAIL(11)
+                     default: break; }
+#undef TAIL
+}
+#endif
+
 static void matmul_q4q8(const block_q4_0 *W, const float *bias,
                         const int8_t *aq, const float *ad, const int32_t *as,
                         float *Y, int L, int nout, int nin) {
@@ -259,7 +311,10 @@ static void matmul_q4q8(const block_q4_0 *W, const float *bias,
         const uint8_t *wg = wc->wp + (size_t)g * nb * RG * QK;
         const float *dwg = wc->dw + (size_t)g * nb * RG;
         int t = 0;
-#if defined(__AVX2__)
+#if defined(E5_AVX512)
+        group512(wg, dwg, aq, ad, as, bias, Y, L, nb, nin, nout, g);
+        t = L;
+#elif defined(__AVX2__)
         /* four tokens at a time, two accumulators each: eight independent
          * multiply-add chains share every weight load */
         for (; t + 4 <= L; t += 4) {
@@ -269,7 +324,7 @@ static void matmul_q4q8(const block_q4_0 *W, const float *bias,
                 const uint8_t *wb = wg + (size_t)b * RG * QK;
                 __m256i s0[4], s1[4];
                 for (int u = 0; u < 4; u++) {
-                    s0[u] = _mm256_set1_epi32(-8 * as[(size_t)(t + u) * nb + b]);
+                    s0[u] = _mm256_set1_epi32(as[(size_t)(t + u) * nb + b]);
                     s1[u] = _mm256_setzero_si256();
                 }
                 for (int k = 0; k < QK / 4; k += 2) {
@@ -300,13 +355,13 @@ static void matmul_q4q8(const block_q4_0 *W, const float *bias,
             const float *dT = ad + (size_t)t * nb;
             const int32_t *sT = as + (size_t)t * nb;
             float *y = Y + (size_t)t * nout + g * RG;
-#if defined(__AVX2__)
+#if defined(__AVX2__) && !defined(E5_AVX512)
             __m256 acc = _mm256_setzero_ps();
             for (int b = 0; b < nb; b++) {
                 const uint8_t *wb = wg + (size_t)b * RG * QK;
                 const int32_t *ab = (const int32_t *)(a + b * QK);
-                /* the -8 nibble offset enters as -8 * sum(a) */
-                __m256i s = _mm256_set1_epi32(-8 * sT[b]);
+                /* the -8 nibble offset enters as -8 * sum(a), precomputed */
+                __m256i s = _mm256_set1_epi32(sT[b]);
                 for (int k = 0; k < QK / 4; k++)
                     s = dot_acc(s, _mm256_load_si256((const __m256i *)(wb + k * RG * 4)), _mm256_set1_epi32(ab[k]));
                 __m256 sf = _mm256_mul_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dT[b]));
@@ -319,7 +374,7 @@ static void matmul_q4q8(const block_q4_0 *W, const float *bias,
                 float total = 0.f;
                 for (int b = 0; b < nb; b++) {
                     const uint8_t *wb = wg + (size_t)b * RG * QK; const int8_t *ab = a + b * QK;
-                    int isum = -8 * sT[b];
+                    int isum = sT[b];
                     for (int k = 0; k < QK / 4; k++)
                         for (int j = 0; j < 4; j++) isum += wb[k * RG * 4 + r * 4 + j] * (int)ab[k * 4 + j];
                     total += dwg[b * RG + r] * dT[b] * (float)isum;
@@ -341,11 +396,30 @@ static void add_layernorm(float *x, const float *y, const float *w,
     for (int t = 0; t < L; t++) {
         float *r = x + (size_t)t * H;
         const float *yy = y ? y + (size_t)t * H : NULL;
-        float mean = 0.f;
-        for (int i = 0; i < H; i++) { if (yy) r[i] += yy[i]; mean += r[i]; }
+        float mean = 0.f, var = 0.f;
+        int i0 = 0;
+#if defined(__AVX2__)
+        /* medbot patch: vector sums (the scalar float reductions do not auto-vectorise) */
+        __m256 sv = _mm256_setzero_ps();
+        for (; i0 + 8 <= H; i0 += 8) {
+            __m256 rv = _mm256_loadu_ps(r + i0);
+            if (yy) { rv = _mm256_add_ps(rv, _mm256_loadu_ps(yy + i0)); _mm256_storeu_ps(r + i0, rv); }
+            sv = _mm256_add_ps(sv, rv);
+        }
+        mean = hsum256(sv);
+#endif
+        for (int i = i0; i < H; i++) { if (yy) r[i] += yy[i]; mean += r[i]; }
         mean /= H;
-        float var = 0.f;
-        for (int i = 0; i < H; i++) { float d = r[i] - mean; var += d * d; }
+        i0 = 0;
+#if defined(__AVX2__)
+        __m256 vv = _mm256_setzero_ps(), mv = _mm256_set1_ps(mean);
+        for (; i0 + 8 <= H; i0 += 8) {
+            __m256 dv = _mm256_sub_ps(_mm256_loadu_ps(r + i0), mv);
+            vv = _mm256_fmadd_ps(dv, dv, vv);
+        }
+        var = hsum256(vv);
+#endif
+        for (int i = i0; i < H; i++) { float d = r[i] - mean; var += d * d; }
         var /= H;
         float inv = 1.f / sqrtf(var + eps);
         for (int i = 0; i < H; i++) r[i] = (r[i] - mean) * inv * w[i] + b[i];
@@ -595,6 +669,20 @@ static int tok_content(const tokenizer *t, const char *text,
  * pos   : per-token position id (resets to 0 at each segment start)
  * sstart/send[gi] : the [start,end) token range of gi's segment
  * segoff: nseg+1 segment offsets; out holds nseg*H embeddings */
+/* medbot patch: vectorised dot product for the attention scores (the scalar float reduction does not
+ * auto-vectorise without -ffast-math). */
+static inline float dot_f32(const float *RESTRICT a, const float *RESTRICT b, int n) {
+    int e = 0;
+    float d = 0.f;
+#if defined(__AVX2__)
+    __m256 v = _mm256_setzero_ps();
+    for (; e + 8 <= n; e += 8) v = _mm256_fmadd_ps(_mm256_loadu_ps(a + e), _mm256_loadu_ps(b + e), v);
+    d = hsum256(v);
+#endif
+    for (; e < n; e++) d += a[e] * b[e];
+    return d;
+}
+
 static int forward_batch(e5_model *m, const int *ids, const int *pos,
                          const int *sstart, const int *send,
                          const int *segoff, int nseg, int T, float *out,
@@ -645,8 +733,7 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
                     float mx = -1e30f;
                     for (int s = s0; s < s1; s++) {
                         const float *kh = k + (size_t)s * H + h * hd;
-                        float d = 0.f;
-                        for (int e = 0; e < hd; e++) d += qh[e] * kh[e];
+                        float d = dot_f32(qh, kh, hd);
                         d *= scale; prob[s - s0] = d; if (d > mx) mx = d;
                     }
                     float sum = 0.f;
@@ -662,6 +749,22 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
                     for (; s < s1; s++) { float e = expf(prob[s - s0] - mx); prob[s - s0] = e; sum += e; }
                     float inv = 1.f / sum;
                     float *ch = ctx + (size_t)t * H + h * hd;
+#if defined(__AVX2__)
+                    if (hd == 32) { /* medbot patch: the context row stays in registers */
+                        __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+                        for (int s = s0; s < s1; s++) {
+                            __m256 p = _mm256_set1_ps(prob[s - s0] * inv);
+                            const float *vh = v + (size_t)s * H + h * hd;
+                            c0 = _mm256_fmadd_ps(p, _mm256_loadu_ps(vh), c0);
+                            c1 = _mm256_fmadd_ps(p, _mm256_loadu_ps(vh + 8), c1);
+                            c2 = _mm256_fmadd_ps(p, _mm256_loadu_ps(vh + 16), c2);
+                            c3 = _mm256_fmadd_ps(p, _mm256_loadu_ps(vh + 24), c3);
+                        }
+                        _mm256_storeu_ps(ch, c0); _mm256_storeu_ps(ch + 8, c1);
+                        _mm256_storeu_ps(ch + 16, c2); _mm256_storeu_ps(ch + 24, c3);
+                        continue;
+                    }
+#endif
                     for (int e = 0; e < hd; e++) ch[e] = 0.f;
                     for (int s = s0; s < s1; s++) {
                         float p = prob[s - s0] * inv;

