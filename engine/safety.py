@@ -19,6 +19,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from engine.text import CharTable
+
 MAX_INPUT_CHARS = 1000
 
 _CONTROL = re.compile(r"[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028\u2029\ufeff]")
@@ -58,9 +60,12 @@ def _fold_char(ch: str) -> str:
     return base if base.isalnum() else " "
 
 
+_FOLD_TABLE = CharTable(_fold_char)
+
+
 def fold_text(text: str) -> str:
     """Lowercase, no diacritics, đ→d, every non-alphanumeric character a space; same length as NFC input."""
-    return "".join(_fold_char(c) for c in unicodedata.normalize("NFC", text))
+    return unicodedata.normalize("NFC", text).translate(_FOLD_TABLE)
 
 
 # ----- red flags ------------------------------------------------------------------------------------------

@@ -14,10 +14,11 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import pairwise
 
 __all__ = [
@@ -55,23 +56,32 @@ def _fold_char(c: str) -> str:
     return base if len(base) == 1 else c
 
 
-class _FoldTable(dict[int, str]):
-    """``str.translate`` table filled on first sight of each code point (C-speed lookups afterwards)."""
+class CharTable(dict[int, str]):
+    """A ``str.translate`` table that maps each code point through ``fold_char`` on first sight (C-speed
+    lookups afterwards). At most ``limit`` code points are remembered, so odd input cannot grow it forever."""
+
+    def __init__(self, fold_char: Callable[[str], str], limit: int = 20_000) -> None:
+        super().__init__()
+        self.fold_char = fold_char
+        self.limit = limit
 
     def __missing__(self, cp: int) -> str:
-        folded = _fold_char(chr(cp))
-        self[cp] = folded
+        folded = self.fold_char(chr(cp))
+        if len(self) < self.limit:
+            self[cp] = folded
         return folded
 
 
-_FOLD_TABLE = _FoldTable()
+_FOLD_TABLE = CharTable(_fold_char)
 
 
+@functools.lru_cache(maxsize=8192)
 def fold(s: str) -> str:
     """Lowercase, remove diacritics, map đ/Đ to d; combining and precomposed input fold alike.
 
     The input is NFC-normalised first (a stray combining mark is dropped), then folded character by
     character, so ``len(fold(s)) == len(unicodedata.normalize("NFC", s))`` for text without stray marks.
+    Cached: every message folds the same KB questions and the patient's text several times.
     """
     return unicodedata.normalize("NFC", s).translate(_FOLD_TABLE)
 

@@ -186,3 +186,50 @@ async def test_index_rebuilt_when_version_changes(e5):
 async def test_empty_query_or_role_returns_nothing(kb):
     res = await kb.search("patient_unknown", "đau răng")
     assert res.hits == [] and res.score == 0.0
+
+
+def test_sparse_scores_are_the_vectorizer_scores():
+    """The query path hashes terms itself and sums posting lists straight from the CSC arrays; every entry
+    must get the score scikit-learn's HashingVectorizer and scipy's column product give (same ranking)."""
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    from engine.retrieval.sparse import hash_column
+    from engine.text import fold
+    from kb_import.sample.data_patient_dental import ENTRIES
+
+    entries = [
+        KBEntry(i + 1, "patient_dental", f"D{i}", e[1], e[2], topic=e[0], keywords=e[3].split(";"))
+        for i, e in enumerate(ENTRIES)
+    ]
+    index = SparseIndex(entries)
+    queries = [
+        "răng khôn mọc lệch có cần nhổ không ạ",
+        "rang khon moc lech co can nho khong",
+        "bé nhà em 5 tuổi bị sâu răng sữa, đau nhức về đêm",
+        "niềng răng mất bao lâu, giá bao nhiêu",
+        "gút đau khớp ngón chân",  # words no dental entry has
+        "?",
+    ]
+    for query in queries:
+        folded = fold(query)
+        expected = np.zeros(len(entries), dtype=np.float64)
+        for fam in index.families.values():
+            hasher = HashingVectorizer(
+                analyzer=fam.analyzer, n_features=fam.n_features, alternate_sign=False, norm=None
+            )
+            q = hasher.transform([folded])
+            assert sorted(q.indices) == sorted({hash_column(t, fam.n_features) for t in fam.analyzer(folded)})
+            pos = np.searchsorted(fam.columns, q.indices).clip(max=len(fam.columns) - 1)
+            keep = fam.columns[pos] == q.indices
+            if not keep.any():
+                continue
+            cols = pos[keep]
+            vals = (1.0 + np.log(q.data[keep])) * fam.idf[cols]
+            expected += fam.weight * (fam.matrix[:, cols] @ (vals / np.linalg.norm(vals)))
+        got = index.scores(query)
+        assert np.allclose(got, expected, atol=1e-5)
+        assert [i for i, _ in index.search(query, 5)] == [
+            int(index.ids[p]) for p in np.argsort(-expected, kind="stable")[:5] if expected[p] > 0
+        ]
+    assert index.unknown_count("gút đau khớp ngón chân") >= 2
+    assert index.unknown_count("răng khôn mọc lệch") == 0
