@@ -61,6 +61,7 @@ from db import kb
 from db.pool import asyncpg_dsn, database_url
 from db.settings import load_settings
 from engine.embedding import E5Embedder, passage_text
+from engine.native import engine_name
 from engine.types import KBEntry
 
 BENCH_DATABASE = "medbot_bench"
@@ -467,6 +468,7 @@ async def run(argv: list[str]) -> dict[str, Any]:
         "query_embedding_blas_threads": ab,
         "machine": {
             "cpus": os.cpu_count(),
+            "embedding_engine": engine_name(),
             "loadavg_before": [round(x, 2) for x in load_before],
             "loadavg_after": [round(x, 2) for x in os.getloadavg()],
         },

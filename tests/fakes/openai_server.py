@@ -1,16 +1,24 @@
 """A local OpenAI-compatible HTTP server for tests: real ``POST /v1/chat/completions`` over aiohttp.
 
-Scriptable per test: ``server.push(Reply(...), ...)`` queues replies served in order (then ``default``).
-A reply can be a good completion, an HTTP error with headers (429 + Retry-After), a slow reply (for client
-timeouts), a malformed body, or an empty message, with or without a ``usage`` block. Every request body is
-kept in ``server.requests`` for assertions.
+Scriptable per test: ``server.push(...)`` queues replies served in order (then ``default``, an HTTP 500, so
+an exhausted script shows the client's error path). A reply is either
+
+* a ``Reply``: a good completion, an HTTP error with headers (429 + Retry-After), a slow reply (for client
+  timeouts), a malformed body, or an empty message, with or without a ``usage`` block; or
+* an agent step: an assistant message dict (``tool_calls(...)`` or ``answer(...)``), or a callable that
+  receives the request body and returns one (the verifier's tool loop).
+
+Every request body is kept in ``server.requests`` for assertions. Driven through the real
+``openai.AsyncOpenAI`` client pointed at ``server.base_url``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,17 +37,50 @@ class Reply:
     raw: str | None = None  # a body sent verbatim (malformed JSON...)
 
 
-def completion_body(reply: Reply, model: str) -> dict[str, Any]:
+Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+_ids = itertools.count(1)
+
+
+def tool_calls(*calls: tuple[str, Any]) -> dict[str, Any]:
+    """An assistant message calling tools; arguments may be a dict (JSON-encoded) or a raw string."""
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{next(_ids)}",
+                "type": "function",
+                "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)},
+            }
+            for name, args in calls
+        ],
+    }
+
+
+def answer(content: str | dict[str, Any]) -> dict[str, Any]:
+    """A final assistant message (a dict is sent as JSON text)."""
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    return {"role": "assistant", "content": text}
+
+
+def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The decoded tool messages of a request, oldest first."""
+    return [json.loads(m["content"]) for m in body["messages"] if m.get("role") == "tool"]
+
+
+def completion_body(reply: Reply, model: str, message: dict[str, Any] | None = None) -> dict[str, Any]:
+    message = message or {"role": "assistant", "content": reply.content}
     body: dict[str, Any] = {
-        "id": "chatcmpl-fake",
+        "id": f"chatcmpl-{next(_ids)}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": reply.content},
-                "finish_reason": "stop",
+                "message": message,
+                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                "logprobs": None,
             }
         ],
     }
@@ -52,19 +93,24 @@ def completion_body(reply: Reply, model: str) -> dict[str, Any]:
 
 class FakeOpenAI:
     def __init__(self) -> None:
-        self.script: list[Reply] = []
+        self.script: list[Reply | Step] = []
         self.default = Reply(status=500, content=None)
         self.requests: list[dict[str, Any]] = []
         self._runner: web.AppRunner | None = None
         self.base_url = ""
 
-    def push(self, *replies: Reply) -> None:
+    def push(self, *replies: Reply | Step) -> None:
         self.script.extend(replies)
+
+    reply = push  # the agent tests read better as fake.reply(tool_calls(...), answer(...))
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append(body)
         reply = self.script.pop(0) if self.script else self.default
+        if not isinstance(reply, Reply):  # an agent step
+            message = reply(body) if callable(reply) else reply
+            return web.json_response(completion_body(Reply(), body.get("model", "fake"), message))
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.status != 200:
