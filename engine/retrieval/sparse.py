@@ -140,6 +140,8 @@ class SparseIndex:
             df = np.bincount(present.indices, minlength=counts.shape[1])
             # Keep only the hashed columns some entry uses, so the matrix is as narrow as a vocabulary.
             columns = np.flatnonzero(df).astype(np.int32)
+            if len(columns) == 0:  # e.g. no bigram in a KB of one-word texts: the family cannot score
+                continue
             idf = (np.log((1 + n) / (1 + df[columns])) + 1).astype(np.float32)
             blocks = [b[:, columns] for b in blocks]
             idf_diag = sp.diags(idf)
@@ -171,23 +173,21 @@ class SparseIndex:
         return total
 
     @staticmethod
-    def _term_counts(family: _Family, folded: str) -> tuple[np.ndarray, np.ndarray]:
-        """Hashed feature ids of a folded text in one family (sorted) and their counts."""
+    def _query_terms(family: _Family, folded: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For each distinct hashed term of a folded text in one family: its matrix column, whether any
+        entry has it (else the column is meaningless), and its count."""
         counts: dict[int, int] = {}
         for term in family.analyzer(folded):
             col = hash_column(term, family.n_features)
             counts[col] = counts.get(col, 0) + 1
         ids = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
         tf = np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
-        order = np.argsort(ids)
-        return ids[order], tf[order]
+        pos = np.minimum(np.searchsorted(family.columns, ids), len(family.columns) - 1)
+        return pos, family.columns[pos] == ids, tf
 
     def query_vector(self, family: _Family, folded: str) -> tuple[np.ndarray, np.ndarray]:
         """Feature columns and L2-normalised weights of a folded query in one family."""
-        ids, tf = self._term_counts(family, folded)
-        pos = np.searchsorted(family.columns, ids)
-        pos[pos == len(family.columns)] = 0
-        present = family.columns[pos] == ids  # features no entry has cannot score
+        pos, present, tf = self._query_terms(family, folded)  # features no entry has cannot score
         cols, counts = pos[present], tf[present]
         if len(cols) == 0:
             return cols, counts
@@ -203,9 +203,8 @@ class SparseIndex:
         fam = self.families.get("syllable")
         if fam is None:
             return 0
-        ids, _ = self._term_counts(fam, fold(query))
-        pos = np.minimum(np.searchsorted(fam.columns, ids), len(fam.columns) - 1)
-        return int(np.count_nonzero(fam.columns[pos] != ids))
+        _, present, _ = self._query_terms(fam, fold(query))
+        return int(np.count_nonzero(~present))
 
     def scores(self, query: str) -> np.ndarray:
         """Score of every entry (position order) for a query; 0 where nothing matches."""

@@ -102,8 +102,6 @@ class FakeOpenAI:
     def push(self, *replies: Reply | Step) -> None:
         self.script.extend(replies)
 
-    reply = push  # the agent tests read better as fake.reply(tool_calls(...), answer(...))
-
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append(body)

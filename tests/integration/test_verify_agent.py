@@ -60,7 +60,7 @@ def _cite_first(status: str, confidence: float = 0.9) -> Any:
 
 async def test_tool_calls_then_cited_verdict(db: asyncpg.Pool, fake: FakeOpenAI) -> None:
     agent = await _agent(db, fake)
-    fake.reply(
+    fake.push(
         tool_calls(("fetch_next_sentence", {})),
         tool_calls(("search_guidelines", {"query": "liều khởi đầu metformin", "top_k": 2})),
         _cite_first("FLAGGED"),
@@ -79,7 +79,7 @@ async def test_tool_calls_then_cited_verdict(db: asyncpg.Pool, fake: FakeOpenAI)
 
 async def test_self_call_is_refused(db: asyncpg.Pool, fake: FakeOpenAI) -> None:
     agent = await _agent(db, fake)
-    fake.reply(
+    fake.push(
         tool_calls(("verify_sentence", {"sentence": CLAIM.text})),
         tool_calls(("search_guidelines", {"query": "metformin liều"})),
         _cite_first("FLAGGED", 0.8),
@@ -94,7 +94,7 @@ async def test_self_call_is_refused(db: asyncpg.Pool, fake: FakeOpenAI) -> None:
 async def test_repeated_call_is_not_recomputed(db: asyncpg.Pool, fake: FakeOpenAI) -> None:
     agent = await _agent(db, fake)
     same = {"query": "metformin", "top_k": 3}
-    fake.reply(
+    fake.push(
         tool_calls(("search_guidelines", same)),
         tool_calls(("search_guidelines", {"top_k": 3, "query": "metformin"})),  # same call, keys reordered
         _cite_first("FLAGGED"),
@@ -107,7 +107,7 @@ async def test_repeated_call_is_not_recomputed(db: asyncpg.Pool, fake: FakeOpenA
 
 async def test_malformed_arguments_are_answered_as_tool_errors(db: asyncpg.Pool, fake: FakeOpenAI) -> None:
     agent = await _agent(db, fake)
-    fake.reply(
+    fake.push(
         tool_calls(("search_guidelines", '{"query": "metformin", ')),  # broken JSON
         tool_calls(("search_guidelines", {"query": "metformin", "top_k": "nhiều"})),  # wrong type
         tool_calls(("search_guidelines", {"query": "liều metformin khởi đầu"})),
@@ -130,7 +130,7 @@ async def test_three_bad_attempts_fall_back_to_a_plain_answer(db: asyncpg.Pool, 
             f'"evidence_ids": [{chunk}]}}\n```'
         )
 
-    fake.reply(
+    fake.push(
         tool_calls(("verify_sentence", {})),
         tool_calls(("search_guidelines", "not json")),
         tool_calls(("unknown_tool", {})),
@@ -146,7 +146,7 @@ async def test_max_iterations_then_offline_when_the_plain_answer_fails(
     db: asyncpg.Pool, fake: FakeOpenAI
 ) -> None:
     agent = await _agent(db, fake, max_iterations=3)
-    fake.reply(
+    fake.push(
         tool_calls(("search_guidelines", {"query": "metformin 1"})),
         tool_calls(("search_guidelines", {"query": "metformin 2"})),
         tool_calls(("search_guidelines", {"query": "metformin 3"})),
@@ -163,7 +163,7 @@ async def test_uncited_verdict_is_downgraded_and_api_errors_fall_back(
     db: asyncpg.Pool, fake: FakeOpenAI
 ) -> None:
     agent = await _agent(db, fake)
-    fake.reply(answer({"status": "VALID", "confidence": 0.95, "reasoning": "Đúng.", "evidence_ids": []}))
+    fake.push(answer({"status": "VALID", "confidence": 0.95, "reasoning": "Đúng.", "evidence_ids": []}))
     verdict = await agent.verify(CLAIM)
     assert verdict.status == "UNCLEAR" and verdict.confidence <= 0.3  # no cited passage: not backed
     assert verdict.evidence  # the model never searched: the loop still retrieves and shows evidence

@@ -113,6 +113,13 @@ def test_sparse_index_folds_so_unmarked_query_matches():
     assert top[0][0] == 1
 
 
+def test_sparse_index_of_one_word_entries_still_searches():
+    """A KB with no two-word text has no bigram at all: the index is still built and finds the entry."""
+    index = SparseIndex([KBEntry(1, "patient_dental", "A1", "Sâu?", "Có.")])
+    assert [i for i, _ in index.search("răng sâu", 3)] == [1]
+    assert index.unknown_count("răng sâu") == 1
+
+
 def test_sparse_index_finds_blank_question_entry_by_answer():
     index = SparseIndex([e for e in dental() if e.role == "patient_dental"])
     top = index.search("niềng răng mắc cài mất bao lâu", 3)
