@@ -1,7 +1,9 @@
 """The console channel: ``medbot chat`` (interactive) and ``medbot ask`` (one answer, or one per stdin line).
 
 Both run the same ChatService, engine and database as the Telegram bot; the console user is a user of
-channel ``console``, so conversations, memory and statistics behave exactly as on a chat app.
+channel ``console``, so conversations, memory and statistics behave exactly as on a chat app. The chat's
+messages go through the same triage guard as every channel (``ChatService.guard``); ``ask`` reports the
+flow's own triage (``red_flag`` in ``--json``).
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import sys
 from typing import TextIO
 
 from bot.runtime import open_runtime
-from bot.service import ChatService, Reply
+from bot.service import ChatService, Emergency, Reply
 from bot.wiring import build_service
 from db.settings import Settings
+from db.users import User
 
 HELP = "Gõ câu hỏi của bạn. Gõ số để chọn câu hỏi gợi ý, /role để đổi chuyên khoa, /quit để thoát."
 
@@ -81,10 +84,28 @@ async def chat(settings: Settings, role: str | None = None, out: TextIO = sys.st
             if text.isdigit() and last and 1 <= int(text) <= len(last.suggestions):
                 text = last.suggestions[int(text) - 1]
                 print(f"Bạn chọn: {text}", file=out)
-            last = await service.handle_text(user, text, channel="console")
-            print("\nMedBot: " + render_plain(last) + "\n", file=out, flush=True)
+            last = await _turn(service, user, text, out) or last
     finally:
         await runtime.close()
+
+
+async def _turn(service: ChatService, user: User, text: str, out: TextIO) -> Reply | None:
+    """One typed message through the triage guard, as on every channel; the reply shown, if any."""
+    shown: list[Reply] = []
+
+    async def deliver(answer: str) -> None:
+        print("\nMedBot: " + answer + "\n", file=out, flush=True)
+
+    async def handle(emergency: Emergency | None) -> None:
+        reply = await service.handle_text(user, text, channel="console", emergency=emergency)
+        if not reply.delivered:
+            print("\nMedBot: " + render_plain(reply) + "\n", file=out, flush=True)
+            if emergency is not None:
+                emergency.delivered = True
+        shown.append(reply)
+
+    await service.guard("console", user.external_id, text, deliver, handle)
+    return shown[0] if shown else None
 
 
 async def ask(settings: Settings, role: str, text: str, as_json: bool = False, out: TextIO = sys.stdout) -> int:

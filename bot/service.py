@@ -8,10 +8,18 @@ the lock must also cover sending the reply.
 Inside ``chat_lock`` the service's own queries (``db``) run on the connection that holds the lock: one
 connection for the whole update instead of one borrowed per query. The engine keeps its own pool
 connections (it may run several things at once).
+
+Triage comes first (``guard``): every channel passes every inbound text through it *before* anything that
+needs the database (dedupe, chat lock, user), whatever state the chat is in. An emergency gets its answer at
+once from the text alone; what follows (the chat state's own handling, storing the exchange) is best effort,
+so a database or LLM failure can delay or lose the record but never the 115 answer. A clinician's role is the
+one exception to "card first": it gets the clinical answer with the card after it, and the card alone if that
+fails.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -28,11 +36,15 @@ from db.conversations import StoredTurn
 from db.locks import advisory_lock
 from db.types import Executor
 from db.users import User
+from engine import triage
 
 log = logging.getLogger("medbot.service")
 
 # The engine entry point: takes the shared store, returns the flow's output dict (DESIGN.md section 4).
 AnswerFn = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+
+# How long the guard waits for the user's role (one indexed row) before treating the sender as a patient.
+ROLE_LOOKUP_TIMEOUT_S = 1.0
 
 # The connection holding the current task's chat lock (tasks started inside inherit a copy: none do DB work).
 _lock_connection: ContextVar[asyncpg.Connection | None] = ContextVar("medbot_chat_lock_connection", default=None)
@@ -52,14 +64,85 @@ class Reply:
     retrieval_score: float = 0.0
     latency_ms: int = 0
     result: dict[str, Any] = field(default_factory=dict)
+    delivered: bool = False  # already sent (the emergency answer, sent by the guard): store only
+
+
+@dataclass(slots=True)
+class Emergency:
+    """An emergency found by the guard, handed to the chat state's own handling."""
+
+    verdict: triage.Triage
+    text: str  # the answer (card and disclaimer) as sent, or to send
+    delivered: bool = False
+
+
+Deliver = Callable[[str], Awaitable[object]]
+Handle = Callable[[Emergency | None], Awaitable[object]]
 
 
 class ChatService:
-    def __init__(self, pool: asyncpg.Pool, answer: AnswerFn, *, default_role: str, roles: list[str]) -> None:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        answer: AnswerFn,
+        *,
+        default_role: str,
+        roles: list[str],
+        clinician_roles: frozenset[str] = frozenset(),
+        disclaimer: str = "",
+        clinic_phone: str | None = None,
+    ) -> None:
         self.pool = pool
         self.answer = answer
         self.default_role = default_role
         self.roles = roles
+        self.clinician_roles = clinician_roles
+        self.disclaimer = disclaimer
+        self.clinic_phone = clinic_phone
+
+    # -- triage first ------------------------------------------------------------------------------------
+
+    def emergency_text(self, verdict: triage.Triage) -> str:
+        """The emergency answer as a patient sees it: card, clinic phone, disclaimer."""
+        card = triage.answer(verdict, clinic_phone=self.clinic_phone)
+        return f"{card}\n\n{self.disclaimer}" if self.disclaimer else card
+
+    async def guard(self, channel: str, external_id: str | int, text: str, deliver: Deliver, handle: Handle) -> None:
+        """Run ``handle`` (the chat state's own handling of ``text``) behind the emergency check.
+
+        Not an emergency: ``handle(None)``, errors propagate as before. An emergency: the answer is delivered
+        first (a clinician's role: after ``handle``, which answers clinically, and only if that failed), then
+        ``handle(emergency)`` runs best effort; its errors are logged, not raised, because the sender already
+        has what matters and a redelivery would only repeat the card."""
+        verdict = triage.triage(text)
+        if not verdict.is_emergency:
+            await handle(None)
+            return
+        emergency = Emergency(verdict, self.emergency_text(verdict))
+        log.warning("triage.emergency channel=%s categories=%s", channel, ",".join(verdict.categories))
+        clinician = await self._is_clinician(channel, external_id)
+        if not clinician:
+            await deliver(emergency.text)
+            emergency.delivered = True
+        try:
+            await handle(emergency)
+        except Exception:
+            log.exception("triage.after_emergency_failed channel=%s", channel)
+        if not emergency.delivered:
+            await deliver(emergency.text)
+            emergency.delivered = True
+
+    async def _is_clinician(self, channel: str, external_id: str | int) -> bool:
+        """Whether the sender's role is a clinician's; False when that cannot be known quickly."""
+        if not self.clinician_roles:
+            return False
+        try:
+            async with asyncio.timeout(ROLE_LOOKUP_TIMEOUT_S):
+                user = await users.get(self.pool, channel, str(external_id))
+        except Exception as exc:
+            log.warning("triage.role_unknown channel=%s error=%r", channel, exc)
+            return False
+        return user is not None and user.role in self.clinician_roles
 
     @asynccontextmanager
     async def chat_lock(self, channel: str, chat_id: str | int) -> AsyncIterator[None]:
@@ -87,8 +170,15 @@ class ChatService:
         user.role = role
         return True
 
-    async def handle_text(self, user: User, text: str, *, channel: str) -> Reply:
-        """Answer one message from ``user`` and store the exchange."""
+    async def handle_text(
+        self, user: User, text: str, *, channel: str, emergency: Emergency | None = None
+    ) -> Reply:
+        """Answer one message from ``user`` and store the exchange.
+
+        With an ``emergency`` the guard already delivered, the exchange is only recorded (best effort) and the
+        returned reply is marked ``delivered``."""
+        if emergency is not None and emergency.delivered:
+            return await self._record_emergency(user, text, channel, emergency)
         role = user.role or self.default_role
         started = time.perf_counter()
         conversation_id = await conversations.active_conversation(self.db, user.id, role)
@@ -139,6 +229,31 @@ class ChatService:
             retrieval_score=float(turn.retrieval_score or 0.0),
             latency_ms=latency_ms,
             result=result,
+        )
+
+    async def _record_emergency(self, user: User, text: str, channel: str, emergency: Emergency) -> Reply:
+        role = user.role or self.default_role
+        turn = StoredTurn(
+            user_text=text,
+            bot_text=emergency.text,
+            input_type="emergency",
+            confidence=1.0,
+            retrieval_score=0.0,
+            citations=[],
+            red_flag=True,
+            latency_ms=0,
+            tokens_in=0,
+            tokens_out=0,
+            trace=[{"node": "guard", "action": "emergency", "triage": emergency.verdict.as_trace()}],
+        )
+        try:
+            conversation_id = await conversations.active_conversation(self.db, user.id, role)
+            _, out_id, _ = await conversations.store_exchange(self.db, conversation_id, user.id, turn, [])
+        except Exception:
+            log.exception("triage.store_failed user=%s channel=%s", user.id, channel)
+            out_id = None
+        return Reply(
+            text=emergency.text, message_id=out_id, input_type="emergency", red_flag=True, delivered=True
         )
 
     async def suggestion_text(self, user: User, set_id: int, index: int) -> str | None:

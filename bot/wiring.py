@@ -64,6 +64,7 @@ def engine_deps(runtime: Runtime) -> EngineDeps:
             score_threshold=settings.score_threshold,
             disclaimer=settings.disclaimer,
             prune_threshold=settings.prune_threshold,
+            clinic_phone=settings.clinic_phone,
         ),
     )
 
@@ -74,6 +75,13 @@ async def build_service(runtime: Runtime) -> ChatService:
     async def answer(shared: dict[str, Any]) -> dict[str, Any]:
         return await run_medical_flow(deps, shared)
 
+    roles = load_roles()
     return ChatService(
-        runtime.pool, answer, default_role=runtime.settings.default_role, roles=list(load_roles())
+        runtime.pool,
+        answer,
+        default_role=runtime.settings.default_role,
+        roles=list(roles),
+        clinician_roles=frozenset(key for key, role in roles.items() if role.clinician),
+        disclaimer=runtime.settings.disclaimer,
+        clinic_phone=runtime.settings.clinic_phone,
     )

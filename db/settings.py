@@ -54,6 +54,7 @@ class Settings(BaseSettings):
         "Khi cấp cứu, gọi ngay 115."
     )
     default_role: str = "patient_dental"
+    clinic_phone: str | None = None  # named in the emergency answer, after 115
     retention_days: int = Field(default=365, ge=1)
 
     # Zalo

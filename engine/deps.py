@@ -57,6 +57,7 @@ class EngineConfig:
     score_threshold: float = 0.5  # fused calibrated score needed to answer from the best entry
     clarify_threshold: float = 0.15  # below this, nothing retrieved is related: say so and offer topics
     disclaimer: str = DEFAULT_DISCLAIMER
+    clinic_phone: str | None = None  # CLINIC_PHONE: named in the emergency answer after 115
     top_k: int = 7
     candidate_k: int = 20  # candidates gathered when an LLM will prune them
     prune_threshold: int = 15

@@ -108,8 +108,9 @@ async def run_medical_flow(deps: EngineDeps, shared: dict[str, Any]) -> dict[str
         await medical_flow().run(shared)
     except Exception:
         log.exception("medical flow failed")
-        if shared.get("red_flag"):  # never lose the emergency answer
-            parts = shared.get("answer_parts", [])
+        if shared.get("red_flag") or shared.get("emergency_card"):  # never lose the emergency answer
+            parts = [*shared.get("answer_parts", []), shared.get("emergency_card", "")]
+            parts = [p for p in parts if p]
         else:
             parts = [APOLOGY]
             shared["input_type"] = shared.get("input_type") or "error"

@@ -1,7 +1,8 @@
 """The nodes of the medical flow (DESIGN.md §5) and ``StructuredNode``, the typed LLM building block.
 
 Shared-store keys read: ``deps`` (EngineDeps), ``role``, ``input``, ``conversation_id``, optional ``history``
-(list of Turn). Keys written: ``query``, ``input_error``, ``red_flag``, ``red_flag_categories``, ``history``,
+(list of Turn). Keys written: ``query``, ``input_error``, ``red_flag``, ``red_flag_categories``, ``triage`` (what triage
+found, for the trace), ``emergency_card`` (a clinician role's card, after the answer), ``history``,
 ``summary``, ``input_type``, ``classification_confidence``, ``classification_reason``, ``rag_questions``,
 ``is_follow_up``, ``retrieval_query``, ``retrieved`` (list[Hit]), ``retrieval_score``, ``retrieval_timings``,
 ``pruning``, ``decision``, ``answer_parts``, ``suggestion_questions``, ``citations``, ``confidence``,
@@ -17,13 +18,13 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from engine import prompts
+from engine import prompts, triage
 from engine.classify import classify, fold
 from engine.core import Node, register
 from engine.deps import EngineDeps
 from engine.llm import LLMError, Usage, extract_json
 from engine.roles import Role, get_role
-from engine.safety import InvalidInput, detect_red_flags, emergency_message, normalize_input, validate_input
+from engine.safety import InvalidInput, normalize_input, validate_input
 from engine.types import Hit, KBEntry, Turn
 
 log = logging.getLogger(__name__)
@@ -225,23 +226,30 @@ class IngestQuery(Node):
 
 @register
 class RedFlagCheck(Node):
-    """Emergencies first: the 115 answer and nothing that delays it."""
+    """Emergencies first: the 115 answer and nothing that delays it.
+
+    Reads the raw input (before the length check): an emergency in an over-long message is still caught. A
+    clinician's role goes on to the clinical answer, and Finalize puts the emergency card after it."""
 
     actions = ("default", "emergency", "invalid")
 
     async def prep(self, shared: dict[str, Any]) -> str:
-        return shared.get("query") or ""
+        return shared.get("input") or shared.get("query") or ""
 
-    async def exec(self, text: str) -> Any:
-        return detect_red_flags(text)
+    async def exec(self, text: str) -> triage.Triage:
+        return triage.triage(text)
 
-    async def post(self, shared: dict[str, Any], prep: str, res: Any) -> str:
+    async def post(self, shared: dict[str, Any], prep: str, res: triage.Triage) -> str:
         shared["red_flag"] = res.is_emergency
-        shared["red_flag_categories"] = res.categories
-        if res.is_emergency:
+        shared["red_flag_categories"] = list(res.categories)
+        shared["triage"] = res.as_trace()
+        if role_of(shared).clinician:
+            if res.is_emergency or res.topics:
+                shared["emergency_card"] = triage.answer(res, clinician=True)
+        elif res.is_emergency:
             shared["input_type"] = "emergency"
             shared["confidence"] = 1.0
-            say(shared, emergency_message(res))
+            say(shared, triage.answer(res, clinic_phone=deps_of(shared).config.clinic_phone))
             return "emergency"
         if shared.get("input_error"):
             shared["input_type"] = "invalid"
@@ -737,6 +745,8 @@ class Finalize(Node):
 
     async def post(self, shared: dict[str, Any], prep: Any, _: Any) -> None:
         parts = [p for p in shared.get("answer_parts", []) if p]
+        if shared.get("emergency_card"):
+            parts.append(shared["emergency_card"])
         disclaimer = deps_of(shared).config.disclaimer
         if disclaimer:
             parts.append(disclaimer)

@@ -26,6 +26,7 @@ class Role:
     answer_outro: str = ""
     score_threshold: float | None = None
     kb_role: str = ""
+    clinician: bool = False  # a role for clinic staff: clinical answers first, the emergency card after them
 
     @property
     def kb(self) -> str:
@@ -64,6 +65,7 @@ def parse_roles(text: str) -> dict[str, Role]:
             answer_outro=spec.get("answer_outro", ""),
             score_threshold=float(threshold) if threshold is not None else None,
             kb_role=spec.get("kb_role", ""),
+            clinician=bool(spec.get("clinician", False)),
         )
     return roles
 

@@ -34,7 +34,7 @@ from bot.runtime import Runtime, open_runtime
 from bot.service import ChatService
 from bot.telegram import texts
 from bot.telegram.commands import set_menus
-from bot.telegram.middlewares import ChatOrderMiddleware, DedupeMiddleware, UserMiddleware
+from bot.telegram.middlewares import ChatOrderMiddleware, DedupeMiddleware, TriageMiddleware, UserMiddleware
 from bot.telegram.routers import all_routers
 from bot.telegram.session import DeliveryPolicy
 from bot.zalo import zalo_configured
@@ -83,6 +83,7 @@ def build_dispatcher(
     dp = Dispatcher(
         service=service, settings=settings, verify_service=verify_service, pool=service.pool, embedder=embedder
     )
+    dp.update.outer_middleware(TriageMiddleware(service))
     dp.update.outer_middleware(ChatOrderMiddleware(service, concurrency))
     dp.update.outer_middleware(DedupeMiddleware(service))
     dp.update.outer_middleware(UserMiddleware(service))

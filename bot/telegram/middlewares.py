@@ -1,5 +1,9 @@
-"""Update middlewares, outermost first: per-chat ordering lock → update dedupe → user loading; and the
-admin authorisation middleware of the admin router.
+"""Update middlewares, outermost first: triage → per-chat ordering lock → update dedupe → user loading; and
+the admin authorisation middleware of the admin router.
+
+- ``TriageMiddleware`` passes the text (or caption) of every message through ``ChatService.guard`` before
+  anything that needs the database: an emergency is answered at once, in any chat state, even when
+  PostgreSQL is down; the rest of the chain then runs best effort with ``emergency`` in the handler data.
 
 - ``ChatOrderMiddleware`` serialises one chat's updates: an in-process FIFO lock (updates handled as tasks
   keep their arrival order) and the PostgreSQL advisory lock (``ChatService.chat_lock``) across workers.
@@ -20,10 +24,11 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from aiogram import BaseMiddleware
+from aiogram import BaseMiddleware, Bot
 from aiogram.types import CallbackQuery, Message, TelegramObject, Update, User
+from aiogram.utils.text_decorations import html_decoration
 
-from bot.service import ChatService
+from bot.service import ChatService, Emergency
 from bot.telegram import texts
 from db import updates, users
 
@@ -58,6 +63,31 @@ def chat_key(data: dict[str, Any]) -> int | None:
         return int(chat.id)
     user: User | None = data.get("event_from_user")
     return int(user.id) if user is not None else None
+
+
+class TriageMiddleware(BaseMiddleware):
+    def __init__(self, service: ChatService) -> None:
+        self.service = service
+
+    async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
+        assert isinstance(event, Update)
+        message = event.message
+        text = (message.text or message.caption) if message is not None else None
+        if message is None or not text or text.startswith("/"):
+            return await handler(event, data)
+        bot: Bot = data["bot"]
+        chat_id = message.chat.id
+
+        async def deliver(answer: str) -> None:
+            await bot.send_message(chat_id, html_decoration.quote(answer))
+
+        async def handle(emergency: Emergency | None) -> None:
+            data["emergency"] = emergency
+            await handler(event, data)
+
+        sender = message.from_user.id if message.from_user else chat_id
+        await self.service.guard(CHANNEL, sender, text, deliver, handle)
+        return None
 
 
 class ChatOrderMiddleware(BaseMiddleware):

@@ -12,7 +12,8 @@ Everything patients can do on Telegram works here through ChatService, as a user
   (``/chuyenkhoa``) → role picker; "xoá dữ liệu" (``/xoadulieu``) → a confirmation with two buttons
   (``#erase:yes`` / ``#erase:no``); "trợ giúp" (``/help``) → help.
 * A user with no role yet gets the role picker and is asked to send the question again after choosing —
-  except for an emergency (red flag), which is answered at once (115 first), then the picker follows.
+  An emergency never waits for a role: the triage guard (``ChatService.guard``, called by the webhook before
+  the dedupe claim and the lock) has already answered it from the text alone (115 first); the picker follows.
 * Images, stickers, audio, files… → "vui lòng gõ câu hỏi".
 * Sending errors: 230 (no interaction for 7 days) marks the user inactive (``inactive_reason='zalo_230'``)
   and nothing more is sent to them until they write again (a message from them reactivates them); other
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.logs import redact
-from bot.service import ChatService, Reply
+from bot.service import ChatService, Emergency, Reply
 from bot.zalo import CHANNEL
 from bot.zalo.client import MAX_BUTTONS, Button, Recipient, ZaloAPIError, ZaloClient, ZaloUserUnreachable
 from db import users
@@ -35,7 +36,6 @@ from db.settings import Settings
 from db.users import User
 from engine.classify import fold
 from engine.roles import load_roles
-from engine.safety import detect_red_flags
 
 log = logging.getLogger("medbot.zalo")
 
@@ -155,7 +155,9 @@ class ZaloBot:
 
     # -- entry point (called under the chat lock, after the dedupe claim) -------------------------------
 
-    async def handle(self, incoming: Incoming) -> None:
+    async def handle(self, incoming: Incoming, emergency: Emergency | None = None) -> None:
+        """One verified event. ``emergency``: what the triage guard found in its text (answer already sent,
+        except for a clinician's role, whose clinical answer carries the card)."""
         if incoming.event == "unfollow":
             await users.set_active(self.service.pool, CHANNEL, incoming.external_id, False, "zalo_unfollow")
             log.info("zalo.unfollow user=%s", incoming.external_id)
@@ -169,14 +171,16 @@ class ZaloBot:
             if incoming.event == "follow":
                 await self.welcome(user, incoming.recipient)
             elif incoming.event in TEXT_EVENTS:
-                await self.on_text(user, incoming.recipient, incoming.text)
+                await self.on_text(user, incoming.recipient, incoming.text, emergency)
             else:
                 await self.send_text(user, incoming.recipient, NOT_TEXT)
         except Exception:
             log.exception("zalo.handle_failed user=%s event=%s", user.id, incoming.event)
             await self.send_text(user, incoming.recipient, FAILED)
 
-    async def on_text(self, user: User, recipient: Recipient, text: str) -> None:
+    async def on_text(
+        self, user: User, recipient: Recipient, text: str, emergency: Emergency | None = None
+    ) -> None:
         text = text.strip()
         if not text:
             await self.send_text(user, recipient, NOT_TEXT)
@@ -205,12 +209,11 @@ class ZaloBot:
             await self.send_text(user, recipient, HELP)
             return
         if user.role is None or user.role not in self.roles:
-            if detect_red_flags(text).is_emergency:
-                # An emergency never waits for a role: the flow answers it (115 first) with the default role.
-                await self.answer(user, recipient, text)
+            if emergency is not None and emergency.delivered:  # answered by the guard: record it
+                await self.service.handle_text(user, text, channel=CHANNEL, emergency=emergency)
             await self.role_picker(user, recipient, PICK_ROLE_FIRST)
             return
-        await self.answer(user, recipient, text)
+        await self.answer(user, recipient, text, emergency)
 
     # -- flows -----------------------------------------------------------------------------------------
 
@@ -267,9 +270,15 @@ class ZaloBot:
         except ZaloAPIError as exc:
             log.error("zalo.send_failed after=erase code=%s error=%s", exc.code, exc.message)
 
-    async def answer(self, user: User, recipient: Recipient, text: str) -> None:
-        reply = await self.service.handle_text(user, text, channel=CHANNEL)
+    async def answer(
+        self, user: User, recipient: Recipient, text: str, emergency: Emergency | None = None
+    ) -> None:
+        reply = await self.service.handle_text(user, text, channel=CHANNEL, emergency=emergency)
+        if reply.delivered:
+            return
         await self._deliver(user, recipient, self.client.send_answer(recipient, render_text(reply), answer_buttons(reply)))
+        if emergency is not None:  # a clinician's answer carries the card after it
+            emergency.delivered = True
 
     # -- sending ---------------------------------------------------------------------------------------
 

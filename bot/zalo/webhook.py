@@ -5,7 +5,8 @@ of ``ZALO_APP_ID`` + the raw body + the event's ``timestamp`` field + ``ZALO_OA_
 HMAC; compared in constant time). Anything else — no header, a wrong one, a body that is not a JSON object,
 Zalo not configured — is answered 401 and nothing is stored.
 
-A verified event is deduplicated on ``message.msg_id`` (``processed_updates``, channel ``zalo``; follow /
+Triage first: the text of a verified event goes through ``ChatService.guard`` before anything that needs the
+database, so an emergency is answered even when PostgreSQL is down. Then the event is deduplicated on ``message.msg_id`` (``processed_updates``, channel ``zalo``; follow /
 unfollow on event + user + timestamp), handled under the same per-chat advisory lock as Telegram
 (``ChatService.chat_lock("zalo", user)``), and answered 200 once the reply is stored and sent. Events the bot
 does not act on (the OA's own messages echoed back, "seen", "received", …) get 200 straight away. An
@@ -34,7 +35,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.runtime import Runtime
-from bot.service import ChatService
+from bot.service import ChatService, Emergency
 from bot.zalo import CHANNEL
 from bot.zalo.bot import ZaloBot, dedupe_key, parse_event
 from bot.zalo.client import ZaloClient
@@ -112,12 +113,22 @@ async def handle_webhook(request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
     key = dedupe_key(incoming, event)
     pool = channel.service.pool
-    if key is not None and not await updates.claim(pool, CHANNEL, key):
-        log.info("zalo.webhook.duplicate event=%s", incoming.event)
-        return web.json_response({"ok": True, "duplicate": True})
-    try:
+    duplicate = False
+
+    async def handle(emergency: Emergency | None) -> None:
+        nonlocal duplicate
+        if key is not None and not await updates.claim(pool, CHANNEL, key):
+            duplicate = True
+            return
         async with channel.service.chat_lock(CHANNEL, incoming.external_id):
-            await channel.bot.handle(incoming)
+            await channel.bot.handle(incoming, emergency)
+
+    async def deliver(answer: str) -> None:
+        await channel.client.send_text(incoming.recipient, answer)
+
+    try:
+        # Triage first, before the dedupe claim and the lock: an emergency is answered from the text alone.
+        await channel.service.guard(CHANNEL, incoming.external_id, incoming.text, deliver, handle)
     except Exception:
         # Only failures before the user could be told anything get here (e.g. the database is down):
         # forget the event so a redelivery is handled, and let Zalo see the error.
@@ -128,6 +139,9 @@ async def handle_webhook(request: web.Request) -> web.Response:
             except Exception:
                 log.exception("zalo.webhook.release_failed")
         return web.json_response({"ok": False}, status=500)
+    if duplicate:
+        log.info("zalo.webhook.duplicate event=%s", incoming.event)
+        return web.json_response({"ok": True, "duplicate": True})
     return web.json_response({"ok": True})
 
 

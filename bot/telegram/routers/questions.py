@@ -11,7 +11,7 @@ from aiogram import Bot, F, Router
 from aiogram.types import CallbackQuery, Message
 from aiogram.utils.chat_action import ChatActionSender
 
-from bot.service import ChatService
+from bot.service import ChatService, Emergency
 from bot.telegram import texts
 from bot.telegram.callbacks import FeedbackCb, SuggestCb
 from bot.telegram.render import answer_html, answer_keyboard, role_keyboard, split_html
@@ -22,24 +22,40 @@ TYPING_AFTER_S = 0.4
 
 
 async def ask(
-    bot: Bot, chat_id: int, user: User, text: str, service: ChatService, *, tapped: bool = False
+    bot: Bot,
+    chat_id: int,
+    user: User,
+    text: str,
+    service: ChatService,
+    *,
+    tapped: bool = False,
+    emergency: Emergency | None = None,
 ) -> None:
-    """Answer ``text`` for ``user`` in ``chat_id`` (typed or tapped: the same path)."""
+    """Answer ``text`` for ``user`` in ``chat_id`` (typed or tapped: the same path). ``emergency``: what the
+    triage guard found (its answer may already be sent: then the exchange is only recorded)."""
     if user.role is None:
+        if emergency is not None and emergency.delivered:
+            await service.handle_text(user, text, channel="telegram", emergency=emergency)
         await bot.send_message(chat_id, texts.PICK_ROLE_FIRST, reply_markup=role_keyboard(service.roles))
         return
     async with ChatActionSender.typing(bot=bot, chat_id=chat_id, initial_sleep=TYPING_AFTER_S):
-        reply = await service.handle_text(user, text, channel="telegram")
+        reply = await service.handle_text(user, text, channel="telegram", emergency=emergency)
+    if reply.delivered:
+        return
     parts = split_html(answer_html(reply, asked=text if tapped else None))
     markup = answer_keyboard(reply)
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
         await bot.send_message(chat_id, part, reply_markup=markup if last else None)
+    if emergency is not None:  # a clinician's answer carries the card after it
+        emergency.delivered = True
 
 
 @router.message(F.text & ~F.text.startswith("/"))
-async def typed(message: Message, bot: Bot, user: User, service: ChatService) -> None:
-    await ask(bot, message.chat.id, user, message.text or "", service)
+async def typed(
+    message: Message, bot: Bot, user: User, service: ChatService, emergency: Emergency | None = None
+) -> None:
+    await ask(bot, message.chat.id, user, message.text or "", service, emergency=emergency)
 
 
 @router.callback_query(SuggestCb.filter())

@@ -1,0 +1,39 @@
+"""``python -m engine.triage TEXT`` shows the verdict on one message; ``python -m engine.triage eval FILE
+[FRAGMENT.toml ...]`` measures a labelled JSONL file (optionally with extra rule fragments appended)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from engine.triage import answer, parse_rules, triage
+from engine.triage.evaluation import evaluate, load_labelled
+from engine.triage.rules import RULES_FILE
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) >= 2 and argv[0] == "eval":
+        text = RULES_FILE.read_text(encoding="utf-8")
+        for extra in argv[2:]:
+            text += "\n" + Path(extra).read_text(encoding="utf-8")
+        rules = parse_rules(text)
+        report = evaluate(load_labelled(Path(argv[1])), rules)
+        for cat, (caught, total) in sorted(report.per_category.items()):
+            print(f"{cat:<20} {caught:>4}/{total:<4}")
+        print(f"recall {report.caught}/{report.emergencies} = {report.recall:.3f}")
+        print(f"false alarms {report.alarms}/{report.ordinary} = {report.false_alarm_rate:.3f}")
+        for row in report.missed:
+            print(f"MISSED [{row.get('category')}] {row['text']}")
+        for row in report.false_alarms:
+            print(f"ALARM {row['found']} {row['text']}")
+        return 0
+    text = " ".join(argv) or sys.stdin.read()
+    verdict = triage(text)
+    print(verdict.as_trace())
+    if verdict.is_emergency:
+        print(answer(verdict))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,89 @@
+"""Triage text normalisation: what a patient typed, reduced to the words the emergency rules are written in.
+
+Steps, each for a way the rules were missed before:
+- NFKC, so full-width letters and compatibility forms read as plain letters;
+- every invisible or format character removed (soft hyphen, zero-width space and joiners, word joiner, BOM,
+  bidirectional marks, variation selectors, stray combining marks): ``kh\\u00adó th\\u00adở`` is ``khó thở``;
+- folded with the engine's one folding table (lowercase, no diacritics, đ→d), every other character a space;
+- letters typed three or more times collapsed ("cuuuu" → "cu"), spaces collapsed;
+- chat spellings mapped to words ("ko" → "khong", "dc" → "duoc"), from the rules file's ``[words]`` table.
+
+The result is a string of ``[a-z0-9]`` words separated by single spaces, plus the clause boundaries (sentence
+punctuation, commas and line breaks) of the original text, as character spans.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from engine.text import CharTable, fold
+
+# Invisible characters are dropped in two passes: format characters (Cf: soft hyphen, zero-width space and
+# joiners, word joiner, BOM, bidirectional marks) before composing, so a tone mark split from its letter by
+# one still composes; then marks left over after composing (Mn, Me), control characters and fillers.
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u034f")
+_CLAUSE_BREAK = re.compile(r"[.,!?;:…\n]+")
+_NON_WORD = re.compile(r"[^a-z0-9]+")
+_ELONGATED = re.compile(r"([a-z])\1{2,}")
+
+
+def _drop_format(ch: str) -> str:
+    return "" if unicodedata.category(ch) == "Cf" or ch in _FILLERS else ch
+
+
+def _drop_leftover(ch: str) -> str:
+    if ch == "\n":
+        return ch
+    return "" if unicodedata.category(ch) in ("Mn", "Me", "Cc") else ch
+
+
+_FORMAT_TABLE = CharTable(_drop_format)
+_LEFTOVER_TABLE = CharTable(_drop_leftover)
+
+
+def strip_invisible(text: str) -> str:
+    """NFKC, then every invisible or format character dropped (joined, not replaced by a space)."""
+    text = unicodedata.normalize("NFKC", text or "").translate(_FORMAT_TABLE)
+    return unicodedata.normalize("NFC", text).translate(_LEFTOVER_TABLE)
+
+
+@dataclass(frozen=True, slots=True)
+class Normalized:
+    """The folded words of a message, joined by single spaces, and where each clause starts and ends."""
+
+    text: str
+    clauses: tuple[tuple[int, int], ...]  # character spans of ``text``, one per clause
+    accented: str  # lowercase words with their diacritics, for the few spellings folding makes ambiguous
+
+    def clause_at(self, pos: int) -> tuple[int, int]:
+        for start, end in self.clauses:
+            if start <= pos <= end:
+                return start, end
+        return 0, len(self.text)
+
+
+def fold_words(text: str, words: dict[str, str]) -> str:
+    """One clause (or pattern-free phrase) folded to plain words, chat spellings mapped."""
+    folded = _ELONGATED.sub(r"\1", _NON_WORD.sub(" ", fold(text)))
+    return " ".join(words.get(w, w) for w in folded.split())
+
+
+def normalize(text: str, words: dict[str, str]) -> Normalized:
+    """The message as triage reads it (see the module docstring)."""
+    visible = strip_invisible(text)
+    parts: list[str] = []
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for clause in _CLAUSE_BREAK.split(visible):
+        folded = fold_words(clause, words)
+        if not folded:
+            continue
+        if parts:
+            pos += 1  # the joining space
+        spans.append((pos, pos + len(folded)))
+        parts.append(folded)
+        pos += len(folded)
+    accented = " ".join(re.sub(r"[\W_]+", " ", visible.lower()).split())
+    return Normalized(" ".join(parts), tuple(spans), accented)

@@ -1,0 +1,55 @@
+"""Blood-glucose readings in a message ("đường huyết 2,5", "đo đường 40 mg", "glucose 33 mmol/l").
+
+A number counts when it follows a glucose word within a few words. Its unit is read when written; a bare
+value above 35 is taken as mg/dL (no mmol/L reading is that high and no mg/dL reading that low is survivable
+without symptoms), and converted (1 mmol/L = 18 mg/dL). The thresholds live in the rules file.
+"""
+
+from __future__ import annotations
+
+import re
+
+from engine.text import fold
+from engine.triage.normalize import strip_invisible
+from engine.triage.rules import GlucoseRule, Hit
+
+# Up to three short words between the glucose word and the number ("đường huyết sáng nay là 2,8"), none of
+# them a word that makes the number something else ("type 2", "10 năm"); the unit, when written, after it.
+_READING = re.compile(
+    r"^(?:\s*[:=]?\s*(?!type|tuyp|typ|loai|nam|thang|tuan|ngay|gio|lan|tuoi)[a-z]+){0,3}\s*[:=]?\s*"
+    r"(\d{1,3}(?:[.,]\d{1,2})?)(?![\d])\s*(mmol|mg|mm)?"
+    r"(?!\s*(?:nam|thang|tuan|ngay|gio|lan|tuoi|vien|kg|cm|%|phut|don vi|ui|u\b))"
+)
+_WINDOW = 40  # characters after the glucose word in which the reading is looked for
+
+
+def glucose_readings(text: str, rule: GlucoseRule) -> list[float]:
+    """Every glucose reading in ``text``, in mmol/L."""
+    folded = fold(strip_invisible(text))
+    values: list[float] = []
+    for word in rule.words.finditer(folded):
+        window = folded[word.end() : word.end() + _WINDOW]
+        m = _READING.search(window)
+        if m is None:
+            continue
+        value = float(m.group(1).replace(",", "."))
+        unit = m.group(2) or ""
+        if unit == "mg" or (not unit and value > 35):
+            value /= 18.0
+        values.append(value)
+    return values
+
+
+def glucose_hits(text: str, rule: GlucoseRule) -> dict[str, list[Hit]]:
+    """Readings as rule hits: very low → hypoglycaemia; high → a hyperglycaemia symptom (it needs a
+    severity sign too); extreme → hyperglycaemia on its own."""
+    hits: dict[str, list[Hit]] = {}
+    for value in glucose_readings(text, rule):
+        shown = f"đường huyết {value:.1f} mmol/L"
+        if value < rule.low_below_mmol:
+            hits.setdefault("hypoglycaemia", []).append(Hit("hypoglycaemia", "alone", shown))
+        elif value >= rule.extreme_from_mmol:
+            hits.setdefault("hyperglycaemia", []).append(Hit("hyperglycaemia", "alone", shown))
+        elif value >= rule.high_from_mmol:
+            hits.setdefault("hyperglycaemia", []).append(Hit("hyperglycaemia", "symptom", shown))
+    return hits

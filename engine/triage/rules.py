@@ -1,0 +1,303 @@
+"""The emergency rules: loaded from the reviewed data file (``emergencies.toml``) and matched against a message.
+
+A category is an emergency presentation (from a recognised triage system, or a role's own emergency). It
+fires when the message holds one of its ``alone`` phrases, or one of its ``symptoms`` together with one of
+its ``severity`` phrases anywhere in the message. A phrase does not count when, in its own clause:
+- a negation word stands right before it ("không khó thở", "chưa bị ngất");
+- the clause speaks of the past and not of now ("năm ngoái bố tôi bị đột quỵ");
+- a word for "mild" or "now and then" stands next to it and the category allows that ("khó thở nhẹ");
+- one of the category's ``exclude`` phrases is in the clause ("co giật mí mắt").
+A message that only asks about a topic in general (a question form and no person or time of theirs: "dấu
+hiệu đột quỵ là gì?") raises no alarm; the category is still reported as a *topic*, which a clinician's role
+uses to show the emergency card after the clinical answer.
+
+Phrases are Python regular expressions over the normalised text (``normalize.py``: plain lowercase words, one
+space between). They are written in ordinary Vietnamese, with or without diacritics: letters are folded
+when the file is loaded. ``~`` stands for up to three other words, ``~~`` for up to eight. Whole words only.
+Numbers (blood glucose) are read by ``numbers.py`` with thresholds from the same file.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from engine.text import fold
+from engine.triage.normalize import Normalized, normalize
+
+RULES_FILE = Path(__file__).parent / "emergencies.toml"
+_GAP_LONG = re.compile(r"\s*~~\s*")
+_GAP = re.compile(r"\s*~\s*")
+_WORD_EDGE = "(?<![a-z0-9])(?:{})(?![a-z0-9])"
+
+
+def fold_pattern(pattern: str) -> str:
+    """Fold the letters of a regular expression (keeping escapes such as ``\\d`` as written), expand gaps."""
+    out: list[str] = []
+    escaped = False
+    for ch in pattern:
+        out.append(ch if escaped else fold(ch))
+        escaped = ch == "\\" and not escaped
+    folded = "".join(out)
+    folded = _GAP_LONG.sub(" (?:[a-z0-9]+ ){0,8}", folded)
+    return _GAP.sub(" (?:[a-z0-9]+ ){0,3}", folded)
+
+
+def compile_phrases(phrases: list[str], *, folded: bool = True) -> re.Pattern[str] | None:
+    """One alternation of whole-word phrases, or None for an empty list."""
+    if not phrases:
+        return None
+    parts = [fold_pattern(p) if folded else p.lower() for p in phrases]
+    return re.compile(_WORD_EDGE.format("|".join(f"(?:{p})" for p in parts)))
+
+
+@dataclass(frozen=True, slots=True)
+class Category:
+    id: str
+    name: str  # Vietnamese, shown to the patient
+    priority: int  # lower first: the most time-critical category leads the answer
+    system: str  # the triage system presentation(s) it comes from
+    alone: re.Pattern[str] | None
+    accented: re.Pattern[str] | None  # on the text with diacritics, for spellings folding makes ambiguous
+    symptoms: re.Pattern[str] | None
+    severity: re.Pattern[str] | None
+    exclude: re.Pattern[str] | None
+    mild_cancels: bool
+    advice: tuple[str, ...]
+    advice_source: str
+    message: str  # a whole answer of its own (suicide), else empty: the standard card
+
+
+@dataclass(frozen=True, slots=True)
+class Markers:
+    negation: re.Pattern[str]  # must end right before the phrase
+    past: re.Pattern[str]
+    present: re.Pattern[str]
+    mild_before: re.Pattern[str]  # ends right before the phrase ("hơi khó thở")
+    mild_after: re.Pattern[str]  # starts right after it ("khó thở nhẹ")
+    general: re.Pattern[str]
+    personal: re.Pattern[str]
+
+
+@dataclass(frozen=True, slots=True)
+class GlucoseRule:
+    words: re.Pattern[str]
+    low_below_mmol: float
+    high_from_mmol: float
+    extreme_from_mmol: float
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSet:
+    categories: tuple[Category, ...]
+    markers: Markers
+    words: dict[str, str]  # chat spellings → words
+    glucose: GlucoseRule
+    crisis_lines: tuple[str, ...]
+    sources: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class Hit:
+    category: str
+    kind: str  # alone | symptom | severity | number
+    phrase: str
+
+
+@dataclass(slots=True)
+class Match:
+    """What the rules found in one message."""
+
+    categories: list[str] = field(default_factory=list)  # emergencies, most time-critical first
+    topics: list[str] = field(default_factory=list)  # categories spoken of, emergency or not
+    hits: list[Hit] = field(default_factory=list)
+    general_question: bool = False
+
+
+def _required(spec: dict[str, Any], key: str, where: str) -> Any:
+    if key not in spec or spec[key] in ("", [], None):
+        raise ValueError(f"{where}: missing {key}")
+    return spec[key]
+
+
+def _alternation(words: list[str], where: str) -> re.Pattern[str]:
+    rx = compile_phrases(words)
+    if rx is None:
+        raise ValueError(f"{where}: empty list")
+    return rx
+
+
+def parse_rules(text: str) -> RuleSet:
+    """Parse and compile the rules file; a clear ``ValueError`` names the first thing wrong."""
+    data = tomllib.loads(text)
+    words = {fold(k): fold(v) for k, v in data.get("words", {}).items()}
+    m = data.get("markers", {})
+    negation = compile_phrases(_required(m, "negation", "markers"))
+    assert negation is not None
+    mild = _alternation(_required(m, "mild", "markers"), "markers.mild").pattern
+    markers = Markers(
+        negation=re.compile(
+            r"(?:^| )(?:" + negation.pattern + r")(?: (?:bi|co|thay|con|he|tung|bao gio|cam thay|phai))* $"
+        ),
+        past=_alternation(_required(m, "past", "markers"), "markers.past"),
+        present=_alternation(_required(m, "present", "markers"), "markers.present"),
+        mild_before=re.compile(r"(?:^| )(?<!mo )(?:" + mild + r")(?: [a-z0-9]+)? $"),
+        mild_after=re.compile(r"^ (?:[a-z0-9]+ )?(?:" + mild + r")(?![a-z0-9])"),
+        general=_alternation(_required(m, "general", "markers"), "markers.general"),
+        personal=_alternation(_required(m, "personal", "markers"), "markers.personal"),
+    )
+    g = _required(data, "glucose", "file")
+    glucose = GlucoseRule(
+        words=_alternation(_required(g, "words", "glucose"), "glucose.words"),
+        low_below_mmol=float(_required(g, "low_below_mmol", "glucose")),
+        high_from_mmol=float(_required(g, "high_from_mmol", "glucose")),
+        extreme_from_mmol=float(_required(g, "extreme_from_mmol", "glucose")),
+    )
+    categories: list[Category] = []
+    seen: set[str] = set()
+    for i, spec in enumerate(data.get("category", [])):
+        where = f"category #{i + 1} ({spec.get('id', '?')})"
+        cid = _required(spec, "id", where)
+        if cid in seen:
+            raise ValueError(f"{where}: duplicate id")
+        seen.add(cid)
+        alone, symptoms, severity = spec.get("alone", []), spec.get("symptoms", []), spec.get("severity", [])
+        if not alone and not (symptoms and severity):
+            raise ValueError(f"{where}: needs alone phrases, or symptoms and severity")
+        advice = tuple(spec.get("advice", []))
+        message = spec.get("message", "").strip()
+        if not message and not 1 <= len(advice) <= 4:
+            raise ValueError(f"{where}: 1 to 4 advice steps (or a message)")
+        try:
+            categories.append(
+                Category(
+                    id=cid,
+                    name=_required(spec, "name", where),
+                    priority=int(spec.get("priority", 50)),
+                    system=_required(spec, "system", where),
+                    alone=compile_phrases(alone),
+                    accented=compile_phrases(spec.get("accented", []), folded=False),
+                    symptoms=compile_phrases(symptoms),
+                    severity=compile_phrases(severity),
+                    exclude=compile_phrases(spec.get("exclude", [])),
+                    mild_cancels=bool(spec.get("mild_cancels", True)),
+                    advice=advice,
+                    advice_source=_required(spec, "advice_source", where),
+                    message=message,
+                )
+            )
+        except re.error as exc:
+            raise ValueError(f"{where}: bad phrase: {exc}") from exc
+    if not categories:
+        raise ValueError("no categories")
+    categories.sort(key=lambda c: c.priority)
+    meta = data.get("meta", {})
+    return RuleSet(
+        categories=tuple(categories),
+        markers=markers,
+        words=words,
+        glucose=glucose,
+        crisis_lines=tuple(data.get("crisis", {}).get("lines", [])),
+        sources=tuple(meta.get("sources", [])),
+    )
+
+
+@cache
+def default_rules() -> RuleSet:
+    """The product's rules, parsed once per process."""
+    return parse_rules(RULES_FILE.read_text(encoding="utf-8"))
+
+
+class _Message:
+    """One normalised message and the clause-level checks on it."""
+
+    def __init__(self, norm: Normalized, markers: Markers) -> None:
+        self.norm = norm
+        self.markers = markers
+        self._clause_flags: dict[tuple[int, int], tuple[bool, bool]] = {}
+
+    def clause(self, pos: int) -> tuple[int, int]:
+        return self.norm.clause_at(pos)
+
+    def negated(self, start: int) -> bool:
+        cs, _ = self.clause(start)
+        return bool(self.markers.negation.search(self.norm.text[cs:start]))
+
+    def past_only(self, span: tuple[int, int]) -> bool:
+        flags = self._clause_flags.get(span)
+        if flags is None:
+            text = self.norm.text[span[0] : span[1]]
+            flags = (bool(self.markers.past.search(text)), bool(self.markers.present.search(text)))
+            self._clause_flags[span] = flags
+        past, present = flags
+        return past and not present
+
+    def mild_near(self, start: int, end: int) -> bool:
+        cs, ce = self.clause(start)
+        text = self.norm.text
+        return bool(
+            self.markers.mild_before.search(text[cs:start]) or self.markers.mild_after.search(text[end:ce])
+        )
+
+
+def _hits(
+    rx: re.Pattern[str] | None, msg: _Message, cat: Category, *, kind: str
+) -> tuple[list[str], list[str]]:
+    """(phrases that count, phrases that only make the category a topic) for one list of phrases."""
+    if rx is None:
+        return [], []
+    text = msg.norm.text
+    counted: list[str] = []
+    topical: list[str] = []
+    for m in rx.finditer(text):
+        if msg.negated(m.start()):
+            continue
+        span = msg.clause(m.start())
+        if cat.exclude is not None and cat.exclude.search(text, span[0], span[1]):
+            continue
+        topical.append(m.group(0))
+        if msg.past_only(span):
+            continue
+        if kind != "severity" and cat.mild_cancels and msg.mild_near(m.start(), m.end()):
+            continue
+        counted.append(m.group(0))
+    return counted, topical
+
+
+def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = None) -> Match:
+    """Run every category on ``text``. ``extra_hits`` (from the number readers) count as ``alone`` or
+    ``symptom`` phrases of the category they name."""
+    norm = normalize(text, rules.words)
+    msg = _Message(norm, rules.markers)
+    result = Match()
+    mk = rules.markers
+    result.general_question = bool(mk.general.search(norm.text)) and not (
+        mk.personal.search(norm.text) or mk.present.search(norm.text)
+    )
+    extra_hits = extra_hits or {}
+    for cat in rules.categories:
+        alone, alone_topic = _hits(cat.alone, msg, cat, kind="alone")
+        if cat.accented is not None:
+            for m in cat.accented.finditer(norm.accented):
+                alone.append(m.group(0))
+                alone_topic.append(m.group(0))
+        symptoms, symptoms_topic = _hits(cat.symptoms, msg, cat, kind="symptom")
+        for hit in extra_hits.get(cat.id, []):
+            (alone if hit.kind == "alone" else symptoms).append(hit.phrase)
+        severity, _ = (
+            _hits(cat.severity, msg, cat, kind="severity") if (symptoms or symptoms_topic) else ([], [])
+        )
+        fired = bool(alone) or bool(symptoms and severity)
+        spoken_of = fired or bool(alone_topic) or bool(symptoms_topic and severity)
+        if spoken_of:
+            result.topics.append(cat.id)
+        if fired and not result.general_question:
+            result.categories.append(cat.id)
+            result.hits += [Hit(cat.id, "alone", p) for p in alone]
+            if not alone:
+                result.hits += [Hit(cat.id, "symptom", symptoms[0]), Hit(cat.id, "severity", severity[0])]
+    return result
