@@ -1,0 +1,168 @@
+"""Emergency triage: the rules file, recall and false alarms on labelled sets the rules were not tuned on,
+invisible characters, and what the answer tells a frightened family member to do."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.triage import answer, default_rules, parse_rules, triage
+from engine.triage.evaluation import evaluate, load_labelled
+from engine.triage.rules import RULES_FILE
+
+DATA = Path(__file__).parents[1] / "data"
+TEST_SET = load_labelled(DATA / "triage_test.jsonl")  # held out: written apart from the rules, never tuned on
+DEV_SET = load_labelled(DATA / "triage_dev.jsonl")
+OLD_SET = load_labelled(DATA / "red_flags.jsonl")
+FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
+FAQ_FLAGS = DATA / "triage_faqval_flags.jsonl"  # every faq-val message the detector flags, labelled by hand
+
+CATEGORIES = {
+    "chest_pain", "stroke", "breathing", "choking", "unconscious", "seizure", "severe_bleeding",
+    "internal_bleeding", "anaphylaxis", "suicide", "poisoning", "swallowed_object", "bite_sting", "burn",
+    "electric_shock", "drowning", "head_injury", "major_trauma", "acute_abdomen", "sepsis", "pregnancy",
+    "child_danger", "severe_headache", "heatstroke", "hypoglycaemia", "hyperglycaemia", "diabetic_foot",
+    "dental_airway", "dental_bleeding", "facial_trauma",
+}  # fmt: skip
+INVISIBLE = ["\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u200e", "\u202a", "\u034f", "\u180e"]
+
+
+def test_rules_file_covers_every_category_with_sources_and_steps():
+    rules = default_rules()
+    assert {c.id for c in rules.categories} == CATEGORIES
+    for cat in rules.categories:
+        assert cat.name and cat.system and cat.advice_source, cat.id
+        assert cat.message or 2 <= len(cat.advice) <= 3, (cat.id, cat.advice)
+    assert len(rules.sources) >= 5 and rules.crisis_lines
+
+
+def test_a_broken_rules_file_is_refused_with_the_reason():
+    text = RULES_FILE.read_text(encoding="utf-8")
+    broken = text.replace('advice_source = "IFRC 2020: chest pain', 'source_advice = "IFRC 2020: chest pain', 1)
+    with pytest.raises(ValueError, match="chest_pain.*advice_source"):
+        parse_rules(broken)
+    with pytest.raises(ValueError, match="bad phrase"):
+        parse_rules(text.replace('"muon chet", ', '"muon (chet", ', 1))
+
+
+def test_held_out_set_is_big_and_covers_every_category():
+    emergencies = [r for r in TEST_SET if r["emergency"]]
+    assert len(emergencies) >= 300 and len(TEST_SET) - len(emergencies) >= 300
+    assert {r["category"] for r in emergencies} == CATEGORIES
+
+
+@pytest.mark.parametrize(("name", "rows"), [("held-out test", TEST_SET), ("dev", DEV_SET), ("old", OLD_SET)])
+def test_every_emergency_is_caught_and_false_alarms_stay_under_two_percent(name, rows):
+    report = evaluate(rows)
+    assert report.missed == [], f"{name}: missed {len(report.missed)}: {[r['text'] for r in report.missed]}"
+    assert report.false_alarm_rate <= 0.02, f"{name}: {[r['text'] for r in report.false_alarms]}"
+
+
+@pytest.mark.skipif(not FAQ_VAL.is_file(), reason="../shared/eval/faq-val not present")
+def test_real_patient_messages_raise_few_false_alarms_and_every_flag_was_reviewed():
+    queries = [json.loads(line) for line in FAQ_VAL.read_text(encoding="utf-8").splitlines() if line.strip()]
+    reviewed = {r["query_id"]: r for r in load_labelled(FAQ_FLAGS)}
+    flagged = {q["query_id"] for q in queries if triage(q["query"]).is_emergency}
+    assert flagged <= set(reviewed), f"flags nobody reviewed: {sorted(flagged - set(reviewed))}"
+    false_alarms = [q for q in flagged if not reviewed[q]["emergency"]]
+    assert len(false_alarms) / len(queries) <= 0.02, false_alarms
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_invisible_characters_anywhere_change_nothing(data):
+    for row in (r for r in TEST_SET if r["emergency"]):
+        text = row["text"]
+        n = data.draw(st.integers(min_value=1, max_value=6))
+        for _ in range(n):
+            i = data.draw(st.integers(min_value=0, max_value=len(text)))
+            text = text[:i] + data.draw(st.sampled_from(INVISIBLE)) + text[i:]
+        assert triage(text).is_emergency, repr(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["kh\u00adó th\u00adở quá, môi tím", "k\u200bho tho, moi tim tai", "em muốn t\u2060ự tử", "ｋｈó ｔｈở, tím tái"],
+)
+def test_the_reviewed_evasions_are_caught(text):
+    assert triage(text).is_emergency
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Tôi không bị khó thở, chỉ ho nhẹ",
+        "hạ đường huyết nhẹ xử trí tại nhà thế nào?",
+        "năm ngoái bố tôi bị đột quỵ, giờ nên ăn gì",
+        "dấu hiệu đột quỵ là gì",
+        "giảm cân từ từ có tốt không",
+        "chảy máu chân răng khi đánh răng",
+        "cười muốn xỉu luôn",
+    ],
+)
+def test_negation_past_mild_and_general_questions_raise_no_alarm(text):
+    assert not triage(text).is_emergency
+
+
+def card(text: str, **kw: object) -> str:
+    verdict = triage(text)
+    assert verdict.is_emergency, text
+    return answer(verdict, **kw)  # type: ignore[arg-type]
+
+
+def test_the_card_says_115_first_then_steps_then_the_clinic():
+    text = card("bố tôi đau ngực dữ dội lan ra cánh tay trái", clinic_phone="028 3999 1234")
+    first_lines = text.split("\n\n")[:2]
+    assert "CẤP CỨU" in first_lines[0] and "115" in first_lines[1]
+    assert text.index("115") < text.index("Trong lúc chờ cấp cứu") < text.index("028 3999 1234")
+    assert "028" not in card("bố tôi đau ngực dữ dội lan ra cánh tay trái")
+
+
+@pytest.mark.parametrize(
+    ("text", "must", "must_not"),
+    [
+        # choking: back blows and thrusts, not the breathing-difficulty tip
+        ("con tôi 3 tuổi bị hóc kẹo, không thở được", ["vỗ", "lưng", "ép bụng"], ["xịt"]),
+        # unresponsive and not breathing: compressions, not only the recovery position
+        ("bố tôi ngã gục, bất tỉnh, không thở", ["ép tim"], []),
+        # electric shock: power off before touching
+        ("chồng tôi bị điện giật ngất rồi", ["điện"], []),
+        # poisoning: do not make them vomit
+        ("bé uống nhầm nước tẩy bồn cầu", ["gây nôn"], []),
+        # burns: cool running water, nothing put on it
+        ("con bị bỏng nước sôi cả cánh tay", ["nước", "20 phút"], []),
+        # vomiting blood: not "press on the bleeding"
+        ("ông tôi nôn ra máu nhiều", [], ["ép chặt", "đè chặt", "ấn chặt"]),
+        # hypoglycaemia: sugar only when awake and able to swallow, nothing by mouth otherwise
+        ("mẹ bị tiểu đường, hạ đường huyết, lơ mơ gọi không tỉnh", ["còn tỉnh", "không cho"], []),
+    ],
+)
+def test_first_aid_fits_the_case(text, must, must_not):
+    steps = card(text).lower()
+    for word in must:
+        assert word in steps, (word, steps)
+    for word in must_not:
+        assert word not in steps, (word, steps)
+
+
+def test_suicide_gets_compassion_a_crisis_line_and_115_if_something_was_taken():
+    text = card("em không muốn sống nữa, tối nay em sẽ uống hết thuốc ngủ")
+    assert "096 306 1414" in text and "115" in text
+    assert "đã uống thuốc" in text and "CẤP CỨU" not in text.split("\n")[0]
+
+
+def test_clinician_card_is_short_and_says_115():
+    text = answer(triage("bệnh nhân đang co giật"), clinician=True)
+    assert "115" in text and len(text) < 400
+
+
+def test_every_card_fits_one_telegram_message():
+    rules = default_rules()
+    for row in (r for r in DEV_SET if r["emergency"]):
+        verdict = triage(row["text"], rules)
+        if verdict.is_emergency:
+            assert len(answer(verdict, clinic_phone="0" * 12)) < 4096
