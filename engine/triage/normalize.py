@@ -9,7 +9,7 @@ Steps, each for a way the rules were missed before:
 - chat spellings mapped to words ("ko" → "khong", "dc" → "duoc"), from the rules file's ``[words]`` table.
 
 The result is a string of ``[a-z0-9]`` words separated by single spaces, plus the clause boundaries (sentence
-punctuation, commas and line breaks) of the original text, as character spans.
+punctuation and line breaks) and clause boundaries (commas, colons) of the original text, as character spans.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from engine.text import CharTable, fold
 # joiners, word joiner, BOM, bidirectional marks) before composing, so a tone mark split from its letter by
 # one still composes; then marks left over after composing (Mn, Me), control characters and fillers.
 _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u034f")
-_CLAUSE_BREAK = re.compile(r"[.,!?;:…\n]+")
+_SENTENCE_BREAK = re.compile(r"[.!?;…\n]+")
+_CLAUSE_BREAK = re.compile(r"[,:]+")
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 _ELONGATED = re.compile(r"([a-z])\1{2,}")
 
@@ -54,14 +55,22 @@ class Normalized:
     """The folded words of a message, joined by single spaces, and where each clause starts and ends."""
 
     text: str
-    clauses: tuple[tuple[int, int], ...]  # character spans of ``text``, one per clause
+    clauses: tuple[tuple[int, int], ...]  # character spans of ``text``, one per clause (commas split them)
+    sentences: tuple[tuple[int, int], ...]  # the same for sentences
     accented: str  # lowercase words with their diacritics, for the few spellings folding makes ambiguous
 
     def clause_at(self, pos: int) -> tuple[int, int]:
-        for start, end in self.clauses:
-            if start <= pos <= end:
-                return start, end
-        return 0, len(self.text)
+        return _span_at(self.clauses, pos, len(self.text))
+
+    def sentence_at(self, pos: int) -> tuple[int, int]:
+        return _span_at(self.sentences, pos, len(self.text))
+
+
+def _span_at(spans: tuple[tuple[int, int], ...], pos: int, length: int) -> tuple[int, int]:
+    for start, end in spans:
+        if start <= pos <= end:
+            return start, end
+    return 0, length
 
 
 def fold_words(text: str, words: dict[str, str]) -> str:
@@ -75,15 +84,20 @@ def normalize(text: str, words: dict[str, str]) -> Normalized:
     visible = strip_invisible(text)
     parts: list[str] = []
     spans: list[tuple[int, int]] = []
+    sentences: list[tuple[int, int]] = []
     pos = 0
-    for clause in _CLAUSE_BREAK.split(visible):
-        folded = fold_words(clause, words)
-        if not folded:
-            continue
-        if parts:
-            pos += 1  # the joining space
-        spans.append((pos, pos + len(folded)))
-        parts.append(folded)
-        pos += len(folded)
+    for sentence in _SENTENCE_BREAK.split(visible):
+        first = len(spans)
+        for clause in _CLAUSE_BREAK.split(sentence):
+            folded = fold_words(clause, words)
+            if not folded:
+                continue
+            if parts:
+                pos += 1  # the joining space
+            spans.append((pos, pos + len(folded)))
+            parts.append(folded)
+            pos += len(folded)
+        if len(spans) > first:
+            sentences.append((spans[first][0], spans[-1][1]))
     accented = " ".join(re.sub(r"[\W_]+", " ", visible.lower()).split())
-    return Normalized(" ".join(parts), tuple(spans), accented)
+    return Normalized(" ".join(parts), tuple(spans), tuple(sentences), accented)

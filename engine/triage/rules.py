@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.text import fold
-from engine.triage.normalize import Normalized, normalize
+from engine.triage.normalize import Normalized, fold_words, normalize
 
 RULES_FILE = Path(__file__).parent / "emergencies.toml"
 _GAP_LONG = re.compile(r"\s*~~\s*")
@@ -67,6 +67,7 @@ class Category:
     severity: re.Pattern[str] | None
     exclude: re.Pattern[str] | None
     mild_cancels: bool
+    recurrent_cancels: bool
     advice: tuple[str, ...]
     advice_source: str
     message: str  # a whole answer of its own (suicide), else empty: the standard card
@@ -81,6 +82,8 @@ class Markers:
     mild_after: re.Pattern[str]  # starts right after it ("khó thở nhẹ")
     general: re.Pattern[str]
     personal: re.Pattern[str]
+    recurrent: re.Pattern[str]  # a pattern over time ("thường hay bị", "dạo này", "các cơn")…
+    acute: re.Pattern[str]  # …unless something says it is happening now, suddenly
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +119,7 @@ class Match:
     topics: list[str] = field(default_factory=list)  # categories spoken of, emergency or not
     hits: list[Hit] = field(default_factory=list)
     general_question: bool = False
+    recurrent: bool = False  # the message describes a pattern over time, nothing acute
 
 
 def _required(spec: dict[str, Any], key: str, where: str) -> Any:
@@ -149,6 +153,8 @@ def parse_rules(text: str) -> RuleSet:
         mild_after=re.compile(r"^ (?:[a-z0-9]+ )?(?:" + mild + r")(?![a-z0-9])"),
         general=_alternation(_required(m, "general", "markers"), "markers.general"),
         personal=_alternation(_required(m, "personal", "markers"), "markers.personal"),
+        recurrent=_alternation(_required(m, "recurrent", "markers"), "markers.recurrent"),
+        acute=_alternation(_required(m, "acute", "markers"), "markers.acute"),
     )
     g = _required(data, "glucose", "file")
     glucose = GlucoseRule(
@@ -185,6 +191,7 @@ def parse_rules(text: str) -> RuleSet:
                     severity=compile_phrases(severity),
                     exclude=compile_phrases(spec.get("exclude", [])),
                     mild_cancels=bool(spec.get("mild_cancels", True)),
+                    recurrent_cancels=bool(spec.get("recurrent_cancels", True)),
                     advice=advice,
                     advice_source=_required(spec, "advice_source", where),
                     message=message,
@@ -218,7 +225,7 @@ class _Message:
     def __init__(self, norm: Normalized, markers: Markers) -> None:
         self.norm = norm
         self.markers = markers
-        self._clause_flags: dict[tuple[int, int], tuple[bool, bool]] = {}
+        self._sentence_flags: dict[tuple[int, int], tuple[bool, bool]] = {}
 
     def clause(self, pos: int) -> tuple[int, int]:
         return self.norm.clause_at(pos)
@@ -227,14 +234,19 @@ class _Message:
         cs, _ = self.clause(start)
         return bool(self.markers.negation.search(self.norm.text[cs:start]))
 
-    def past_only(self, span: tuple[int, int]) -> bool:
-        flags = self._clause_flags.get(span)
+    def past_only(self, pos: int) -> bool:
+        """The sentence at ``pos`` speaks of the past and nothing in it of now."""
+        span = self.norm.sentence_at(pos)
+        flags = self._sentence_flags.get(span)
         if flags is None:
             text = self.norm.text[span[0] : span[1]]
             flags = (bool(self.markers.past.search(text)), bool(self.markers.present.search(text)))
-            self._clause_flags[span] = flags
+            self._sentence_flags[span] = flags
         past, present = flags
         return past and not present
+
+    def spans_of(self, rx: re.Pattern[str] | None) -> list[tuple[int, int]]:
+        return [] if rx is None else [m.span() for m in rx.finditer(self.norm.text)]
 
     def mild_near(self, start: int, end: int) -> bool:
         cs, ce = self.clause(start)
@@ -245,27 +257,42 @@ class _Message:
 
 
 def _hits(
-    rx: re.Pattern[str] | None, msg: _Message, cat: Category, *, kind: str
+    rx: re.Pattern[str] | None,
+    msg: _Message,
+    cat: Category,
+    *,
+    kind: str,
+    skip: list[tuple[int, int]] | None = None,
 ) -> tuple[list[str], list[str]]:
-    """(phrases that count, phrases that only make the category a topic) for one list of phrases."""
+    """(phrases that count, phrases that only make the category a topic) for one list of phrases; a phrase
+    overlapping a ``skip`` span (the symptom a severity phrase would otherwise re-read) is left out."""
     if rx is None:
         return [], []
     text = msg.norm.text
     counted: list[str] = []
     topical: list[str] = []
     for m in rx.finditer(text):
+        if skip and any(m.start() < end and start < m.end() for start, end in skip):
+            continue
         if msg.negated(m.start()):
             continue
         span = msg.clause(m.start())
         if cat.exclude is not None and cat.exclude.search(text, span[0], span[1]):
             continue
         topical.append(m.group(0))
-        if msg.past_only(span):
+        if msg.past_only(m.start()):
             continue
         if kind != "severity" and cat.mild_cancels and msg.mild_near(m.start(), m.end()):
             continue
         counted.append(m.group(0))
     return counted, topical
+
+
+def _accented_hit(phrase: str, msg: _Message, cat: Category) -> tuple[list[str], list[str]]:
+    """An accented phrase ("tự tử", where folding alone would also read "từ từ") goes through the same checks
+    as any phrase, at the place its folded form stands in the message."""
+    rx = re.compile(_WORD_EDGE.format(re.escape(fold_words(phrase, {}))))
+    return _hits(rx, msg, cat, kind="alone")
 
 
 def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = None) -> Match:
@@ -278,24 +305,26 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     result.general_question = bool(mk.general.search(norm.text)) and not (
         mk.personal.search(norm.text) or mk.present.search(norm.text)
     )
+    result.recurrent = bool(mk.recurrent.search(norm.text)) and not mk.acute.search(norm.text)
     extra_hits = extra_hits or {}
     for cat in rules.categories:
         alone, alone_topic = _hits(cat.alone, msg, cat, kind="alone")
         if cat.accented is not None:
             for m in cat.accented.finditer(norm.accented):
-                alone.append(m.group(0))
-                alone_topic.append(m.group(0))
+                found, topical = _accented_hit(m.group(0), msg, cat)
+                alone += found
+                alone_topic += topical
         symptoms, symptoms_topic = _hits(cat.symptoms, msg, cat, kind="symptom")
         for hit in extra_hits.get(cat.id, []):
             (alone if hit.kind == "alone" else symptoms).append(hit.phrase)
-        severity, _ = (
-            _hits(cat.severity, msg, cat, kind="severity") if (symptoms or symptoms_topic) else ([], [])
-        )
+        severity: list[str] = []
+        if symptoms or symptoms_topic:
+            severity, _ = _hits(cat.severity, msg, cat, kind="severity", skip=msg.spans_of(cat.symptoms))
         fired = bool(alone) or bool(symptoms and severity)
         spoken_of = fired or bool(alone_topic) or bool(symptoms_topic and severity)
         if spoken_of:
             result.topics.append(cat.id)
-        if fired and not result.general_question:
+        if fired and not result.general_question and not (result.recurrent and cat.recurrent_cancels):
             result.categories.append(cat.id)
             result.hits += [Hit(cat.id, "alone", p) for p in alone]
             if not alone:
