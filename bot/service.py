@@ -45,6 +45,8 @@ AnswerFn = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 # How long the guard waits for the user's role (one indexed row) before treating the sender as a patient.
 ROLE_LOOKUP_TIMEOUT_S = 1.0
+# How long a clinician's clinical answer may take before the emergency card goes out on its own.
+CLINICIAN_CARD_DEADLINE_S = 3.0
 
 # The connection holding the current task's chat lock (tasks started inside inherit a copy: none do DB work).
 _lock_connection: ContextVar[asyncpg.Connection | None] = ContextVar("medbot_chat_lock_connection", default=None)
@@ -102,9 +104,9 @@ class ChatService:
 
     # -- triage first ------------------------------------------------------------------------------------
 
-    def emergency_text(self, verdict: triage.Triage) -> str:
-        """The emergency answer as a patient sees it: card, clinic phone, disclaimer."""
-        card = triage.answer(verdict, clinic_phone=self.clinic_phone)
+    def emergency_text(self, verdict: triage.Triage, *, clinician: bool = False) -> str:
+        """The emergency answer as a patient sees it (card, clinic phone, disclaimer), or a clinician's card."""
+        card = triage.answer(verdict, clinic_phone=self.clinic_phone, clinician=clinician)
         return f"{card}\n\n{self.disclaimer}" if self.disclaimer else card
 
     async def guard(self, channel: str, external_id: str | int, text: str, deliver: Deliver, handle: Handle) -> None:
@@ -118,19 +120,30 @@ class ChatService:
         if not verdict.is_emergency:
             await handle(None)
             return
-        emergency = Emergency(verdict, self.emergency_text(verdict))
         log.warning("triage.emergency channel=%s categories=%s", channel, ",".join(verdict.categories))
         clinician = await self._is_clinician(channel, external_id)
+        emergency = Emergency(verdict, self.emergency_text(verdict, clinician=clinician))
         if not clinician:
             await deliver(emergency.text)
             emergency.delivered = True
+        work = asyncio.ensure_future(handle(emergency))
         try:
-            await handle(emergency)
+            if clinician:  # the clinical answer carries the card, unless it is slow or fails
+                await asyncio.wait_for(asyncio.shield(work), CLINICIAN_CARD_DEADLINE_S)
+            else:
+                await work
+        except TimeoutError:
+            log.warning("triage.clinician_answer_slow channel=%s", channel)
         except Exception:
             log.exception("triage.after_emergency_failed channel=%s", channel)
         if not emergency.delivered:
             await deliver(emergency.text)
             emergency.delivered = True
+        if not work.done():
+            try:
+                await work
+            except Exception:
+                log.exception("triage.after_emergency_failed channel=%s", channel)
 
     async def _is_clinician(self, channel: str, external_id: str | int) -> bool:
         """Whether the sender's role is a clinician's; False when that cannot be known quickly."""
