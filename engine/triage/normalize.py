@@ -4,12 +4,14 @@ Steps, each for a way the rules were missed before:
 - NFKC, so full-width letters and compatibility forms read as plain letters;
 - every invisible or format character removed (soft hyphen, zero-width space and joiners, word joiner, BOM,
   bidirectional marks, variation selectors, stray combining marks): ``kh\\u00adó th\\u00adở`` is ``khó thở``;
-- folded with the engine's one folding table (lowercase, no diacritics, đ→d), every other character a space;
-- letters typed three or more times collapsed ("cuuuu" → "cu"), spaces collapsed;
-- chat spellings mapped to words ("ko" → "khong", "dc" → "duoc"), from the rules file's ``[words]`` table.
+- letters typed three or more times collapsed ("cứuuuu" → "cứu");
+- chat spellings mapped to words ("ko" → "khong", "hông" → "khong"), from the rules file's ``[words]``
+  table, on the word as typed (diacritics tell "hông" from "họng");
+- folded with the engine's one folding table (lowercase, no diacritics, đ→d), every other character a space.
 
-The result is a string of ``[a-z0-9]`` words separated by single spaces, plus the clause boundaries (sentence
-punctuation and line breaks) and clause boundaries (commas, colons) of the original text, as character spans.
+The result is ``[a-z0-9]`` words separated by single spaces, clauses joined by `` ; `` so that no phrase
+reads across a comma or a full stop, plus the sentence boundaries (sentence punctuation, line breaks) and
+clause boundaries (commas, colons) of the original text, as character spans.
 """
 
 from __future__ import annotations
@@ -27,7 +29,10 @@ _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u034f")
 _SENTENCE_BREAK = re.compile(r"[.!?;…\n]+")
 _CLAUSE_BREAK = re.compile(r"[,:]+")
 _NON_WORD = re.compile(r"[^a-z0-9]+")
-_ELONGATED = re.compile(r"([a-z])\1{2,}")
+_ELONGATED = re.compile(r"([^\W\d_])\1{2,}")
+_WORD = re.compile(r"[^\W_]+")
+# Clauses are joined with this, so no phrase (and no `~` gap) reads across a comma or a full stop.
+CLAUSE_JOIN = " ; "
 
 
 def _drop_format(ch: str) -> str:
@@ -74,9 +79,12 @@ def _span_at(spans: tuple[tuple[int, int], ...], pos: int, length: int) -> tuple
 
 
 def fold_words(text: str, words: dict[str, str]) -> str:
-    """One clause (or pattern-free phrase) folded to plain words, chat spellings mapped."""
-    folded = _ELONGATED.sub(r"\1", _NON_WORD.sub(" ", fold(text)))
-    return " ".join(words.get(w, w) for w in folded.split())
+    """One clause (or pattern-free phrase) folded to plain words. Chat spellings are mapped on the word as
+    typed, diacritics included: "hông" is "không" but "hong" may be "họng" (throat) and stays as it is."""
+    out: list[str] = []
+    for word in _WORD.findall(_ELONGATED.sub(r"\1", text.lower())):
+        out.append(words.get(word) or _NON_WORD.sub(" ", fold(word)).strip())
+    return " ".join(w for w in out if w)
 
 
 def normalize(text: str, words: dict[str, str]) -> Normalized:
@@ -93,11 +101,11 @@ def normalize(text: str, words: dict[str, str]) -> Normalized:
             if not folded:
                 continue
             if parts:
-                pos += 1  # the joining space
+                pos += len(CLAUSE_JOIN)
             spans.append((pos, pos + len(folded)))
             parts.append(folded)
             pos += len(folded)
         if len(spans) > first:
             sentences.append((spans[first][0], spans[-1][1]))
     accented = " ".join(re.sub(r"[\W_]+", " ", visible.lower()).split())
-    return Normalized(" ".join(parts), tuple(spans), tuple(sentences), accented)
+    return Normalized(CLAUSE_JOIN.join(parts), tuple(spans), tuple(sentences), accented)

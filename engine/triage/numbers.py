@@ -17,7 +17,7 @@ from engine.triage.rules import GlucoseRule, Hit
 # them a word that makes the number something else ("type 2", "10 năm"); the unit, when written, after it.
 _READING = re.compile(
     r"^(?:\s*[:=]?\s*(?!type|tuyp|typ|loai|nam|thang|tuan|ngay|gio|lan|tuoi)[a-z]+){0,3}\s*[:=]?\s*"
-    r"(\d{1,3}(?:[.,]\d{1,2})?)(?![\d])\s*(mmol|mg|mm)?"
+    r"(?<![a-z\d.,])(\d{1,3}(?:[.,]\d{1,2})?)(?![\d])(?!\s*[(:])\s*(mmol|mg|mm)?"
     r"(?!\s*(?:nam|thang|tuan|ngay|gio|lan|tuoi|vien|kg|cm|%|phut|don vi|ui|u\b))"
 )
 _WINDOW = 40  # characters after the glucose word in which the reading is looked for
@@ -32,8 +32,11 @@ def glucose_readings(text: str, rule: GlucoseRule) -> list[float]:
         m = _READING.search(window)
         if m is None:
             continue
-        value = float(m.group(1).replace(",", "."))
+        raw = m.group(1)
+        value = float(raw.replace(",", "."))
         unit = m.group(2) or ""
+        if not unit and raw.isdigit() and value < 2:  # "glucose 1 (lúc đói)" is a label, not a reading
+            continue
         if unit == "mg" or (not unit and value > 35):
             value /= 18.0
         values.append(value)

@@ -138,7 +138,7 @@ def _alternation(words: list[str], where: str) -> re.Pattern[str]:
 def parse_rules(text: str) -> RuleSet:
     """Parse and compile the rules file; a clear ``ValueError`` names the first thing wrong."""
     data = tomllib.loads(text)
-    words = {fold(k): fold(v) for k, v in data.get("words", {}).items()}
+    words = {k.lower(): fold(v) for k, v in data.get("words", {}).items()}
     m = data.get("markers", {})
     negation = compile_phrases(_required(m, "negation", "markers"))
     assert negation is not None
