@@ -26,8 +26,9 @@ from engine.text import CharTable, fold
 # joiners, word joiner, BOM, bidirectional marks) before composing, so a tone mark split from its letter by
 # one still composes; then marks left over after composing (Mn, Me), control characters and fillers.
 _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u034f")
-_SENTENCE_BREAK = re.compile(r"[.!?;…\n]+")
-_CLAUSE_BREAK = re.compile(r"[,:]+")
+# A full stop or comma between two digits is a decimal mark ("2.5", "3,6 mmol"), not a break.
+_SENTENCE_BREAK = re.compile(r"(?:[!?;…\n]|\.(?!\d)|(?<!\d)\.)+")
+_CLAUSE_BREAK = re.compile(r"(?:[:]|,(?!\d)|(?<!\d),)+")
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 _ELONGATED = re.compile(r"([^\W\d_])\1{2,}")
 _WORD = re.compile(r"[^\W_]+")

@@ -225,7 +225,7 @@ class _Message:
     def __init__(self, norm: Normalized, markers: Markers) -> None:
         self.norm = norm
         self.markers = markers
-        self._sentence_flags: dict[tuple[int, int], tuple[bool, bool]] = {}
+        self._sentence_times: dict[tuple[int, int], dict[tuple[int, int], bool]] = {}
 
     def clause(self, pos: int) -> tuple[int, int]:
         return self.norm.clause_at(pos)
@@ -235,18 +235,25 @@ class _Message:
         return bool(self.markers.negation.search(self.norm.text[cs:start]))
 
     def past_only(self, pos: int) -> bool:
-        """The sentence at ``pos`` speaks of the past and nothing in it of now."""
-        span = self.norm.sentence_at(pos)
-        flags = self._sentence_flags.get(span)
-        if flags is None:
-            text = self.norm.text[span[0] : span[1]]
-            flags = (bool(self.markers.past.search(text)), bool(self.markers.present.search(text)))
-            self._sentence_flags[span] = flags
-        past, present = flags
-        return past and not present
+        """The clause at ``pos`` speaks of the past and not of now. A clause with no time word of its own
+        continues the one before it in the same sentence ("Tháng 6/2019 tôi bị yếu nửa người, méo miệng")."""
+        return self._clause_times(self.norm.sentence_at(pos)).get(self.clause(pos), False)
 
-    def spans_of(self, rx: re.Pattern[str] | None) -> list[tuple[int, int]]:
-        return [] if rx is None else [m.span() for m in rx.finditer(self.norm.text)]
+    def _clause_times(self, sentence: tuple[int, int]) -> dict[tuple[int, int], bool]:
+        times = self._sentence_times.get(sentence)
+        if times is None:
+            times, past = {}, False
+            for span in self.norm.clauses:
+                if not (sentence[0] <= span[0] and span[1] <= sentence[1]):
+                    continue
+                text = self.norm.text[span[0] : span[1]]
+                if self.markers.present.search(text):
+                    past = False
+                elif self.markers.past.search(text):
+                    past = True
+                times[span] = past
+            self._sentence_times[sentence] = times
+        return times
 
     def mild_near(self, start: int, end: int) -> bool:
         cs, ce = self.clause(start)
@@ -256,39 +263,44 @@ class _Message:
         )
 
 
-def _hits(
-    rx: re.Pattern[str] | None,
-    msg: _Message,
-    cat: Category,
-    *,
-    kind: str,
-    skip: list[tuple[int, int]] | None = None,
-) -> tuple[list[str], list[str]]:
-    """(phrases that count, phrases that only make the category a topic) for one list of phrases; a phrase
-    overlapping a ``skip`` span (the symptom a severity phrase would otherwise re-read) is left out."""
+Span = tuple[int, int] | None  # where a phrase stands in the normalised text (None: read from a number)
+Found = list[tuple[str, Span]]
+
+
+def _hits(rx: re.Pattern[str] | None, msg: _Message, cat: Category, *, kind: str) -> tuple[Found, Found]:
+    """(phrases that count, phrases that only make the category a topic) for one list of phrases."""
     if rx is None:
         return [], []
     text = msg.norm.text
-    counted: list[str] = []
-    topical: list[str] = []
+    counted: Found = []
+    topical: Found = []
     for m in rx.finditer(text):
-        if skip and any(m.start() < end and start < m.end() for start, end in skip):
-            continue
         if msg.negated(m.start()):
             continue
         span = msg.clause(m.start())
         if cat.exclude is not None and cat.exclude.search(text, span[0], span[1]):
             continue
-        topical.append(m.group(0))
-        if msg.past_only(m.start()):
+        topical.append((m.group(0), m.span()))
+        # A symptom may lie in the past when a severity sign is here now ("ngã đập đầu 2 hôm trước, hôm nay
+        # lơ mơ"): the severity phrase must be current, the symptom need not be.
+        if kind != "symptom" and msg.past_only(m.start()):
             continue
         if kind != "severity" and cat.mild_cancels and msg.mild_near(m.start(), m.end()):
             continue
-        counted.append(m.group(0))
+        counted.append((m.group(0), m.span()))
     return counted, topical
 
 
-def _accented_hit(phrase: str, msg: _Message, cat: Category) -> tuple[list[str], list[str]]:
+def _pair(symptoms: Found, severity: Found) -> tuple[str, str] | None:
+    """A symptom and a severity phrase that are not the same words read twice ("ép tim" is both)."""
+    for s_phrase, s_span in symptoms:
+        for v_phrase, v_span in severity:
+            if s_span is None or v_span is None or v_span[1] <= s_span[0] or s_span[1] <= v_span[0]:
+                return s_phrase, v_phrase
+    return None
+
+
+def _accented_hit(phrase: str, msg: _Message, cat: Category) -> tuple[Found, Found]:
     """An accented phrase ("tự tử", where folding alone would also read "từ từ") goes through the same checks
     as any phrase, at the place its folded form stands in the message."""
     rx = re.compile(_WORD_EDGE.format(re.escape(fold_words(phrase, {}))))
@@ -316,17 +328,18 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
                 alone_topic += topical
         symptoms, symptoms_topic = _hits(cat.symptoms, msg, cat, kind="symptom")
         for hit in extra_hits.get(cat.id, []):
-            (alone if hit.kind == "alone" else symptoms).append(hit.phrase)
-        severity: list[str] = []
+            (alone if hit.kind == "alone" else symptoms).append((hit.phrase, None))
+        severity: Found = []
         if symptoms or symptoms_topic:
-            severity, _ = _hits(cat.severity, msg, cat, kind="severity", skip=msg.spans_of(cat.symptoms))
-        fired = bool(alone) or bool(symptoms and severity)
-        spoken_of = fired or bool(alone_topic) or bool(symptoms_topic and severity)
+            severity, _ = _hits(cat.severity, msg, cat, kind="severity")
+        pair = _pair(symptoms, severity)
+        fired = bool(alone) or pair is not None
+        spoken_of = fired or bool(alone_topic) or _pair(symptoms_topic, severity) is not None
         if spoken_of:
             result.topics.append(cat.id)
         if fired and not result.general_question and not (result.recurrent and cat.recurrent_cancels):
             result.categories.append(cat.id)
-            result.hits += [Hit(cat.id, "alone", p) for p in alone]
-            if not alone:
-                result.hits += [Hit(cat.id, "symptom", symptoms[0]), Hit(cat.id, "severity", severity[0])]
+            result.hits += [Hit(cat.id, "alone", p) for p, _ in alone]
+            if pair is not None and not alone:
+                result.hits += [Hit(cat.id, "symptom", pair[0]), Hit(cat.id, "severity", pair[1])]
     return result
