@@ -4,7 +4,8 @@ A category is an emergency presentation (from a recognised triage system, or a r
 fires when the message holds one of its ``alone`` phrases, or one of its ``symptoms`` together with one of
 its ``severity`` phrases anywhere in the message. A phrase does not count when, in its own clause:
 - a negation word stands right before it ("không khó thở", "chưa bị ngất");
-- the clause speaks of the past and not of now ("năm ngoái bố tôi bị đột quỵ");
+- the clause speaks of the past and not of now ("năm ngoái bố tôi bị đột quỵ"), or of what might happen
+  ("nếu bé sốt, bỏ bú thì phải nhập viện");
 - a word for "mild" or "now and then" stands next to it and the category allows that ("khó thở nhẹ");
 - one of the category's ``exclude`` phrases is in the clause ("co giật mí mắt").
 A message that only asks about a topic in general (a question form and no person or time of theirs: "dấu
@@ -30,6 +31,7 @@ from engine.text import fold
 from engine.triage.normalize import Normalized, fold_words, normalize
 
 RULES_FILE = Path(__file__).parent / "emergencies.toml"
+NOW, PAST, IF = "now", "past", "if"  # when a clause speaks of
 _GAP_LONG = re.compile(r"\s*~~\s*")
 _GAP = re.compile(r"\s*~\s*")
 _WORD_EDGE = "(?<![a-z0-9])(?:{})(?![a-z0-9])"
@@ -82,6 +84,7 @@ class Markers:
     mild_after: re.Pattern[str]  # starts right after it ("khó thở nhẹ")
     general: re.Pattern[str]
     personal: re.Pattern[str]
+    conditional: re.Pattern[str]  # a clause about what might happen ("nếu bé sốt, bỏ bú…")
     recurrent: re.Pattern[str]  # a pattern over time ("thường hay bị", "dạo này", "các cơn")…
     acute: re.Pattern[str]  # …unless something says it is happening now, suddenly
 
@@ -153,6 +156,7 @@ def parse_rules(text: str) -> RuleSet:
         mild_after=re.compile(r"^ (?:[a-z0-9]+ )?(?:" + mild + r")(?![a-z0-9])"),
         general=_alternation(_required(m, "general", "markers"), "markers.general"),
         personal=_alternation(_required(m, "personal", "markers"), "markers.personal"),
+        conditional=_alternation(_required(m, "conditional", "markers"), "markers.conditional"),
         recurrent=_alternation(_required(m, "recurrent", "markers"), "markers.recurrent"),
         acute=_alternation(_required(m, "acute", "markers"), "markers.acute"),
     )
@@ -225,7 +229,7 @@ class _Message:
     def __init__(self, norm: Normalized, markers: Markers) -> None:
         self.norm = norm
         self.markers = markers
-        self._sentence_times: dict[tuple[int, int], dict[tuple[int, int], bool]] = {}
+        self._sentence_times: dict[tuple[int, int], dict[tuple[int, int], str]] = {}
 
     def clause(self, pos: int) -> tuple[int, int]:
         return self.norm.clause_at(pos)
@@ -234,24 +238,26 @@ class _Message:
         cs, _ = self.clause(start)
         return bool(self.markers.negation.search(self.norm.text[cs:start]))
 
-    def past_only(self, pos: int) -> bool:
-        """The clause at ``pos`` speaks of the past and not of now. A clause with no time word of its own
-        continues the one before it in the same sentence ("Tháng 6/2019 tôi bị yếu nửa người, méo miệng")."""
-        return self._clause_times(self.norm.sentence_at(pos)).get(self.clause(pos), False)
+    def time_of(self, pos: int) -> str:
+        """NOW, PAST or IF for the clause at ``pos``. A clause with no time word of its own continues the one
+        before it in the same sentence ("Tháng 6/2019 tôi bị yếu nửa người, méo miệng"; "nếu bé sốt, bỏ bú")."""
+        return self._clause_times(self.norm.sentence_at(pos)).get(self.clause(pos), NOW)
 
-    def _clause_times(self, sentence: tuple[int, int]) -> dict[tuple[int, int], bool]:
+    def _clause_times(self, sentence: tuple[int, int]) -> dict[tuple[int, int], str]:
         times = self._sentence_times.get(sentence)
         if times is None:
-            times, past = {}, False
+            times, when = {}, NOW
             for span in self.norm.clauses:
                 if not (sentence[0] <= span[0] and span[1] <= sentence[1]):
                     continue
                 text = self.norm.text[span[0] : span[1]]
-                if self.markers.present.search(text):
-                    past = False
+                if self.markers.conditional.search(text):
+                    when = IF
+                elif self.markers.present.search(text):
+                    when = NOW
                 elif self.markers.past.search(text):
-                    past = True
-                times[span] = past
+                    when = PAST
+                times[span] = when
             self._sentence_times[sentence] = times
         return times
 
@@ -283,7 +289,8 @@ def _hits(rx: re.Pattern[str] | None, msg: _Message, cat: Category, *, kind: str
         topical.append((m.group(0), m.span()))
         # A symptom may lie in the past when a severity sign is here now ("ngã đập đầu 2 hôm trước, hôm nay
         # lơ mơ"): the severity phrase must be current, the symptom need not be.
-        if kind != "symptom" and msg.past_only(m.start()):
+        when = msg.time_of(m.start())
+        if when == IF or (when == PAST and kind != "symptom"):
             continue
         if kind != "severity" and cat.mild_cancels and msg.mild_near(m.start(), m.end()):
             continue

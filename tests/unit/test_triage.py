@@ -33,7 +33,7 @@ INVISIBLE = ["\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u200e
 
 def test_rules_file_covers_every_category_with_sources_and_steps():
     rules = default_rules()
-    assert {c.id for c in rules.categories} == CATEGORIES
+    assert {c.id for c in rules.categories} >= CATEGORIES
     for cat in rules.categories:
         assert cat.name and cat.system and cat.advice_source, cat.id
         assert cat.message or 2 <= len(cat.advice) <= 3, (cat.id, cat.advice)
@@ -52,7 +52,7 @@ def test_a_broken_rules_file_is_refused_with_the_reason():
 def test_held_out_set_is_big_and_covers_every_category():
     emergencies = [r for r in TEST_SET if r["emergency"]]
     assert len(emergencies) >= 300 and len(TEST_SET) - len(emergencies) >= 300
-    assert {r["category"] for r in emergencies} == CATEGORIES
+    assert {r["category"] for r in emergencies} == CATEGORIES  # every category the test set's author was given
 
 
 @pytest.mark.parametrize(("name", "rows"), [("held-out test", TEST_SET), ("dev", DEV_SET), ("old", OLD_SET)])
