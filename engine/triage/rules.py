@@ -73,6 +73,7 @@ class Category:
     advice: tuple[str, ...]
     advice_source: str
     message: str  # a whole answer of its own (suicide), else empty: the standard card
+    yields_to: tuple[str, ...]  # categories that, when found too, make this one redundant
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +200,7 @@ def parse_rules(text: str) -> RuleSet:
                     advice=advice,
                     advice_source=_required(spec, "advice_source", where),
                     message=message,
+                    yields_to=tuple(spec.get("yields_to", [])),
                 )
             )
         except re.error as exc:
@@ -349,4 +351,16 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
             result.hits += [Hit(cat.id, "alone", p) for p, _ in alone]
             if pair is not None and not alone:
                 result.hits += [Hit(cat.id, "symptom", pair[0]), Hit(cat.id, "severity", pair[1])]
+    return _drop_yielding(result, rules)
+
+
+def _drop_yielding(result: Match, rules: RuleSet) -> Match:
+    """"Tiểu đường, hạ đường huyết, lơ mơ" is a low, not also a high: a category that yields to another one
+    found in the same message is left out of the answer (it stays a topic)."""
+    found = set(result.categories)
+    by_id = {c.id: c for c in rules.categories}
+    drop = {c for c in found if found.intersection(by_id[c].yields_to)}
+    if drop:
+        result.categories = [c for c in result.categories if c not in drop]
+        result.hits = [h for h in result.hits if h.category not in drop]
     return result

@@ -132,13 +132,13 @@ def test_the_card_says_115_first_then_steps_then_the_clinic():
         # electric shock: power off before touching
         ("chồng tôi bị điện giật ngất rồi", ["điện"], []),
         # poisoning: do not make them vomit
-        ("bé uống nhầm nước tẩy bồn cầu", ["gây nôn"], []),
+        ("bé uống nhầm nước tẩy bồn cầu", ["không móc họng", "cho nôn"], []),
         # burns: cool running water, nothing put on it
         ("con bị bỏng nước sôi cả cánh tay", ["nước", "20 phút"], []),
         # vomiting blood: not "press on the bleeding"
         ("ông tôi nôn ra máu nhiều", [], ["ép chặt", "đè chặt", "ấn chặt"]),
         # hypoglycaemia: sugar only when awake and able to swallow, nothing by mouth otherwise
-        ("mẹ bị tiểu đường, hạ đường huyết, lơ mơ gọi không tỉnh", ["còn tỉnh", "không cho"], []),
+        ("mẹ bị tiểu đường, hạ đường huyết, lơ mơ gọi không tỉnh", ["còn tỉnh", "không đổ"], ["tăng đường huyết"]),
     ],
 )
 def test_first_aid_fits_the_case(text, must, must_not):
