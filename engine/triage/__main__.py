@@ -1,8 +1,10 @@
 """``python -m engine.triage TEXT`` shows the verdict on one message; ``python -m engine.triage eval FILE
-[FRAGMENT.toml ...]`` measures a labelled JSONL file (optionally with extra rule fragments appended)."""
+[FRAGMENT.toml ...]`` measures a labelled JSONL file (optionally with extra rule fragments appended).
+``TRIAGE_RULES=path`` reads another copy of the rules file (a reviewer's draft) instead of the product's."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -12,11 +14,11 @@ from engine.triage.rules import RULES_FILE
 
 
 def main(argv: list[str]) -> int:
+    rules_text = Path(os.environ.get("TRIAGE_RULES") or RULES_FILE).read_text(encoding="utf-8")
     if len(argv) >= 2 and argv[0] == "eval":
-        text = RULES_FILE.read_text(encoding="utf-8")
         for extra in argv[2:]:
-            text += "\n" + Path(extra).read_text(encoding="utf-8")
-        rules = parse_rules(text)
+            rules_text += "\n" + Path(extra).read_text(encoding="utf-8")
+        rules = parse_rules(rules_text)
         report = evaluate(load_labelled(Path(argv[1])), rules)
         for cat, (caught, total) in sorted(report.per_category.items()):
             print(f"{cat:<20} {caught:>4}/{total:<4}")
@@ -27,11 +29,12 @@ def main(argv: list[str]) -> int:
         for row in report.false_alarms:
             print(f"ALARM {row['found']} {row['text']}")
         return 0
+    rules = parse_rules(rules_text)
     text = " ".join(argv) or sys.stdin.read()
-    verdict = triage(text)
+    verdict = triage(text, rules)
     print(verdict.as_trace())
     if verdict.is_emergency:
-        print(answer(verdict))
+        print(answer(verdict, rules=rules))
     return 0
 
 
