@@ -340,6 +340,10 @@ class MainDecisionAgent(StructuredNode):
             offline = classify(shared["query"])  # when in doubt, prefer retrieval
             if offline.input_type == "medical_question" and offline.confidence >= 0.8:
                 out = out.model_copy(update={"input_type": "medical_question", "reason": offline.reason})
+        if out.input_type != "medical_question" and (shared.get("triage") or {}).get("topics"):
+            # It speaks of an emergency ("xử trí ngất trên ghế nha"): a medical question, whatever its length.
+            reason = "nói về một tình huống cấp cứu"
+            out = out.model_copy(update={"input_type": "medical_question", "reason": reason})
         shared["input_type"] = out.input_type
         shared["classification_confidence"] = round(out.confidence, 4)
         shared["classification_reason"] = out.reason

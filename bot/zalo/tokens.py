@@ -10,6 +10,7 @@
   to Zalo. A second process (or task) waiting on the lock then sees the row already changed — the access token
   it found stale was replaced, or the expiry is far away again — and returns the stored token without
   calling Zalo, so the single-use refresh token is never spent twice.
+* Database down: the last access token read is used (an emergency answer must still go out).
 * Reactive refresh: the client calls :meth:`ZaloTokens.refresh` with the token Zalo rejected (-216).
   Proactive refresh: the worker job ``zalo_token_refresh`` calls :func:`refresh_if_needed` (every 30 minutes
   by default), which refreshes when the token expires within :data:`REFRESH_MARGIN` or its expiry is unknown.
@@ -62,6 +63,7 @@ class ZaloTokens:
         self.settings = settings
         self._http = http
         self._own_http = http is None
+        self._last_access: str | None = None  # the last token read, for when the database is unreachable
 
     async def close(self) -> None:
         if self._own_http and self._http is not None:
@@ -96,7 +98,19 @@ class ZaloTokens:
         return row
 
     async def access_token(self) -> str:
-        return (await self.current()).access_token
+        """The stored access token; the last one read when the database cannot be reached (an emergency
+        answer must still go out)."""
+        try:
+            token = (await self.current()).access_token
+        except ZaloAuthError:
+            raise
+        except Exception as exc:
+            if self._last_access is None:
+                raise
+            log.warning("zalo.tokens.database_unavailable using=last_read error=%r", exc)
+            return self._last_access
+        self._last_access = token
+        return token
 
     async def refresh(self, stale: str | None = None, *, margin: timedelta | None = None) -> RefreshOutcome:
         """Refresh under the row lock, unless another process already did.

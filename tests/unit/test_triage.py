@@ -75,13 +75,15 @@ def test_real_patient_messages_raise_few_false_alarms_and_every_flag_was_reviewe
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_invisible_characters_anywhere_change_nothing(data):
+    """Soft hyphens, zero-width and bidi characters inside words: every test emergency gets the verdict it
+    gets without them (recall itself is the test above)."""
     for row in (r for r in TEST_SET if r["emergency"]):
         text = row["text"]
         n = data.draw(st.integers(min_value=1, max_value=6))
         for _ in range(n):
             i = data.draw(st.integers(min_value=0, max_value=len(text)))
             text = text[:i] + data.draw(st.sampled_from(INVISIBLE)) + text[i:]
-        assert triage(text).is_emergency, repr(text)
+        assert triage(text).categories == triage(row["text"]).categories, repr(text)
 
 
 @pytest.mark.parametrize(
