@@ -59,8 +59,9 @@ async def test_emergency_inside_verify_and_admin_prompts(db: asyncpg.Pool, share
     emergency typed there is still answered first."""
     fake = shared_fake
     chat = ADMIN_ID
+    n = len(fake.messages[chat]) + 1
     await fake.send_text(chat, "/verify")
-    n = len(await fake.wait_for_messages(chat, 1))
+    await fake.wait_for_messages(chat, n)
     await fake.send_text(chat, "giúp với, con tôi đang co giật, gọi không tỉnh")
     after = await fake.wait_for_messages(chat, n + 1)
     assert is_emergency_card(after[n].plain), after[n].plain

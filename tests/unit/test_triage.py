@@ -43,7 +43,7 @@ def test_rules_file_covers_every_category_with_sources_and_steps():
 def test_a_broken_rules_file_is_refused_with_the_reason():
     text = RULES_FILE.read_text(encoding="utf-8")
     broken = text.replace('advice_source = "IFRC 2020: chest pain', 'source_advice = "IFRC 2020: chest pain', 1)
-    with pytest.raises(ValueError, match="chest_pain.*advice_source"):
+    with pytest.raises(ValueError, match=r"chest_pain.*advice_source"):
         parse_rules(broken)
     with pytest.raises(ValueError, match="bad phrase"):
         parse_rules(text.replace('"muon chet", ', '"muon (chet", ', 1))
