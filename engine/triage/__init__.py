@@ -10,6 +10,7 @@ and matches it, ``numbers.py`` reads blood-glucose values, ``answer.py`` writes 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from engine.triage import answer as _answer
 from engine.triage.numbers import glucose_hits
@@ -44,8 +45,21 @@ NOT_EMERGENCY = Triage()
 
 
 def triage(text: str, rules: RuleSet | None = None) -> Triage:
-    """Check one message (any length, any characters). Never raises for odd input."""
-    rules = rules or default_rules()
+    """Check one message (any length, any characters). Never raises for odd input.
+
+    With the product's rules the verdict is cached per text: the channel's guard and the flow's own check
+    read the same message one after the other."""
+    if rules is None:
+        return _triage_default(text or "")
+    return _triage(text or "", rules)
+
+
+@lru_cache(maxsize=1024)
+def _triage_default(text: str) -> Triage:
+    return _triage(text, default_rules())
+
+
+def _triage(text: str, rules: RuleSet) -> Triage:
     found = match(text or "", rules, glucose_hits(text or "", rules.glucose))
     by_id = {c.id: c for c in rules.categories}
     return Triage(
