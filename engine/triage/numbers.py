@@ -13,14 +13,14 @@ from engine.text import fold
 from engine.triage.normalize import strip_invisible
 from engine.triage.rules import GlucoseRule, Hit
 
-# Up to three short words between the glucose word and the number ("đường huyết sáng nay là 2,8"), none of
+# Up to five short words between the glucose word and the number ("đường huyết sáng nay là 2,8"), none of
 # them a word that makes the number something else ("type 2", "10 năm"); the unit, when written, after it.
 _READING = re.compile(
-    r"^(?:\s*[:=]?\s*(?!type|tuyp|typ|loai|nam|thang|tuan|ngay|gio|lan|tuoi)[a-z]+){0,3}\s*[:=]?\s*"
+    r"^(?:\s*[:=]?\s*(?!type|tuyp|typ|loai|nam|thang|tuan|ngay|gio|tieng|lan|tuoi)[a-z]+){0,5}\s*[:=]?\s*"
     r"(?<![a-z\d.,])(\d{1,3}(?:[.,]\d{1,2})?)(?![\d])(?!\s*[(:])\s*(mmol|mg|mm)?"
-    r"(?!\s*(?:nam|thang|tuan|ngay|gio|lan|tuoi|vien|kg|cm|%|phut|don vi|ui|u\b))"
+    r"(?!\s*(?:nam|thang|tuan|ngay|gio|tieng|lan|tuoi|vien|kg|cm|%|phut|don vi|ui|u\b))"
 )
-_WINDOW = 40  # characters after the glucose word in which the reading is looked for
+_WINDOW = 50  # characters after the glucose word in which the reading is looked for
 
 
 def glucose_readings(text: str, rule: GlucoseRule) -> list[float]:

@@ -45,8 +45,10 @@ def fold_pattern(pattern: str) -> str:
         out.append(ch if escaped else fold(ch))
         escaped = ch == "\\" and not escaped
     folded = "".join(out)
-    folded = _GAP_LONG.sub(" (?:[a-z0-9]+ ){0,8}", folded)
-    return _GAP.sub(" (?:[a-z0-9]+ ){0,3}", folded)
+    # A gap starts with a space unless one was just read ("(bi )? ~ x" must not ask for two in a row); it never
+    # starts inside a word.
+    folded = _GAP_LONG.sub("(?:(?<= )| )(?:[a-z0-9]+ ){0,8}", folded)
+    return _GAP.sub("(?:(?<= )| )(?:[a-z0-9]+ ){0,3}", folded)
 
 
 def compile_phrases(phrases: list[str], *, folded: bool = True) -> re.Pattern[str] | None:
