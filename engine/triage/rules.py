@@ -72,6 +72,7 @@ class Category:
     exclude: re.Pattern[str] | None
     mild_cancels: bool
     recurrent_cancels: bool
+    conditional_cancels: bool
     advice: tuple[str, ...]
     advice_source: str
     message: str  # a whole answer of its own (suicide), else empty: the standard card
@@ -199,6 +200,7 @@ def parse_rules(text: str) -> RuleSet:
                     exclude=compile_phrases(spec.get("exclude", [])),
                     mild_cancels=bool(spec.get("mild_cancels", True)),
                     recurrent_cancels=bool(spec.get("recurrent_cancels", True)),
+                    conditional_cancels=bool(spec.get("conditional_cancels", True)),
                     advice=advice,
                     advice_source=_required(spec, "advice_source", where),
                     message=message,
@@ -294,7 +296,7 @@ def _hits(rx: re.Pattern[str] | None, msg: _Message, cat: Category, *, kind: str
         # A symptom may lie in the past when a severity sign is here now ("ngã đập đầu 2 hôm trước, hôm nay
         # lơ mơ"): the severity phrase must be current, the symptom need not be.
         when = msg.time_of(m.start())
-        if when == IF or (when == PAST and kind != "symptom"):
+        if (when == IF and cat.conditional_cancels) or (when == PAST and kind != "symptom"):
             continue
         if kind != "severity" and cat.mild_cancels and msg.mild_near(m.start(), m.end()):
             continue
