@@ -87,6 +87,8 @@ class Markers:
     mild_before: re.Pattern[str]  # ends right before the phrase ("hơi khó thở")
     mild_after: re.Pattern[str]  # starts right after it ("khó thở nhẹ")
     general: re.Pattern[str]
+    educational: re.Pattern[str]  # a question to learn ("cách sơ cứu…", "kỹ năng phòng chống…"), "đang" or not
+    resolved: re.Pattern[str]  # it is over ("giờ bình thường rồi", "rồi hết hẳn")
     personal: re.Pattern[str]
     conditional: re.Pattern[str]  # a clause about what might happen ("nếu bé sốt, bỏ bú…")
     recurrent: re.Pattern[str]  # a pattern over time ("thường hay bị", "dạo này", "các cơn")…
@@ -127,6 +129,7 @@ class Match:
     hits: list[Hit] = field(default_factory=list)
     general_question: bool = False
     recurrent: bool = False  # the message describes a pattern over time, nothing acute
+    resolved: bool = False  # the message says it is over, nothing acute
 
 
 def _required(spec: dict[str, Any], key: str, where: str) -> Any:
@@ -160,6 +163,8 @@ def parse_rules(text: str) -> RuleSet:
         mild_after=re.compile(r"^ (?:[a-z0-9]+ )?(?:" + mild + r")(?![a-z0-9])"),
         general=_alternation(_required(m, "general", "markers"), "markers.general"),
         personal=_alternation(_required(m, "personal", "markers"), "markers.personal"),
+        educational=_alternation(_required(m, "educational", "markers"), "markers.educational"),
+        resolved=_alternation(_required(m, "resolved", "markers"), "markers.resolved"),
         conditional=_alternation(_required(m, "conditional", "markers"), "markers.conditional"),
         recurrent=_alternation(_required(m, "recurrent", "markers"), "markers.recurrent"),
         acute=_alternation(_required(m, "acute", "markers"), "markers.acute"),
@@ -327,10 +332,14 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     msg = _Message(norm, rules.markers)
     result = Match()
     mk = rules.markers
-    result.general_question = bool(mk.general.search(norm.text)) and not (
-        mk.personal.search(norm.text) or mk.present.search(norm.text)
+    personal = bool(mk.personal.search(norm.text))
+    result.general_question = not personal and (
+        bool(mk.educational.search(norm.text))
+        or (bool(mk.general.search(norm.text)) and not mk.present.search(norm.text))
     )
-    result.recurrent = bool(mk.recurrent.search(norm.text)) and not mk.acute.search(norm.text)
+    acute = bool(mk.acute.search(norm.text))
+    result.recurrent = bool(mk.recurrent.search(norm.text)) and not acute
+    result.resolved = bool(mk.resolved.search(norm.text)) and not acute
     extra_hits = extra_hits or {}
     for cat in rules.categories:
         alone, alone_topic = _hits(cat.alone, msg, cat, kind="alone")
@@ -350,7 +359,8 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
         spoken_of = fired or bool(alone_topic) or _pair(symptoms_topic, severity) is not None
         if spoken_of:
             result.topics.append(cat.id)
-        if fired and not result.general_question and not (result.recurrent and cat.recurrent_cancels):
+        over = (result.recurrent and cat.recurrent_cancels) or (result.resolved and cat.id != "suicide")
+        if fired and not result.general_question and not over:
             result.categories.append(cat.id)
             result.hits += [Hit(cat.id, "alone", p) for p, _ in alone]
             if pair is not None and not alone:
