@@ -73,6 +73,7 @@ class Category:
     mild_cancels: bool
     recurrent_cancels: bool
     conditional_cancels: bool
+    resolved_cancels: bool
     advice: tuple[str, ...]
     advice_source: str
     message: str  # a whole answer of its own (suicide), else empty: the standard card
@@ -87,6 +88,7 @@ class Markers:
     mild_before: re.Pattern[str]  # ends right before the phrase ("hơi khó thở")
     mild_after: re.Pattern[str]  # starts right after it ("khó thở nhẹ")
     general: re.Pattern[str]
+    learning: re.Pattern[str]  # curiosity, a course, a joke: no alarm, whoever it is about, unless something is acute
     educational: re.Pattern[str]  # a question to learn ("cách sơ cứu…", "kỹ năng phòng chống…"), "đang" or not
     resolved: re.Pattern[str]  # it is over ("giờ bình thường rồi", "rồi hết hẳn")
     personal: re.Pattern[str]
@@ -164,6 +166,7 @@ def parse_rules(text: str) -> RuleSet:
         general=_alternation(_required(m, "general", "markers"), "markers.general"),
         personal=_alternation(_required(m, "personal", "markers"), "markers.personal"),
         educational=_alternation(_required(m, "educational", "markers"), "markers.educational"),
+        learning=_alternation(_required(m, "learning", "markers"), "markers.learning"),
         resolved=_alternation(_required(m, "resolved", "markers"), "markers.resolved"),
         conditional=_alternation(_required(m, "conditional", "markers"), "markers.conditional"),
         recurrent=_alternation(_required(m, "recurrent", "markers"), "markers.recurrent"),
@@ -206,6 +209,7 @@ def parse_rules(text: str) -> RuleSet:
                     mild_cancels=bool(spec.get("mild_cancels", True)),
                     recurrent_cancels=bool(spec.get("recurrent_cancels", True)),
                     conditional_cancels=bool(spec.get("conditional_cancels", True)),
+                    resolved_cancels=bool(spec.get("resolved_cancels", True)),
                     advice=advice,
                     advice_source=_required(spec, "advice_source", where),
                     message=message,
@@ -333,11 +337,14 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     result = Match()
     mk = rules.markers
     personal = bool(mk.personal.search(norm.text))
-    result.general_question = not personal and (
-        bool(mk.educational.search(norm.text))
-        or (bool(mk.general.search(norm.text)) and not mk.present.search(norm.text))
-    )
     acute = bool(mk.acute.search(norm.text))
+    result.general_question = (bool(mk.learning.search(norm.text)) and not acute) or (
+        not personal
+        and (
+            bool(mk.educational.search(norm.text))
+            or (bool(mk.general.search(norm.text)) and not mk.present.search(norm.text))
+        )
+    )
     result.recurrent = bool(mk.recurrent.search(norm.text)) and not acute
     result.resolved = bool(mk.resolved.search(norm.text)) and not acute
     extra_hits = extra_hits or {}
@@ -359,7 +366,7 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
         spoken_of = fired or bool(alone_topic) or _pair(symptoms_topic, severity) is not None
         if spoken_of:
             result.topics.append(cat.id)
-        over = (result.recurrent and cat.recurrent_cancels) or (result.resolved and cat.id != "suicide")
+        over = (result.recurrent and cat.recurrent_cancels) or (result.resolved and cat.resolved_cancels)
         if fired and not result.general_question and not over:
             result.categories.append(cat.id)
             result.hits += [Hit(cat.id, "alone", p) for p, _ in alone]
