@@ -88,7 +88,7 @@ class Markers:
     mild_before: re.Pattern[str]  # ends right before the phrase ("hơi khó thở")
     mild_after: re.Pattern[str]  # starts right after it ("khó thở nhẹ")
     general: re.Pattern[str]
-    learning: re.Pattern[str]  # curiosity, a course, a joke: no alarm, whoever it is about, unless something is acute
+    learning: re.Pattern[str]  # curiosity, a course, a joke, a deadline: no alarm, whoever it is about
     educational: re.Pattern[str]  # a question to learn ("cách sơ cứu…", "kỹ năng phòng chống…"), "đang" or not
     resolved: re.Pattern[str]  # it is over ("giờ bình thường rồi", "rồi hết hẳn")
     personal: re.Pattern[str]
@@ -338,7 +338,7 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     mk = rules.markers
     personal = bool(mk.personal.search(norm.text))
     acute = bool(mk.acute.search(norm.text))
-    result.general_question = (bool(mk.learning.search(norm.text)) and not acute) or (
+    result.general_question = bool(mk.learning.search(norm.text)) or (
         not personal
         and (
             bool(mk.educational.search(norm.text))
