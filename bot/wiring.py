@@ -11,6 +11,7 @@ from bot.runtime import Runtime
 from bot.service import ChatService
 from db.settings import Settings
 from db.stores import PgKBStore, PgMemoryStore
+from engine import triage
 from engine.deps import EngineConfig, EngineDeps
 from engine.embedding import CachedEmbedder
 from engine.flows import run_medical_flow
@@ -76,6 +77,7 @@ async def build_service(runtime: Runtime) -> ChatService:
         return await run_medical_flow(deps, shared)
 
     roles = load_roles()
+    triage.default_model().warm_up()  # the triage model fits in the background; the rules decide meanwhile
     return ChatService(
         runtime.pool,
         answer,

@@ -20,10 +20,17 @@ import pytest
 from db import migrate
 from db.embedded import ensure_server
 from db.pool import asyncpg_dsn, create_pool
+from engine import triage
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_DATA_DIR = ROOT / ".medbot" / "test"
 TUNING = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def triage_model_ready() -> None:
+    """The triage model fitted before any test, so every verdict is the full one (rules + model)."""
+    triage.default_model().warm_up(wait=True)
 
 
 def with_database(url: str, name: str) -> str:

@@ -4,19 +4,23 @@ It needs nothing but the text: no database, no LLM, no role. ``triage(text)`` sa
 describes an emergency (and which), ``answer(result)`` is the message to send first. The knowledge is data:
 ``emergencies.toml`` (presentations of recognised triage systems and the roles' own emergencies, with
 Vietnamese phrasings, severity words and exclusions, first-aid steps with their sources); ``rules.py`` reads
-and matches it, ``numbers.py`` reads blood-glucose values, ``answer.py`` writes the answer.
+and matches it, ``numbers.py`` reads blood-glucose values, ``model.py`` is a trained second opinion OR-ed with
+the rules, ``answer.py`` writes the answer.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from engine.triage import answer as _answer
+from engine.triage.model import THRESHOLD, LazyModel
 from engine.triage.numbers import glucose_hits
 from engine.triage.rules import Hit, RuleSet, default_rules, match, parse_rules
 
-__all__ = ["Hit", "RuleSet", "Triage", "answer", "default_rules", "parse_rules", "triage"]
+__all__ = ["Hit", "LazyModel", "RuleSet", "Triage", "answer", "default_model", "default_rules", "parse_rules", "triage"]
+
+MODEL_CATEGORY = "possible_emergency"  # the model's finds when the rules name no category
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,29 +48,47 @@ class Triage:
 NOT_EMERGENCY = Triage()
 
 
-def triage(text: str, rules: RuleSet | None = None) -> Triage:
+def triage(text: str, rules: RuleSet | None = None, *, model: LazyModel | None = None) -> Triage:
     """Check one message (any length, any characters). Never raises for odd input.
 
-    With the product's rules the verdict is cached per text: the channel's guard and the flow's own check
-    read the same message one after the other."""
+    The rules decide; when they find nothing, the trained model (``model.py``) may still flag the message
+    (P ≥ ``model.THRESHOLD``), under the category the rules spoke of if any, else ``possible_emergency``.
+    With the product's rules and model the verdict is cached per text: the channel's guard and the flow's own
+    check read the same message one after the other."""
     if rules is None:
-        return _triage_default(text or "")
-    return _triage(text or "", rules)
+        if default_model().ready:
+            return _triage_cached(text or "")
+        return _triage(text or "", default_rules(), default_model())
+    return _triage(text or "", rules, model)
+
+
+@cache
+def default_model() -> LazyModel:
+    """The product's model, fitted once per process (``warm_up`` starts it in the background)."""
+    return LazyModel(default_rules())
 
 
 @lru_cache(maxsize=1024)
-def _triage_default(text: str) -> Triage:
-    return _triage(text, default_rules())
+def _triage_cached(text: str) -> Triage:
+    return _triage(text, default_rules(), default_model())
 
 
-def _triage(text: str, rules: RuleSet) -> Triage:
-    found = match(text or "", rules, glucose_hits(text or "", rules.glucose))
+def _triage(text: str, rules: RuleSet, model: LazyModel | None) -> Triage:
+    found = match(text, rules, glucose_hits(text, rules.glucose))
     by_id = {c.id: c for c in rules.categories}
+    categories = tuple(found.categories)
+    hits = tuple(found.hits)
+    if not categories and model is not None and not found.general_question:
+        p = model.probability(text)
+        if p is not None and p >= THRESHOLD:
+            spoken_of = [c for c in found.topics if c in by_id]
+            categories = (spoken_of[0] if spoken_of else MODEL_CATEGORY,)
+            hits = (Hit(categories[0], "model", f"p={p:.2f}"),)
     return Triage(
-        categories=tuple(found.categories),
-        names=tuple(by_id[c].name for c in found.categories),
+        categories=categories,
+        names=tuple(by_id[c].name for c in categories),
         topics=tuple(found.topics),
-        hits=tuple(found.hits),
+        hits=hits,
     )
 
 

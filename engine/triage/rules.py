@@ -188,7 +188,7 @@ def parse_rules(text: str) -> RuleSet:
             raise ValueError(f"{where}: duplicate id")
         seen.add(cid)
         alone, symptoms, severity = spec.get("alone", []), spec.get("symptoms", []), spec.get("severity", [])
-        if not alone and not (symptoms and severity):
+        if not alone and not (symptoms and severity) and not spec.get("model_only"):
             raise ValueError(f"{where}: needs alone phrases, or symptoms and severity")
         advice = tuple(spec.get("advice", []))
         message = spec.get("message", "").strip()
