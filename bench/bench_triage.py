@@ -63,7 +63,7 @@ def main() -> int:
     for cat, row in test["per_category"].items():
         print(f"  {cat:<18} {row['caught']:>3}/{row['total']:<3}")
 
-    texts = [r["text"] for r in load_labelled(DATA / "triage_heldout.jsonl")]
+    groups = {"chat messages (held-out set)": [r["text"] for r in load_labelled(DATA / "triage_heldout.jsonl")]}
     if FAQ_VAL.is_file():
         queries = [json.loads(line) for line in FAQ_VAL.read_text(encoding="utf-8").splitlines() if line.strip()]
         labels = {r["query_id"]: r for r in load_labelled(FLAGS)}
@@ -78,24 +78,25 @@ def main() -> int:
         }  # fmt: skip
         print(f"\nfaq-val: {len(queries)} real messages, {len(flagged)} flagged: {len(true)} true emergencies, "
               f"{len(false)} false alarms ({len(false) / len(queries):.2%}), {len(unreviewed)} not reviewed")  # fmt: skip
-        texts += [q["query"] for q in queries]
+        groups["forum messages (faq-val)"] = [q["query"] for q in queries]
 
-    lengths = [len(t) for t in texts]
-    results["latency_ms"] = {"messages": len(texts), "mean_chars": round(statistics.mean(lengths)),
-                             "max_chars": max(lengths)}  # fmt: skip
-    print(f"\ncheck latency per message, uncached ({len(texts)} messages, mean {round(statistics.mean(lengths))} "
-          f"chars, max {max(lengths)}):")  # fmt: skip
-    for label, use_model in (("rules alone", None), ("rules + model", model)):
-        timings = []
-        for _ in range(2):
-            for text in texts:
-                t0 = time.perf_counter()
-                triage(text, rules, model=use_model)
-                timings.append((time.perf_counter() - t0) * 1000)
-        row = {q: round(_percentile(timings, p), 3) for q, p in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))}
-        row["max"] = round(max(timings), 3)
-        results["latency_ms"][label] = row  # type: ignore[index]
-        print(f"  {label:<14} p50 {row['p50']} ms, p95 {row['p95']} ms, p99 {row['p99']} ms, max {row['max']} ms")
+    latency: dict[str, object] = {}
+    results["latency_ms"] = latency
+    print("\ncheck latency per message, uncached:")
+    for group, texts in groups.items():
+        lengths = [len(t) for t in texts]
+        print(f"  {group}: {len(texts)} messages, mean {round(statistics.mean(lengths))} chars, max {max(lengths)}")
+        for label, use_model in (("rules alone", None), ("rules + model", model)):
+            timings = []
+            for _ in range(2):
+                for text in texts:
+                    t0 = time.perf_counter()
+                    triage(text, rules, model=use_model)
+                    timings.append((time.perf_counter() - t0) * 1000)
+            row = {q: round(_percentile(timings, p), 3) for q, p in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))}
+            row["max"] = round(max(timings), 3)
+            latency[f"{group}: {label}"] = row
+            print(f"    {label:<14} p50 {row['p50']} ms, p95 {row['p95']} ms, p99 {row['p99']} ms, max {row['max']} ms")
     print(f"model fitted in {fit_s:.2f} s (once per process, in the background at start-up)")
     out = Path(__file__).resolve().parent / "results" / "triage.json"
     out.parent.mkdir(exist_ok=True)

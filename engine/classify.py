@@ -19,11 +19,9 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
 
 from engine.safety import fold_text
+from engine.textmodel import LinearTextModel
 
 log = logging.getLogger("medbot.classify")
 
@@ -245,92 +243,16 @@ class IntentClassifier:
     """TF-IDF (char + word n-grams on folded text) + logistic regression, trained from a JSONL file."""
 
     def __init__(self, train_file: Path = TRAIN_FILE) -> None:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.pipeline import FeatureUnion, Pipeline
-
         rows = [
             json.loads(line) for line in train_file.read_text(encoding="utf-8").splitlines() if line.strip()
         ]
         texts = [fold(r["text"]) for r in rows]
-        labels = [r["label"] for r in rows]
-        features = FeatureUnion(
-            [
-                (
-                    "char",
-                    TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, min_df=1),
-                ),
-                (
-                    "word",
-                    TfidfVectorizer(
-                        analyzer="word", ngram_range=(1, 2), sublinear_tf=True, token_pattern=r"(?u)\b\w+\b"
-                    ),
-                ),
-            ]
-        )
-        self.model = Pipeline([("features", features), ("lr", LogisticRegression(C=8.0, max_iter=2000))])
-        # One BLAS/OpenMP thread: on a small shared machine oversubscribed threads make a 0.2 s fit take 10 s.
-        from threadpoolctl import ThreadpoolController
-
-        self._threads = ThreadpoolController()
-        with self._threads.limit(limits=1):
-            self.model.fit(texts, labels)
-        self.classes: list[str] = list(self.model.classes_)
+        self.model = LinearTextModel(texts, [r["label"] for r in rows], c=8.0, word_tokens=r"(?u)\b\w+\b")
+        self.classes: list[str] = list(self.model.classes)
         self.n_train = len(rows)
-        # Per message, the pipeline's own predict_proba spends more time in FeatureUnion/validation overhead
-        # than in arithmetic; ``_fast_proba`` computes the same softmax directly. Used only if it reproduces
-        # predict_proba on the training texts.
-        sample = texts[:200]
-        with self._threads.limit(limits=1):
-            reference = self.model.predict_proba(sample)
-        self._prepare_fast()
-        self._fast = bool(np.allclose(self._fast_proba(sample), reference, rtol=0, atol=1e-9))
-        if not self._fast:
-            log.warning("classifier: fast path differs from predict_proba, using the pipeline")
-
-    def _prepare_fast(self) -> None:
-        """Per vectorizer: its analyzer, vocabulary, idf and column offset, for ``_fast_proba``."""
-        self._parts: list[tuple[Any, dict[str, int], np.ndarray, int]] = []
-        offset = 0
-        for _, vectorizer in self.model.named_steps["features"].transformer_list:
-            vocabulary: dict[str, int] = vectorizer.vocabulary_
-            self._parts.append((vectorizer.build_analyzer(), vocabulary, vectorizer.idf_, offset))
-            offset += len(vocabulary)
-        lr = self.model.named_steps["lr"]
-        self._coef = np.ascontiguousarray(lr.coef_.T)  # features x classes
-        self._intercept = lr.intercept_
-
-    def _fast_proba(self, folded: list[str]) -> np.ndarray:
-        """predict_proba without sklearn's per-call validation: each vectorizer's own analyzer, sublinear tf
-        x idf, l2 norm, then the logistic model's linear part and softmax (same numbers, ~10x less time)."""
-        z = np.empty((len(folded), len(self._intercept)))
-        for row, text in enumerate(folded):
-            acc = self._intercept.astype(np.float64).copy()
-            for analyzer, vocabulary, idf, offset in self._parts:
-                counts: dict[int, int] = {}
-                for term in analyzer(text):
-                    col = vocabulary.get(term)
-                    if col is not None:
-                        counts[col] = counts.get(col, 0) + 1
-                if not counts:
-                    continue
-                cols = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
-                weights = (1.0 + np.log(np.fromiter(counts.values(), dtype=np.float64, count=len(counts)))) * idf[cols]
-                weights /= np.linalg.norm(weights)
-                acc += weights @ self._coef[cols + offset]
-            z[row] = acc
-        if z.shape[1] == 1:  # two classes: sklearn's binary logistic
-            p1 = 1.0 / (1.0 + np.exp(-z[:, 0]))
-            return np.column_stack([1.0 - p1, p1])
-        e = np.exp(z - z.max(axis=1, keepdims=True))
-        return e / e.sum(axis=1, keepdims=True)
 
     def probabilities(self, folded: str) -> dict[str, float]:
-        if self._fast:  # plain numpy on a few dozen features: no thread pool to limit
-            probs = self._fast_proba([folded])[0]
-        else:
-            with self._threads.limit(limits=1):
-                probs = self.model.predict_proba([folded])[0]
+        probs = self.model.proba([folded])[0]
         return {c: float(p) for c, p in zip(self.classes, probs, strict=True)}
 
 

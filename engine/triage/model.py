@@ -5,8 +5,9 @@ to catch emergencies worded in ways no phrase foresaw. It learns from the labell
 (several thousand, written by hand by people who never saw the rules, plus the rule authors' own rows; the
 held-out test set is not among them) and from nothing else: no download, no file written.
 
-Model: TF-IDF over character n-grams (2–5, within words) and word n-grams (1–2) of the text as triage reads it
-(``normalize.py``: folded, chat spellings mapped, clauses marked), then a class-balanced logistic regression.
+Model: ``engine.textmodel`` (TF-IDF over character and word n-grams, logistic regression, a fast per-message
+path) on the text as triage reads it (``normalize.py``: folded, chat spellings mapped, clauses marked), classes
+balanced.
 It is fitted once per process, on first use or by ``warm_up()`` in a background thread at start-up (about a
 second on two cores); until it is ready, ``probability`` answers None and the rules decide alone.
 """
@@ -18,10 +19,7 @@ import logging
 import threading
 from pathlib import Path
 
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import Pipeline, make_pipeline, make_union
-
+from engine.textmodel import LinearTextModel
 from engine.triage.normalize import normalize
 from engine.triage.rules import RuleSet
 
@@ -43,28 +41,21 @@ def labelled_rows(data_dir: Path = DATA_DIR) -> list[dict[str, object]]:
 
 
 class TriageModel:
-    """A fitted text classifier; ``probability(text)`` is P(emergency)."""
+    """A fitted text classifier (``engine.textmodel``); ``probability(text)`` is P(emergency)."""
 
-    def __init__(self, pipeline: Pipeline, rules: RuleSet) -> None:
-        self._pipeline = pipeline
+    def __init__(self, model: LinearTextModel, rules: RuleSet) -> None:
+        self._model = model
         self._rules = rules
+        self._column = model.classes.index(True)
 
     @classmethod
     def train(cls, rows: list[dict[str, object]], rules: RuleSet, *, c: float = C) -> TriageModel:
         texts = [normalize(str(row["text"]), rules.words).text for row in rows]
         labels = [bool(row["emergency"]) for row in rows]
-        pipeline = make_pipeline(
-            make_union(
-                TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), min_df=2, sublinear_tf=True),
-                TfidfVectorizer(analyzer="word", ngram_range=(1, 2), sublinear_tf=True),
-            ),
-            LogisticRegression(C=c, class_weight="balanced", max_iter=2000),
-        )
-        pipeline.fit(texts, labels)
-        return cls(pipeline, rules)
+        return cls(LinearTextModel(texts, labels, c=c, class_weight="balanced", char_min_df=2), rules)
 
     def probability(self, text: str) -> float:
-        return float(self._pipeline.predict_proba([normalize(text, self._rules.words).text])[0, 1])
+        return float(self._model.proba([normalize(text, self._rules.words).text])[0, self._column])
 
 
 class LazyModel:

@@ -53,6 +53,6 @@ def test_fast_probabilities_are_the_pipeline_probabilities():
     from engine.classify import fold, get_classifier
 
     model = get_classifier()
-    assert model._fast  # the constructor's own check passed, so messages take the fast path
+    assert model.model.fast  # the constructor's own check passed, so messages take the fast path
     texts = [fold(r["text"]) for r in ROWS]
-    assert np.allclose(model._fast_proba(texts), model.model.predict_proba(texts), rtol=0, atol=1e-9)
+    assert np.allclose(model.model.fast_proba(texts), model.model.pipeline.predict_proba(texts), rtol=0, atol=1e-9)
