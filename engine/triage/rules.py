@@ -157,7 +157,7 @@ def parse_rules(text: str) -> RuleSet:
     mild = _alternation(_required(m, "mild", "markers"), "markers.mild").pattern
     markers = Markers(
         negation=re.compile(
-            r"(?:^| )(?:" + negation.pattern + r")(?: (?:bi|co|thay|con|he|tung|bao gio|cam thay|phai|nghi (?:toi|den)(?: chuyen| viec)?|muon))* $"
+            r"(?:^| )(?:" + negation.pattern + r")(?: (?:bi|co|thay|con|he|tung|bao gio|cam thay|phai|nghi (?:toi|den)(?: chuyen| viec)?|muon|y dinh|y muon|co y))* $"
         ),
         past=_alternation(_required(m, "past", "markers"), "markers.past"),
         present=_alternation(_required(m, "present", "markers"), "markers.present"),
