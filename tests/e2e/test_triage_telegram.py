@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncpg
 
 from db import users
-from tests.e2e.conftest import ADMIN_ID, DENTAL, StartBot, add_kb, onboard
+from tests.e2e.conftest import DENTAL, StartBot, add_kb, onboard
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.telegram_server import FakeTelegram
 from tests.netcut import PgRelay
@@ -24,8 +24,9 @@ def is_emergency_card(text: str) -> bool:
 async def test_emergency_before_picking_a_role(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:
     fake = shared_fake
     chat = 5101
-    await fake.send_text(chat, COLLAPSE)  # no /start, no role
+    update = await fake.send_text(chat, COLLAPSE)  # no /start, no role
     first, second = await fake.wait_for_messages(chat, 2)
+    await fake.wait_delivered(update)  # the exchange is recorded after the answer: let it finish
     assert is_emergency_card(first.plain), first.plain
     assert "ép tim" in first.plain  # not breathing: compressions, not only the recovery position
     assert "chuyên khoa" in second.plain and second.buttons  # then the role picker, as before
@@ -49,33 +50,38 @@ async def test_emergency_right_after_erasing_data(db: asyncpg.Pool, shared_fake:
     await fake.wait_for(lambda: "Đã xoá" in fake.messages[chat][-1].plain, what="erase confirmed")
     assert await users.get(db, "telegram", str(chat)) is None
     n = len(fake.messages[chat])
-    await fake.send_text(chat, CHEST_PAIN)
+    update = await fake.send_text(chat, CHEST_PAIN)
     card = (await fake.wait_for_messages(chat, n + 1))[n]
     assert is_emergency_card(card.plain) and "aspirin" in card.plain, card.plain
+    await fake.wait_delivered(update)
 
 
-async def test_emergency_inside_verify_and_admin_prompts(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:
-    """The clinician's /verify waits for an article and an admin's reply to a #Q prompt is KB text: an
-    emergency typed there is still answered first."""
-    fake = shared_fake
-    chat = ADMIN_ID
+async def test_emergency_inside_verify_and_admin_prompts(
+    db: asyncpg.Pool, fake: FakeTelegram, start_bot: StartBot
+) -> None:
+    """The clinician's /verify waits for an article and an admin's import waits for "Nhập": an emergency typed
+    there is still answered first. (A bot of its own: the shared one's admin chat is counted by other tests.)"""
+    chat = 5103
+    await start_bot(admin_ids=str(chat))
     n = len(fake.messages[chat]) + 1
-    await fake.send_text(chat, "/verify")
+    await fake.wait_delivered(await fake.send_text(chat, "/verify"))
     await fake.wait_for_messages(chat, n)
-    await fake.send_text(chat, "giúp với, con tôi đang co giật, gọi không tỉnh")
+    update = await fake.send_text(chat, "giúp với, con tôi đang co giật, gọi không tỉnh")
     after = await fake.wait_for_messages(chat, n + 1)
+    await fake.wait_delivered(update)
     assert is_emergency_card(after[n].plain), after[n].plain
     assert "không nhét" in after[n].plain.lower() or "không cho" in after[n].plain.lower()
 
     # An admin with a dry-run import awaiting "Nhập" types an emergency: answered first, the import still waits.
-    await fake.send_document(chat, KB_CSV, "kb.csv")
+    await fake.wait_delivered(await fake.send_document(chat, KB_CSV, "kb.csv"))
     report = await fake.wait_for(
         lambda: next((m for m in fake.messages[chat] if m.buttons and "dòng hợp lệ" in m.plain), None),
         what="dry-run report",
     )
     m = len(fake.messages[chat])
-    await fake.send_text(chat, "vợ tôi vừa uống cả lọ thuốc ngủ, giờ lơ mơ")
+    update = await fake.send_text(chat, "vợ tôi vừa uống cả lọ thuốc ngủ, giờ lơ mơ")
     card = (await fake.wait_for_messages(chat, m + 1))[m]
+    await fake.wait_delivered(update)
     assert "115" in card.plain, card.plain
     assert report.buttons  # the pending import is untouched
     assert await db.fetchval("SELECT count(*) FROM telegram_pending_actions") == 1
