@@ -120,7 +120,7 @@ class ChatService:
         if not verdict.is_emergency:
             await handle(None)
             return
-        log.warning("triage.emergency channel=%s categories=%s", channel, ",".join(verdict.categories))
+        log.info("triage.emergency channel=%s categories=%s", channel, ",".join(verdict.categories))
         clinician = await self._is_clinician(channel, external_id)
         emergency = Emergency(verdict, self.emergency_text(verdict, clinician=clinician))
         if not clinician:
