@@ -1,21 +1,25 @@
 """The emergency rules: loaded from the reviewed data file (``emergencies.toml``) and matched against a message.
 
 A category is an emergency presentation (from a recognised triage system, or a role's own emergency). It
-fires when the message holds one of its ``alone`` phrases, or one of its ``symptoms`` together with one of
-its ``severity`` phrases anywhere in the message. A phrase does not count when, in its own clause:
-- a negation word stands right before it ("không khó thở", "chưa bị ngất");
-- the clause speaks of the past and not of now ("năm ngoái bố tôi bị đột quỵ"), or of what might happen
-  ("nếu bé sốt, bỏ bú thì phải nhập viện");
-- a word for "mild" or "now and then" stands next to it and the category allows that ("khó thở nhẹ");
-- one of the category's ``exclude`` phrases is in the clause ("co giật mí mắt").
-A message that only asks about a topic in general (a question form and no person or time of theirs: "dấu
-hiệu đột quỵ là gì?") raises no alarm; the category is still reported as a *topic*, which a clinician's role
-uses to show the emergency card after the clinical answer.
+fires when the message holds one of its ``alone`` phrases, or one of its ``symptoms`` and one of its
+``severity`` phrases anywhere in the message (not the same words read twice). A phrase does not count when:
+- a negation word stands right before it in its clause ("không khó thở", "chưa bị ngất");
+- its clause speaks of the past, or of what might happen ("năm ngoái bố tôi bị đột quỵ", "nếu bé sốt…"); a
+  clause with no time word of its own continues the one before it in the sentence. A symptom may lie in the
+  past when its severity sign is here now ("ngã đập đầu 3 hôm trước, giờ lơ mơ");
+- a word for "mild" stands next to it and the category allows that ("khó thở nhẹ");
+- one of the category's ``exclude`` phrases is in its clause ("co giật mí mắt").
+A whole message raises no alarm when it only asks in general ("dấu hiệu đột quỵ là gì?": a question form and
+nobody's situation in it), asks to learn ("cách sơ cứu…", "em tò mò"), describes a pattern over time with
+nothing acute ("dạo này hay tức ngực"), or says it is over ("giờ bình thường rồi"), as far as each category
+allows (``*_cancels`` flags). The categories spoken of are still reported as *topics*: a clinician's role shows
+the emergency card after the clinical answer.
 
 Phrases are Python regular expressions over the normalised text (``normalize.py``: plain lowercase words, one
-space between). They are written in ordinary Vietnamese, with or without diacritics: letters are folded
-when the file is loaded. ``~`` stands for up to three other words, ``~~`` for up to eight. Whole words only.
-Numbers (blood glucose) are read by ``numbers.py`` with thresholds from the same file.
+space between, clauses joined by " ; " so no phrase reads across a comma). They are written in ordinary
+Vietnamese, with or without diacritics: letters are folded when the file is loaded. ``~`` stands for up to
+three other words, ``~~`` for up to eight; whole words only. Blood-glucose numbers are read by ``numbers.py``
+with thresholds from the same file.
 """
 
 from __future__ import annotations
