@@ -26,12 +26,14 @@ TUNED = {  # every emergency in them is caught
     "dev B": load_labelled(LABELLED / "dev3.jsonl"),
     "session 1": load_labelled(LABELLED / "session1.jsonl"),
 }
-# Measured once on the held-out set (rules + model, 2026-11-24): recall 312/348, false alarms 8/351.
-HELD_OUT_RECALL = 0.89
+# Measured on the held-out set (rules + model, 2026-11-24): recall 312/348, false alarms 8/351; after the focus
+# set (written apart, without looking at this one) was added: 317/348 and 8/351.
+HELD_OUT_RECALL = 0.91
 HELD_OUT_FALSE_ALARMS = 0.03
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
+FOCUS = load_labelled(LABELLED / "focus.jsonl")  # written for the weakest categories, tuned on and learnt from
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
 FAQ_FLAGS = DATA / "triage_faqval_flags.jsonl"  # every faq-val message the detector flags, labelled by hand
 
@@ -78,7 +80,8 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
 
 @pytest.mark.parametrize(
     ("name", "rows", "recall", "false_alarms"),
-    [("rule authors", AUTHORS, 0.99, 0.01), ("dev C", DEV_C, 0.9, 0.06), ("dev D", DEV_D, 0.95, 0.02)],
+    [("rule authors", AUTHORS, 0.99, 0.01), ("dev C", DEV_C, 0.9, 0.06), ("dev D", DEV_D, 0.95, 0.02),
+     ("focus", FOCUS, 0.98, 0.04)],
 )
 def test_the_other_labelled_sets_hold(name, rows, recall, false_alarms):
     """Regression guards at the measured figures (bench_triage prints them)."""
