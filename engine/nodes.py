@@ -1,8 +1,8 @@
 """The nodes of the medical flow (DESIGN.md §5) and ``StructuredNode``, the typed LLM building block.
 
 Shared-store keys read: ``deps`` (EngineDeps), ``role``, ``input``, ``conversation_id``, optional ``history``
-(list of Turn). Keys written: ``query``, ``input_error``, ``red_flag``, ``red_flag_categories``, ``triage`` (what triage
-found, for the trace), ``emergency_card`` (a clinician role's card, after the answer), ``history``,
+(list of Turn). Keys written: ``query``, ``input_error``, ``red_flag``, ``red_flag_categories``, ``triage``
+(what triage found, for the trace), ``emergency_card`` (a clinician role's card, after the answer), ``history``,
 ``summary``, ``input_type``, ``classification_confidence``, ``classification_reason``, ``rag_questions``,
 ``is_follow_up``, ``retrieval_query``, ``retrieved`` (list[Hit]), ``retrieval_score``, ``retrieval_timings``,
 ``pruning``, ``decision``, ``answer_parts``, ``suggestion_questions``, ``citations``, ``confidence``,

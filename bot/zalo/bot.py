@@ -11,7 +11,7 @@ Everything patients can do on Telegram works here through ChatService, as a user
 * Typed commands (with or without diacritics, with or without a leading ``/``): "chuyên khoa"
   (``/chuyenkhoa``) → role picker; "xoá dữ liệu" (``/xoadulieu``) → a confirmation with two buttons
   (``#erase:yes`` / ``#erase:no``); "trợ giúp" (``/help``) → help.
-* A user with no role yet gets the role picker and is asked to send the question again after choosing —
+* A user with no role yet gets the role picker and is asked to send the question again after choosing.
   An emergency never waits for a role: the triage guard (``ChatService.guard``, called by the webhook before
   the dedupe claim and the lock) has already answered it from the text alone (115 first); the picker follows.
 * Images, stickers, audio, files… → "vui lòng gõ câu hỏi".

@@ -6,8 +6,9 @@ HMAC; compared in constant time). Anything else — no header, a wrong one, a bo
 Zalo not configured — is answered 401 and nothing is stored.
 
 Triage first: the text of a verified event goes through ``ChatService.guard`` before anything that needs the
-database, so an emergency is answered even when PostgreSQL is down. Then the event is deduplicated on ``message.msg_id`` (``processed_updates``, channel ``zalo``; follow /
-unfollow on event + user + timestamp), handled under the same per-chat advisory lock as Telegram
+database, so an emergency is answered even when PostgreSQL is down (a redelivery of it repeats the card: better
+twice than never). Then the event is deduplicated on ``message.msg_id`` (``processed_updates``, channel
+``zalo``; follow / unfollow on event + user + timestamp), handled under the same per-chat advisory lock as Telegram
 (``ChatService.chat_lock("zalo", user)``), and answered 200 once the reply is stored and sent. Events the bot
 does not act on (the OA's own messages echoed back, "seen", "received", …) get 200 straight away. An
 unexpected error while handling is logged and the patient is told to try again (``ZaloBot.handle``); the
