@@ -64,7 +64,9 @@ ENTRIES: list[tuple[str, str, str, str]] = [
     ("Bệnh nhân có bệnh toàn thân", "Liều tối đa thuốc tê tại chỗ trong nha khoa?",
      "Liều tối đa tính theo cân nặng và tổng liều: lidocaine có epinephrine khoảng 7 mg/kg (không quá 500 mg), articaine có epinephrine khoảng 7 mg/kg, mepivacaine khoảng 6,6 mg/kg. "
      "Một ống 1,8 mL lidocaine 2% chứa 36 mg. "
-     "Giảm liều ở trẻ nhỏ, người cao tuổi, bệnh gan; ở bệnh nhân tim mạch hạn chế tổng lượng epinephrine và luôn hút ngược trước khi bơm. "
+     "Trẻ em (AAPD): lidocaine và mepivacaine tối đa 4,4 mg/kg, không quá 300 mg tổng liều; không dùng articaine cho trẻ dưới 4 tuổi; "
+     "tính liều theo cân nặng thực trước khi tiêm, nhất là trẻ nhẹ cân. "
+     "Giảm liều ở người cao tuổi, bệnh gan; ở bệnh nhân tim mạch hạn chế tổng lượng epinephrine và luôn hút ngược trước khi bơm. "
      "Đối chiếu tờ thông tin sản phẩm đang dùng.",
      "liều thuốc tê; lidocaine tối đa; articaine; mepivacaine; epinephrine bệnh tim"),
     ("Bệnh nhân có bệnh toàn thân", "Điều trị nha khoa cho phụ nữ mang thai?",

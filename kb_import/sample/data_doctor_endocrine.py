@@ -185,7 +185,8 @@ ENTRIES: list[tuple[str, str, str, str]] = [
     ("Quản lý chung", "Điều trị béo phì ở người đái tháo đường típ 2?",
      "Giảm ≥ 5% cân nặng cải thiện glucose, huyết áp, lipid; giảm 10–15% có thể đưa đến lui bệnh ở một số bệnh nhân. "
      "Can thiệp lối sống cường độ cao, ưu tiên thuốc hạ glucose giúp giảm cân (GLP-1 RA, GIP/GLP-1 RA, SGLT2i) và tránh thuốc tăng cân khi có thể. "
-     "Phẫu thuật chuyển hóa cân nhắc khi BMI ≥ 32,5 kg/m² ở người châu Á chưa kiểm soát được bằng điều trị nội khoa.",
+     "Phẫu thuật chuyển hóa (ADA 2025): cân nhắc ở người đái tháo đường típ 2 có BMI ≥ 30 kg/m² (≥ 27,5 kg/m² ở người châu Á) "
+     "đủ điều kiện phẫu thuật, như một lựa chọn kiểm soát cân nặng và glucose.",
      "béo phì; giảm cân; phẫu thuật chuyển hóa; tirzepatide; lui bệnh đái tháo đường"),
     # --- Tuyến giáp
     ("Tuyến giáp", "Liều levothyroxine trong suy giáp và cách theo dõi?",

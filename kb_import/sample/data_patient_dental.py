@@ -33,7 +33,7 @@ ENTRIES: list[tuple[str, str, str, str]] = [
      "Bạn nên đi khám để nha sĩ làm sạch và trám răng trước khi sâu lan vào tủy.",
      "sâu răng tự khỏi; răng sâu có hết không"),
     ("Sâu răng", "Trám răng có đau không?",
-     "Trám răng thường không đau; với lỗ sâu sâu, nha sĩ sẽ gây tê tại chỗ để bạn thấy thoải mái. "
+     "Trám răng thường không đau; với lỗ sâu lớn, nha sĩ sẽ gây tê tại chỗ để bạn thấy thoải mái. "
      "Sau trám có thể hơi ê vài ngày, sau đó hết. Nếu cắn thấy cộm hoặc đau kéo dài, hãy quay lại để nha sĩ chỉnh.",
      "trám răng; hàn răng; trám răng có đau không; hàn răng có đau"),
     ("Sâu răng", "Đau nhức răng dữ dội về đêm là bị gì?",
@@ -52,7 +52,9 @@ ENTRIES: list[tuple[str, str, str, str]] = [
      "Nướu sưng đỏ và chảy máu khi chải răng thường là viêm nướu do mảng bám và cao răng. "
      "Bạn vẫn nên chải răng đều, nhẹ nhàng hai lần mỗi ngày, dùng chỉ nha khoa và đi lấy cao răng. "
      "Viêm nướu thường cải thiện sau 1–2 tuần vệ sinh tốt. "
-     "Nếu nướu sưng to, đau nhiều, có mủ hoặc kèm sốt, hãy đi khám sớm.",
+     "Nếu nướu sưng to, đau nhiều hoặc có mủ, hãy đi khám nha sĩ sớm. "
+     "Nếu chảy máu nướu kèm sốt, bầm tím hoặc chấm đỏ dưới da, chảy máu mũi hay máu khó cầm, hãy đến cơ sở y tế ngay, "
+     "vì đó có thể là dấu hiệu sốt xuất huyết hoặc bệnh về máu, không phải bệnh của nướu.",
      "chảy máu chân răng; sưng lợi; sưng nướu; viêm lợi; lợi chảy máu; nướu đỏ"),
     ("Viêm nướu", "Lấy cao răng có hại men răng không?",
      "Lấy cao răng đúng cách không làm mòn hay hại men răng. "
@@ -81,7 +83,8 @@ ENTRIES: list[tuple[str, str, str, str]] = [
      "Sưng đau quanh răng khôn thường do viêm lợi trùm (nướu phủ trên răng khôn bị viêm). "
      "Bạn nên súc miệng nước muối ấm sau ăn, chải răng nhẹ nhàng vùng đó và có thể dùng thuốc giảm đau thông thường theo hướng dẫn. "
      "Hãy đi khám nha sĩ sớm để được làm sạch và quyết định có cần nhổ răng khôn không. "
-     "Đi khám ngay nếu sốt, há miệng khó, sưng lan ra má hoặc cổ, khó nuốt.",
+     "Hãy đến cơ sở cấp cứu ngay nếu sốt, khó há miệng, khó nuốt, sưng lan ra má, dưới hàm hoặc cổ; "
+     "nếu khó thở, gọi 115 ngay.",
      "sưng răng khôn; đau răng khôn; viêm lợi trùm; răng số 8 sưng; sưng má do răng khôn"),
     ("Răng khôn", "Nhổ răng khôn có đau không, bao lâu thì lành?",
      "Khi nhổ, bạn được gây tê nên hầu như không thấy đau, chỉ thấy ấn đẩy. "
@@ -96,13 +99,18 @@ ENTRIES: list[tuple[str, str, str, str]] = [
      "mang thai nhổ răng; bà bầu nhổ răng khôn; có thai đau răng"),
     # --- Nhổ răng & chăm sóc sau nhổ
     ("Nhổ răng & chăm sóc sau nhổ", "Sau khi nhổ răng cần kiêng gì?",
-     "Cắn chặt gạc 30–60 phút sau nhổ. Trong 24 giờ đầu không súc miệng mạnh, không khạc nhổ, không hút thuốc, không dùng ống hút. "
+     "Cắn chặt gạc 30–60 phút sau nhổ. Trong 24 giờ đầu không súc miệng mạnh, không khạc nhổ, không dùng ống hút. "
+     "Không hút thuốc ít nhất 48–72 giờ (càng lâu càng tốt) vì thuốc lá làm vết nhổ chậm lành và dễ viêm ổ răng khô. "
      "Ăn đồ mềm, nguội, nhai bên đối diện; có thể chườm lạnh ngoài má để giảm sưng. "
+     "Nếu đau, dùng paracetamol hoặc thuốc nha sĩ kê; không tự dùng aspirin vì aspirin làm máu khó cầm. "
      "Từ ngày thứ hai, súc miệng nhẹ bằng nước muối ấm sau ăn và vẫn chải răng các vùng khác bình thường.",
      "kiêng sau nhổ răng; chăm sóc sau nhổ răng; nhổ răng xong ăn gì; sau nhổ răng"),
     ("Nhổ răng & chăm sóc sau nhổ", "Nhổ răng xong bị chảy máu mãi không cầm thì sao?",
-     "Rỉ máu nhẹ trong ngày đầu là bình thường. Nếu máu chảy nhiều, hãy cắn chặt một miếng gạc sạch (hoặc túi trà đã làm ẩm) lên vết nhổ liên tục 30 phút, ngồi nghỉ, không súc miệng. "
-     "Nếu vẫn chảy nhiều sau khi đã cắn gạc, hoặc bạn đang dùng thuốc chống đông, hãy liên hệ nha sĩ hoặc đến cơ sở y tế ngay.",
+     "Rỉ máu nhẹ (nước bọt có lẫn chút máu) trong ngày đầu là bình thường. "
+     "Nếu máu chảy nhiều, hãy cắn chặt một miếng gạc sạch (hoặc túi trà đã làm ẩm) lên vết nhổ liên tục 30 phút, ngồi nghỉ kê cao đầu, không súc miệng, không khạc nhổ. "
+     "Nếu vẫn chảy sau khi đã cắn gạc, hãy liên hệ nha sĩ hoặc đến cơ sở y tế ngay. "
+     "Nếu máu chảy nhiều không ngừng, hoặc bạn thấy chóng mặt, choáng váng, vã mồ hôi, hãy gọi 115. "
+     "Nếu bạn đang dùng thuốc chống đông hay thuốc chống kết tập tiểu cầu, không tự ngừng thuốc; hãy báo ngay cho nha sĩ và bác sĩ kê đơn.",
      "chảy máu sau nhổ răng; máu không cầm; nhổ răng chảy máu"),
     ("Nhổ răng & chăm sóc sau nhổ", "Sau nhổ răng vài ngày lại đau nhức hơn, hôi miệng là bị gì?",
      "Đau tăng lên vào ngày thứ 2–4 sau nhổ, lan lên tai, kèm hôi miệng và thấy hố nhổ trống có thể là viêm ổ răng khô. "
@@ -117,7 +125,7 @@ ENTRIES: list[tuple[str, str, str, str]] = [
     # --- Trẻ em
     ("Trẻ em", "Trẻ mấy tuổi thì bắt đầu chải răng?",
      "Nên làm sạch răng cho trẻ ngay từ khi mọc chiếc răng đầu tiên. "
-     "Dưới 3 tuổi dùng lượng kem đánh răng có fluor bằng hạt gạo; từ 3 đến 6 tuổi dùng lượng bằng hạt đậu và dạy trẻ nhổ bỏ, không nuốt. "
+     "Dưới 3 tuổi dùng lượng kem đánh răng có fluor bằng hạt gạo; từ 3 đến 6 tuổi dùng lượng bằng hạt đậu Hà Lan (khoảng 0,25 g) và dạy trẻ nhổ bỏ, không nuốt. "
      "Cha mẹ nên chải hoặc kiểm tra lại cho trẻ đến khoảng 7–8 tuổi.",
      "trẻ em chải răng; em bé đánh răng; kem đánh răng trẻ em; răng sữa"),
     ("Trẻ em", "Răng sữa bị sâu có cần chữa không, dù sau này cũng thay?",
@@ -135,11 +143,16 @@ ENTRIES: list[tuple[str, str, str, str]] = [
      "Cách này giúp giảm đáng kể nguy cơ sâu răng hàm.",
      "trám bít hố rãnh; phòng sâu răng trẻ em; sealant"),
     ("Trẻ em", "Trẻ bị ngã gãy hoặc rơi mất răng thì phải làm sao?",
-     "Nếu rơi răng vĩnh viễn, hãy cầm phần thân răng (không cầm chân răng), rửa nhẹ nếu bẩn và đưa trẻ đến nha sĩ ngay, tốt nhất trong vòng 1 giờ; "
-     "có thể ngâm răng trong sữa tươi hoặc nước muối sinh lý trên đường đi. "
-     "Răng sữa bị rơi thì không cắm lại, nhưng vẫn nên cho trẻ đi khám. "
-     "Nếu trẻ bị va đập đầu, nôn, lơ mơ, cần đưa đi cấp cứu.",
-     "trẻ ngã gãy răng; rơi răng; bật răng; chấn thương răng trẻ em"),
+     "Rơi răng vĩnh viễn là cấp cứu tính bằng phút; răng của trẻ từ khoảng 6 tuổi trở lên hãy coi là răng vĩnh viễn. "
+     "Tìm răng ngay, cầm ở phần thân răng (phần trắng), không chạm vào chân răng. "
+     "Nếu răng bẩn, rửa nhanh bằng sữa hoặc nước muối sinh lý (không có thì nước sạch), tối đa 10 giây, không chà, không cạo chân răng. "
+     "Tốt nhất là cắm lại răng vào đúng chỗ ngay (mặt trước quay ra ngoài) rồi cho trẻ cắn nhẹ vào gạc hoặc khăn sạch để giữ. "
+     "Nếu không cắm lại được, cho răng vào ngay sữa tươi, nước muối sinh lý hoặc một cốc nhỏ nước bọt của trẻ; "
+     "không để răng khô, không gói vào giấy, không ngâm trong nước lã. "
+     "Đưa trẻ đến nha sĩ hoặc cơ sở cấp cứu ngay lập tức, mang theo cả các mảnh răng vỡ. "
+     "Răng sữa bị rơi thì không cắm lại, nhưng vẫn cho trẻ đi khám sớm. "
+     "Nếu trẻ bị va đập đầu, nôn, lơ mơ hoặc ngất, gọi 115.",
+     "trẻ ngã gãy răng; rơi răng; bật răng; chấn thương răng trẻ em; răng bị bật ra; gãy răng cửa"),
     # --- Niềng răng
     ("Niềng răng", "Bao nhiêu tuổi thì niềng răng được?",
      "Trẻ nên được khám chỉnh nha lần đầu khoảng 7 tuổi để phát hiện sớm các vấn đề về xương hàm. "
@@ -229,7 +242,8 @@ ENTRIES: list[tuple[str, str, str, str]] = [
     ("Bệnh toàn thân & răng miệng", "Khi nào đau răng cần đi cấp cứu ngay?",
      "Hãy đến cơ sở cấp cứu ngay nếu đau răng kèm sưng lan nhanh ra má, mắt, dưới hàm hoặc cổ, khó há miệng, khó nuốt, khó thở, hoặc sốt cao. "
      "Đây có thể là nhiễm trùng lan rộng, cần điều trị khẩn cấp. "
-     "Chấn thương mặt kèm chảy máu nhiều hoặc rơi răng vĩnh viễn cũng cần được xử trí sớm.",
+     "Nếu khó thở, gọi 115 ngay. "
+     "Chấn thương mặt kèm chảy máu nhiều hoặc rơi răng vĩnh viễn cũng cần được xử trí ngay: răng vĩnh viễn bị rơi cần cắm lại hoặc giữ trong sữa và đến nha sĩ trong vòng vài chục phút.",
      "cấp cứu nha khoa; sưng mặt; sưng cổ; khó thở do răng; đau răng sốt cao"),
     ("Bệnh toàn thân & răng miệng", "Nghiến răng khi ngủ có hại không?",
      "Nghiến răng kéo dài có thể làm mòn, mẻ răng, ê buốt, mỏi hàm và đau đầu buổi sáng. "

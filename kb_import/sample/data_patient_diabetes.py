@@ -83,7 +83,8 @@ ENTRIES: list[tuple[str, str, str, str]] = [
     ("Vận động", "Khi nào người tiểu đường không nên tập thể dục?",
      "Nên tạm hoãn tập khi đường huyết đang rất cao kèm mệt, khát nhiều, buồn nôn, hoặc khi đang bị hạ đường huyết. "
      "Người có biến chứng mắt nặng, bệnh tim, loét bàn chân cần hỏi bác sĩ về loại bài tập phù hợp. "
-     "Ngừng tập và đi khám ngay nếu đau ngực, khó thở hoặc chóng mặt nhiều.",
+     "Ngừng tập ngay nếu đau ngực, khó thở hoặc chóng mặt nhiều. "
+     "Nếu đau ngực không hết sau vài phút nghỉ, hoặc kèm vã mồ hôi, khó thở, hãy gọi 115 ngay; không tự lái xe đến bệnh viện.",
      "không nên tập; đường huyết cao có tập được không; chống chỉ định tập"),
     # --- Thuốc & insulin
     ("Thuốc & insulin", "Uống thuốc tiểu đường lâu dài có hại gan thận không?",
@@ -93,7 +94,9 @@ ENTRIES: list[tuple[str, str, str, str]] = [
      "thuốc tiểu đường hại thận; uống thuốc lâu dài; tác dụng phụ thuốc tiểu đường"),
     ("Thuốc & insulin", "Quên uống thuốc tiểu đường thì phải làm sao?",
      "Nếu nhớ ra sớm, gần giờ uống, bạn có thể uống liều đó. Nếu đã gần đến liều kế tiếp thì bỏ qua, không uống gấp đôi. "
-     "Với thuốc có nguy cơ hạ đường huyết hoặc insulin, cách xử trí khác nhau tùy loại, hãy hỏi bác sĩ hoặc dược sĩ để có hướng dẫn riêng.",
+     "Riêng thuốc nhóm sulfonylurea (gliclazide, glimepiride, glibenclamide…) chỉ uống bù khi bạn sắp ăn hoặc đang ăn; "
+     "nếu đã bỏ bữa thì bỏ qua liều đó, vì uống khi bụng đói dễ gây hạ đường huyết. "
+     "Với insulin, cách xử trí khác nhau tùy loại, hãy hỏi bác sĩ hoặc dược sĩ để có hướng dẫn riêng.",
      "quên uống thuốc; quên thuốc tiểu đường; uống bù thuốc"),
     ("Thuốc & insulin", "Metformin có tác dụng phụ gì?",
      "Metformin thường gây khó chịu đường tiêu hóa như đầy bụng, tiêu chảy, buồn nôn lúc mới dùng; uống trong hoặc ngay sau bữa ăn và tăng liều từ từ giúp giảm các triệu chứng này. "
@@ -112,7 +115,7 @@ ENTRIES: list[tuple[str, str, str, str]] = [
      "vị trí tiêm insulin; cách tiêm insulin; bút tiêm; kim tiêm insulin"),
     ("Thuốc & insulin", "Bảo quản insulin như thế nào?",
      "Insulin chưa mở nắp bảo quản trong ngăn mát tủ lạnh (2–8°C), không để ngăn đá. "
-     "Bút hoặc lọ đang dùng có thể để nhiệt độ phòng mát, tránh nắng và nóng, dùng trong khoảng thời gian ghi trên tờ hướng dẫn (thường khoảng 4 tuần). "
+     "Bút hoặc lọ đang dùng có thể để ở nhiệt độ phòng dưới 30°C, tránh nắng và nóng, dùng trong khoảng thời gian ghi trên tờ hướng dẫn (thường khoảng 4 tuần). "
      "Không dùng insulin đã đông đá, đổi màu hoặc vón cục.",
      "bảo quản insulin; insulin để tủ lạnh; insulin đi du lịch"),
     ("Thuốc & insulin", "Có nên dùng thuốc nam, thực phẩm chức năng để chữa tiểu đường?",
@@ -123,13 +126,17 @@ ENTRIES: list[tuple[str, str, str, str]] = [
     # --- Hạ đường huyết
     ("Hạ đường huyết", "Dấu hiệu hạ đường huyết là gì?",
      "Hạ đường huyết là khi đường huyết dưới 3,9 mmol/L (70 mg/dL). "
-     "Dấu hiệu thường gặp: run tay, vã mồ hôi, tim đập nhanh, đói cồn cào, chóng mặt, lo lắng; nặng hơn có thể lú lẫn, nói lắp, co giật, hôn mê. "
+     "Dấu hiệu thường gặp: run tay, vã mồ hôi, tim đập nhanh, đói cồn cào, chóng mặt, lo lắng; nặng hơn có thể lú lẫn, nói líu lưỡi, khó nói, co giật, hôn mê. "
      "Người dùng insulin hoặc sulfonylurea có nguy cơ cao hơn.",
      "hạ đường huyết; tụt đường; hạ đường; run tay vã mồ hôi; đường huyết thấp"),
     ("Hạ đường huyết", "Bị hạ đường huyết phải xử trí thế nào?",
-     "Nếu còn tỉnh, ăn hoặc uống ngay 15–20 g đường hấp thu nhanh: khoảng nửa ly nước trái cây hoặc nước ngọt có đường, 3–4 viên kẹo đường hoặc một thìa canh đường pha nước. "
-     "Sau 15 phút đo lại; nếu vẫn dưới 3,9 mmol/L thì lặp lại. Khi đã ổn, ăn thêm bữa nhỏ có tinh bột nếu chưa đến bữa chính. "
-     "Nếu người bệnh lơ mơ, không nuốt được hoặc co giật, không được cho ăn uống qua miệng: gọi cấp cứu 115 ngay.",
+     "Nếu còn tỉnh, ăn hoặc uống ngay 15–20 g đường hấp thu nhanh: khoảng 150 mL nước ngọt có đường hoặc nước trái cây "
+     "(không dùng loại “ăn kiêng”, “không đường”), 3–4 viên kẹo đường hoặc một thìa canh đường pha nước. "
+     "Có dấu hiệu hạ đường huyết mà không có máy đo thì vẫn xử trí ngay như trên, đừng chờ đo. "
+     "Sau 15 phút đo lại; nếu vẫn dưới 3,9 mmol/L hoặc còn dấu hiệu thì lặp lại. Khi đã ổn, ăn thêm bữa nhỏ có tinh bột nếu chưa đến bữa chính. "
+     "Nếu người bệnh lơ mơ, không nuốt được hoặc co giật, không được cho ăn uống qua miệng: đặt nằm nghiêng và gọi cấp cứu 115 ngay. "
+     "Sau một cơn hạ đường huyết nặng, hoặc khi bị hạ đường huyết lúc đang dùng thuốc nhóm sulfonylurea (gliclazide, glimepiride…), "
+     "cần đi khám ngay trong ngày, vì cơn hạ đường có thể tái lại trong nhiều giờ.",
      "xử trí hạ đường huyết; tụt đường phải làm sao; quy tắc 15; cấp cứu hạ đường"),
     ("Hạ đường huyết", "Vì sao hay bị hạ đường huyết về đêm?",
      "Hạ đường huyết ban đêm có thể do liều insulin hoặc thuốc buổi tối cao, bữa tối ít, uống rượu hoặc vận động nhiều trong ngày. "
@@ -145,6 +152,7 @@ ENTRIES: list[tuple[str, str, str, str]] = [
     ("Theo dõi đường huyết", "Đường huyết sau ăn bao nhiêu là tốt?",
      "Với nhiều người đái tháo đường, mục tiêu thường là đường huyết trước ăn 4,4–7,2 mmol/L (80–130 mg/dL) và dưới 10 mmol/L (180 mg/dL) sau ăn 1–2 giờ. "
      "Người cao tuổi hoặc có nhiều bệnh kèm theo có thể có mục tiêu nới lỏng hơn. "
+     "Khi mang thai, mục tiêu chặt hơn: lúc đói dưới 5,3 mmol/L, 1 giờ sau ăn dưới 7,8 mmol/L, 2 giờ sau ăn dưới 6,7 mmol/L. "
      "Bác sĩ sẽ đặt mục tiêu phù hợp riêng cho bạn.",
      "đường huyết sau ăn; mục tiêu đường huyết; sau ăn 2 giờ"),
     ("Theo dõi đường huyết", "Máy đo đường huyết cá nhân có chính xác không?",
@@ -165,7 +173,8 @@ ENTRIES: list[tuple[str, str, str, str]] = [
     ("Biến chứng", "Người tiểu đường có cần khám mắt không?",
      "Có. Bệnh võng mạc do đái tháo đường ở giai đoạn đầu thường không gây nhìn mờ nhưng có thể dẫn đến mất thị lực nếu không phát hiện. "
      "Người đái tháo đường típ 2 nên khám đáy mắt ngay khi được chẩn đoán, sau đó thường mỗi năm một lần hoặc theo hẹn của bác sĩ mắt. "
-     "Hãy đi khám sớm nếu thấy nhìn mờ đột ngột, thấy đốm đen hoặc chớp sáng.",
+     "Nếu đột ngột nhìn mờ, thấy nhiều đốm đen bay, chớp sáng hoặc như có màn che một phần tầm nhìn, "
+     "đó là cấp cứu mắt: hãy đến khám mắt ngay trong ngày.",
      "khám mắt; võng mạc tiểu đường; mắt mờ; biến chứng mắt"),
     ("Biến chứng", "Làm sao biết tiểu đường đã ảnh hưởng đến thận?",
      "Biến chứng thận giai đoạn sớm thường không có triệu chứng, chỉ phát hiện qua xét nghiệm nước tiểu (albumin niệu) và máu (chức năng thận). "
@@ -179,25 +188,32 @@ ENTRIES: list[tuple[str, str, str, str]] = [
      "tê bì chân; châm chích; kiến bò chân; biến chứng thần kinh; mất cảm giác bàn chân"),
     ("Biến chứng", "Đường huyết rất cao, mệt lả, buồn nôn có nguy hiểm không?",
      "Có thể rất nguy hiểm. Đường huyết rất cao kèm khát nhiều, tiểu nhiều, buồn nôn, nôn, đau bụng, thở nhanh, hơi thở có mùi trái cây hoặc lơ mơ có thể là nhiễm toan ceton hoặc tăng áp lực thẩm thấu. "
-     "Cần đến bệnh viện ngay hoặc gọi cấp cứu 115; không tự tăng liều thuốc tại nhà.",
+     "Người đang dùng thuốc nhóm SGLT2 (empagliflozin, dapagliflozin, canagliflozin…) có thể bị nhiễm toan ceton "
+     "ngay cả khi đường huyết chỉ hơi cao hoặc gần bình thường, nên có các dấu hiệu trên là phải đi cấp cứu. "
+     "Cần đến bệnh viện ngay hoặc gọi cấp cứu 115, không tự lái xe. "
+     "Không tự ngừng insulin, kể cả khi không ăn được, và không tự tăng liều thuốc tại nhà.",
      "đường huyết rất cao; nhiễm toan ceton; hôn mê tiểu đường; đường huyết trên 20"),
     # --- Bàn chân
     ("Bàn chân", "Người tiểu đường chăm sóc bàn chân thế nào?",
      "Mỗi ngày kiểm tra bàn chân, kẽ ngón (dùng gương hoặc nhờ người nhà) để phát hiện vết xước, phồng rộp, chai, đổi màu. "
-     "Rửa chân bằng nước ấm (thử nhiệt độ bằng tay), lau khô kỹ kẽ ngón, thoa kem dưỡng nhưng không thoa vào kẽ. "
+     "Rửa chân bằng nước ấm; thử nhiệt độ nước bằng khuỷu tay hoặc nhiệt kế, không thử bằng bàn chân vì bàn chân có thể đã giảm cảm giác. "
+     "Không ngâm chân nước nóng, không chườm nóng hay dùng túi sưởi, không hơ chân gần lửa hoặc lò sưởi. "
+     "Lau khô kỹ kẽ ngón, thoa kem dưỡng nhưng không thoa vào kẽ. "
      "Mang giày dép vừa vặn, không đi chân đất; cắt móng thẳng ngang, không tự cắt khóe móng hay gọt chai chân.",
      "chăm sóc bàn chân; bàn chân tiểu đường; cắt móng chân; giày dép tiểu đường"),
     ("Bàn chân", "Vết thương ở chân lâu lành thì phải làm sao?",
      "Ở người đái tháo đường, vết thương bàn chân dễ nhiễm trùng và lâu lành. "
      "Rửa nhẹ bằng nước muối sinh lý, che bằng gạc sạch và hạn chế đi lại đè lên vết thương. "
-     "Cần đi khám sớm, trong vài ngày, nếu vết thương không cải thiện; đi khám ngay nếu sưng đỏ lan rộng, chảy mủ, có mùi hôi, đổi màu đen hoặc kèm sốt. "
+     "Mọi vết thương, vết phồng rộp hay vết loét ở bàn chân, dù nhỏ, cần được nhân viên y tế xem trong vòng 1–2 ngày; đừng chờ xem có tự lành không. "
+     "Đi khám ngay trong ngày nếu sưng đỏ lan rộng, chảy mủ, có mùi hôi, đổi màu đen hoặc kèm sốt. "
      "Không tự đắp lá cây hay thuốc không rõ nguồn gốc.",
      "vết thương lâu lành; loét bàn chân; nhiễm trùng chân; vết loét tiểu đường"),
     # --- Ngày ốm & cuộc sống
     ("Ngày ốm & cuộc sống", "Bị ốm, sốt, không ăn được thì dùng thuốc tiểu đường thế nào?",
      "Khi ốm, đường huyết có thể tăng dù ăn ít. Đo đường huyết thường xuyên hơn, uống đủ nước và ăn nhẹ từng ít một. "
      "Không tự ý bỏ insulin nền; một số thuốc uống có thể cần tạm ngưng khi nôn, tiêu chảy hoặc mất nước, hãy hỏi bác sĩ. "
-     "Đi khám ngay nếu nôn liên tục, không ăn uống được, đường huyết cao kéo dài hoặc thấy lơ mơ.",
+     "Đi khám ngay nếu nôn liên tục, không ăn uống được hoặc đường huyết cao kéo dài. "
+     "Nếu người bệnh lơ mơ, khó đánh thức, thở nhanh hoặc đau bụng nhiều, hãy gọi 115 ngay; không tự lái xe đến bệnh viện.",
      "ngày ốm; bị sốt tiểu đường; ốm không ăn được; nôn ói"),
     ("Ngày ốm & cuộc sống", "Người tiểu đường có cần tiêm vắc xin không?",
      "Người đái tháo đường dễ bị biến chứng khi mắc cúm, viêm phổi, nên được khuyên tiêm vắc xin cúm hằng năm và vắc xin phế cầu, viêm gan B theo tư vấn của bác sĩ. "
