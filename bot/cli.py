@@ -65,6 +65,12 @@ async def _setup(args: argparse.Namespace, settings: Settings) -> int:
     return await setup(settings)
 
 
+async def _kb(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.kb_cli import kb_command
+
+    return await kb_command(args, settings)
+
+
 async def _worker(args: argparse.Namespace, settings: Settings) -> int:
     from kb_import.worker.cli import worker_command
 
@@ -138,6 +144,18 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     p.add_argument("--keep-missing", action="store_true", help="do not deactivate entries missing from the file")
     p.add_argument("--allow-blank-question", action="store_true", help="accept rows with an answer but no question")
     p.add_argument("--no-embed", action="store_true", help="leave embeddings to the background backfill")
+
+    p = add("kb", _kb, "KB maintenance: export to a workbook, mark a role's sample entries reviewed.")
+    kbsub = p.add_subparsers(dest="kb_command", metavar="ACTION", required=True)
+    ex = kbsub.add_parser("export", help="write the active entries to an .xlsx that imports back unchanged")
+    ex.add_argument("out", metavar="OUT.xlsx")
+    ex.add_argument("--role", action="append", help="export only this role (repeatable; default: every role)")
+    ex.set_defaults(handler_name="kb")
+    rv = kbsub.add_parser(
+        "reviewed", help="the clinic's doctors reviewed ROLE: its answers stop saying they are sample material"
+    )
+    rv.add_argument("role", metavar="ROLE", help="role id (patient_dental) or its Vietnamese label")
+    rv.set_defaults(handler_name="kb")
 
     p = add("worker", _worker, "Run the scheduled background jobs (APScheduler).")
     p.add_argument("--once", metavar="JOB", help="run one job now and exit")

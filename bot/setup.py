@@ -2,6 +2,9 @@
 
 Idempotent: a KB that already has entries is left alone (the clinic's own KB is never overwritten), and a
 re-run after an interrupted first import simply imports again (one transaction, nothing half-written).
+The sample's entries are marked as sample material (``ImportOptions(sample=True)``): answers from them say
+that the clinic's doctors have not reviewed them, until the clinic imports its own KB for the role or an
+admin marks the role reviewed (``medbot kb reviewed ROLE``, ``/duyetkb ROLE``).
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ async def setup(settings: Settings) -> int:
             report = await run_import(
                 runtime.pool,
                 [SAMPLE_PATH],
-                ImportOptions(requested_by="setup"),
+                ImportOptions(requested_by="setup", sample=True),
                 embedder=embedder,
                 progress=on_progress,
             )

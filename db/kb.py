@@ -1,4 +1,5 @@
-"""KB entries and per-role KB versions: reads for retrieval, dense (pgvector) search, simple writes.
+"""KB entries and per-role KB versions: reads for retrieval and export, dense (pgvector) search, simple
+writes, and the review mark (``mark_reviewed``: a role's sample entries become the clinic's own).
 
 The bulk import path (``kb_import``) adds its own transactional upsert here; retrieval reads through
 ``db.stores.PgKBStore``, which wraps these functions in the engine's ``KBStore`` protocol.
@@ -48,10 +49,12 @@ def _entry(row: Any) -> KBEntry:
         subtopic=row["subtopic"],
         keywords=list(row["keywords"]),
         explanation=row["explanation"],
+        urgent=row["urgent"],
+        sample=row["sample"],
     )
 
 
-_ENTRY_COLUMNS = "id, role, code, question, answer, topic, subtopic, keywords, explanation"
+_ENTRY_COLUMNS = "id, role, code, question, answer, topic, subtopic, keywords, explanation, urgent, sample"
 
 
 async def active_entries(db: Executor, role: str) -> list[KBEntry]:
@@ -70,6 +73,14 @@ async def active_vectors(db: Executor, role: str) -> tuple[np.ndarray, np.ndarra
     ids = np.fromiter((r["id"] for r in rows), dtype=np.int64, count=len(rows))
     matrix = np.vstack([vector_array(r["embedding"]) for r in rows]) if rows else np.zeros((0, 0), np.float32)
     return ids, matrix
+
+
+async def export_entries(db: Executor, role: str) -> list[KBEntry]:
+    """The role's active entries in the order a clinic reads them (topic, then code), for the KB export."""
+    rows = await db.fetch(
+        f"SELECT {_ENTRY_COLUMNS} FROM kb_entries WHERE role = $1 AND active ORDER BY topic, code", role
+    )
+    return [_entry(r) for r in rows]
 
 
 async def entries_by_code(db: Executor, role: str, codes: list[str]) -> list[KBEntry]:
@@ -146,14 +157,14 @@ async def add_entry(
     value = await db.fetchval(
         """
         INSERT INTO kb_entries (role, code, topic, subtopic, question, answer, explanation, keywords,
-                                search_text, content_hash, embedding, embedding_model)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                                search_text, content_hash, embedding, embedding_model, urgent, sample)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
         ON CONFLICT (role, code) DO UPDATE SET
             topic = EXCLUDED.topic, subtopic = EXCLUDED.subtopic, question = EXCLUDED.question,
             answer = EXCLUDED.answer, explanation = EXCLUDED.explanation, keywords = EXCLUDED.keywords,
             search_text = EXCLUDED.search_text, content_hash = EXCLUDED.content_hash,
             embedding = EXCLUDED.embedding, embedding_model = EXCLUDED.embedding_model,
-            active = true, updated_at = now()
+            urgent = EXCLUDED.urgent, sample = EXCLUDED.sample, active = true, updated_at = now()
         RETURNING id
         """,
         entry.role,
@@ -168,8 +179,31 @@ async def add_entry(
         content_hash,
         embedding,
         embedding_model,
+        entry.urgent,
+        entry.sample,
     )
     return int(value)
+
+
+async def sample_counts(db: Executor) -> dict[str, int]:
+    """Active entries still marked as unreviewed sample material, per role (roles with none are absent)."""
+    rows = await db.fetch(
+        "SELECT role, count(*) AS n FROM kb_entries WHERE active AND sample GROUP BY role ORDER BY role"
+    )
+    return {r["role"]: int(r["n"]) for r in rows}
+
+
+async def mark_reviewed(pool: asyncpg.Pool, role: str) -> int:
+    """Clear the sample flag of every entry of ``role`` (the clinic's doctors have reviewed them) and bump
+    the role's KB version so running bots pick it up. Returns how many active entries were marked."""
+    async with pool.acquire() as conn, conn.transaction():
+        rows = await conn.fetch(
+            "UPDATE kb_entries SET sample = false, updated_at = now() WHERE role = $1 AND sample RETURNING active",
+            role,
+        )
+        if rows:
+            await bump_version(conn, role)
+    return sum(1 for r in rows if r["active"])
 
 
 # What replace_role writes: the import's staging columns but the two the import computes (search text, hash).
@@ -181,7 +215,8 @@ async def replace_role(
 ) -> None:
     """Make ``entries`` (with their vectors) the whole KB of ``role``, in one transaction (COPY)."""
     records = [
-        (role, e.code, e.topic, e.subtopic, e.question, e.answer, e.explanation, e.keywords, v, model)
+        (role, e.code, e.topic, e.subtopic, e.question, e.answer, e.explanation, e.keywords, v, model,
+         e.urgent, e.sample)
         for e, v in zip(entries, vectors, strict=True)
     ]
     async with pool.acquire() as conn, conn.transaction():

@@ -4,6 +4,7 @@ The job holds the role locks on one connection for the whole import (state → e
 imports of the same role never interleave; the write itself is one transaction: rows are COPYed into a
 temporary table and upserted by (role, code) with ``INSERT … ON CONFLICT``; entries of a fully re-imported
 role that are no longer in the file are deactivated (``active = false``; re-adding the code restores them).
+Each staged row carries its ``urgent`` mark and the import's ``sample`` flag.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ STAGE_COLUMNS = (
     "content_hash",
     "embedding",
     "embedding_model",
+    "urgent",
+    "sample",
 )
 
 
@@ -40,6 +43,7 @@ class ExistingEntry:
     content_hash: str
     active: bool
     embedded_with: str | None  # embedding model when an embedding is stored, else None
+    sample: bool = False  # written by an import of the shipped sample KB, not reviewed since
 
 
 @asynccontextmanager
@@ -61,13 +65,13 @@ async def existing_entries(
     rows = await conn.fetch(
         """
         SELECT role, code, content_hash, active,
-               CASE WHEN embedding IS NULL THEN NULL ELSE embedding_model END AS embedded_with
+               CASE WHEN embedding IS NULL THEN NULL ELSE embedding_model END AS embedded_with, sample
         FROM kb_entries WHERE role = ANY($1::text[])
         """,
         list(roles),
     )
     return {
-        (r["role"], r["code"]): ExistingEntry(r["content_hash"], r["active"], r["embedded_with"])
+        (r["role"], r["code"]): ExistingEntry(r["content_hash"], r["active"], r["embedded_with"], r["sample"])
         for r in rows
     }
 
@@ -87,7 +91,7 @@ async def write_entries(
             CREATE TEMP TABLE kb_import_stage (
                 role text, code text, topic text, subtopic text, question text, answer text,
                 explanation text, keywords text[], search_text text, content_hash text,
-                embedding vector(384), embedding_model text
+                embedding vector(384), embedding_model text, urgent boolean, sample boolean
             ) ON COMMIT DROP
             """
         )
@@ -95,15 +99,17 @@ async def write_entries(
         await conn.execute(
             """
             INSERT INTO kb_entries (role, code, topic, subtopic, question, answer, explanation, keywords,
-                                    search_text, content_hash, embedding, embedding_model, active, import_id)
+                                    search_text, content_hash, embedding, embedding_model, urgent, sample,
+                                    active, import_id)
             SELECT role, code, topic, subtopic, question, answer, explanation, keywords,
-                   search_text, content_hash, embedding, embedding_model, true, $1
+                   search_text, content_hash, embedding, embedding_model, urgent, sample, true, $1
             FROM kb_import_stage
             ON CONFLICT (role, code) DO UPDATE SET
                 topic = EXCLUDED.topic, subtopic = EXCLUDED.subtopic, question = EXCLUDED.question,
                 answer = EXCLUDED.answer, explanation = EXCLUDED.explanation, keywords = EXCLUDED.keywords,
                 search_text = EXCLUDED.search_text, content_hash = EXCLUDED.content_hash,
                 embedding = EXCLUDED.embedding, embedding_model = EXCLUDED.embedding_model,
+                urgent = EXCLUDED.urgent, sample = EXCLUDED.sample,
                 active = true, import_id = EXCLUDED.import_id, updated_at = now()
             """,
             import_id,

@@ -536,12 +536,20 @@ class ComposeOut(BaseModel):
 
 
 def curated_answer(role: Role, hit: Hit) -> str:
+    """The entry framed by the persona: the intro (the sample wording for unreviewed sample material), the
+    question, the answer, the explanation, the routine closing line (not after an urgent entry), the code."""
     e = hit.entry
-    parts = [role.answer_intro, f"❓ {e.question}".strip() if e.question else "", e.answer.strip()]
+    intro = role.sample_intro if e.sample else role.answer_intro
+    parts = [intro, f"❓ {e.question}".strip() if e.question else "", e.answer.strip()]
     if e.explanation.strip():
         parts.append(e.explanation.strip())
-    parts += [role.answer_outro, f"📚 Mã tham khảo: {e.code}"]
+    parts += ["" if e.urgent else role.answer_outro, f"📚 Mã tham khảo: {e.code}"]
     return "\n\n".join(p for p in parts if p)
+
+
+def entry_label(e: KBEntry) -> str:
+    """How an entry is introduced to the composing LLM: its code, and URGENT when it is marked so."""
+    return f"[{e.code}] (URGENT)" if e.urgent else f"[{e.code}]"
 
 
 @register
@@ -564,7 +572,7 @@ class ComposeAnswer(StructuredNode):
             "history_text": history_text(shared.get("history") or []),
             "min_suggestions": deps_of(shared).config.min_suggestions,
             "entries_text": "\n\n".join(
-                f"[{h.entry.code}] {h.entry.question}\n{h.entry.answer[:1500]}" for h in hits
+                f"{entry_label(h.entry)} {h.entry.question}\n{h.entry.answer[:1500]}" for h in hits
             ),
         }
 
@@ -592,10 +600,12 @@ class ComposeAnswer(StructuredNode):
         out: ComposeOut = res.value
         hits: list[Hit] = shared["retrieved"]
         explanation = out.explanation.strip()
+        used = set(out.used_codes)
         if res.source == "llm":
+            if any(h.entry.sample for h in hits if h.entry.code in used):
+                explanation = prep["ctx"]["role"].sample_intro + "\n\n" + explanation
             explanation += "\n\n📚 Mã tham khảo: " + ", ".join(out.used_codes)
         say(shared, explanation)
-        used = set(out.used_codes)
         related = [h.entry for h in hits if h.entry.code not in used]
         asked = {shared["query"]} | {h.entry.question for h in hits if h.entry.code in used}
         suggestions = [q.strip() for q in out.suggestion_questions if q.strip()]

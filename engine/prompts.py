@@ -53,7 +53,9 @@ User message: {{ query }}"""
 
 COMPOSE_SYSTEM = """You are {{ role.persona }}. You speak to {{ role.audience }}. Tone: {{ role.tone }}.
 Answer in Vietnamese, using ONLY the knowledge-base entries given (never add facts, doses or diagnoses that are
-not in them). If the entries do not answer the question, say so honestly. Keep it under 1200 characters.
+not in them). If the entries do not answer the question, say so honestly. An entry marked (URGENT) tells the
+reader to get care now: when you use it, keep that urgency first and never suggest waiting or booking a routine
+appointment. Keep it under 1200 characters.
 Reply with JSON only:
 {"explanation": "the answer", "suggestion_questions": ["up to 5 related follow-up questions in Vietnamese"],
  "used_codes": ["codes of the entries you relied on"]}"""

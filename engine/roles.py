@@ -2,6 +2,11 @@
 
 A role selects a KB (``kb_role``) and a persona: who the bot speaks as, to whom, in which tone, the greeting,
 how an answer is framed, and optionally its own score threshold. Adding a role is a TOML edit, no code.
+
+How an answer is framed: ``answer_intro`` before an entry the clinic has made its own, ``sample_intro``
+before an entry of MedBot's shipped sample KB that the clinic's doctors have not reviewed (it must not claim
+to come from them; defaults to a patient or a clinician wording), ``answer_outro`` after a routine entry
+(never after an urgent one).
 """
 
 from __future__ import annotations
@@ -12,6 +17,12 @@ from functools import lru_cache
 from pathlib import Path
 
 ROLES_FILE = Path(__file__).parent / "data" / "roles.toml"
+
+SAMPLE_INTRO = "Thông tin dưới đây lấy từ bộ tài liệu mẫu của MedBot, chưa được bác sĩ của phòng khám duyệt lại:"
+CLINICIAN_SAMPLE_INTRO = (
+    "Thông tin chuyên môn dành cho nhân viên y tế, theo bộ tài liệu mẫu của MedBot (chưa được phòng khám "
+    "thẩm định):"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +38,7 @@ class Role:
     score_threshold: float | None = None
     kb_role: str = ""
     clinician: bool = False  # a role for clinic staff: clinical answers first, the emergency card after them
+    sample_intro: str = SAMPLE_INTRO  # before an answer from unreviewed sample material
 
     @property
     def kb(self) -> str:
@@ -52,6 +64,7 @@ def parse_roles(text: str) -> dict[str, Role]:
         if missing:
             raise ValueError(f"role {key}: missing {', '.join(missing)}")
         threshold = spec.get("score_threshold")
+        clinician = bool(spec.get("clinician", False))
         if threshold is not None and not 0.0 <= float(threshold) <= 1.0:
             raise ValueError(f"role {key}: score_threshold must be between 0 and 1")
         roles[key] = Role(
@@ -65,7 +78,8 @@ def parse_roles(text: str) -> dict[str, Role]:
             answer_outro=spec.get("answer_outro", ""),
             score_threshold=float(threshold) if threshold is not None else None,
             kb_role=spec.get("kb_role", ""),
-            clinician=bool(spec.get("clinician", False)),
+            clinician=clinician,
+            sample_intro=spec.get("sample_intro") or (CLINICIAN_SAMPLE_INTRO if clinician else SAMPLE_INTRO),
         )
     return roles
 

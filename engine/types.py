@@ -25,6 +25,8 @@ class KBEntry:
     subtopic: str = ""
     keywords: list[str] = field(default_factory=list)
     explanation: str = ""
+    urgent: bool = False  # tells the reader to seek care now: no routine closing line after it
+    sample: bool = False  # MedBot's shipped sample, not yet reviewed by the clinic's doctors
 
 
 @dataclass(slots=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from engine.text import strip_diacritics
 
 # Canonical fields of a KB row, in template order.
-FIELDS = ("topic", "subtopic", "code", "question", "answer", "keywords", "explanation", "role")
+FIELDS = ("topic", "subtopic", "code", "question", "answer", "keywords", "explanation", "urgent", "role")
 
 # Display names (the Vietnamese headers of the template) for reports and the template.
 FIELD_HEADERS = {
@@ -26,6 +26,7 @@ FIELD_HEADERS = {
     "answer": "CÂU TRẢ LỜI",
     "keywords": "keywords",
     "explanation": "GIẢI THÍCH",
+    "urgent": "KHẨN CẤP",
     "role": "VAI TRÒ",
 }
 
@@ -37,6 +38,7 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "answer": ("CÂU TRẢ LỜI", "CAUTRALOI", "answer", "trả lời"),
     "keywords": ("keywords", "keyword", "TỪ KHÓA", "từ khoá", "tags"),
     "explanation": ("GIẢI THÍCH", "GIAITHICH", "explanation", "details"),
+    "urgent": ("KHẨN CẤP", "KHANCAP", "khẩn", "urgent"),
     "role": ("role", "VAI TRÒ", "vaitro"),
 }
 

@@ -2,7 +2,9 @@
 
 Used by ``medbot import`` and by the Telegram admin flow (``run_import`` with a progress callback).
 
-1. Every file is hashed, read and validated (in a worker thread; the event loop stays free).
+1. Every file is hashed, then read and validated in a memory- and time-capped child process
+   (``kb_import.isolated``, limits in ``kb_import.limits``): a file that would exhaust memory or time is
+   rejected with a clear message and the process serving patients is untouched; the event loop stays free.
 2. Strict by default: any fatal problem or invalid row rejects the whole import and nothing is written.
    ``skip_invalid`` imports the valid rows and lists the skipped ones; ``dry_run`` stops after computing
    what would change (added / updated / unchanged / deactivated) — the KB is untouched, but the dry run is
@@ -17,6 +19,10 @@ Used by ``medbot import`` and by the Telegram admin flow (``run_import`` with a 
    entries of each imported role that the file no longer has (unless ``keep_missing``; codes of skipped
    invalid rows are kept), the ``kb_imports`` record, and a KB version bump (NOTIFY ``kb_changed``) for every
    role that changed. Running bot processes rebuild that role's index.
+7. Each written row carries its KHẨN CẤP (urgent) mark and the import's ``sample`` option: only the import of
+   the shipped sample KB (``ImportOptions(sample=True)``, ``medbot setup``) marks rows as unreviewed sample
+   material; any other import of a row, even with unchanged content, makes it the clinic's own (counted as
+   updated).
 
 Progress callbacks are always invoked on the event loop's thread: ``progress(stage, done, total)`` with
 stage in ``validate``, ``lock``, ``embed``, ``write``; ``total`` may be None when unknown.
@@ -38,9 +44,11 @@ import asyncpg
 
 from db import imports as import_log
 from db import kb, kb_write
+from kb_import.isolated import validate_isolated
+from kb_import.limits import DEFAULT_LIMITS, ReadLimits
 from kb_import.roles import known_roles as builtin_and
 from kb_import.texts import content_hash, embedding_text, search_text
-from kb_import.validate import FileInfo, Problem, Validation, validate_files
+from kb_import.validate import FileInfo, Problem, Validation
 
 log = logging.getLogger("medbot.kb_import")
 
@@ -58,6 +66,10 @@ class ImportOptions:
     embed: bool = True  # False: leave embeddings NULL for the backfill job
     requested_by: str | None = None
     known_roles: Sequence[str] = ()
+    limits: ReadLimits = DEFAULT_LIMITS  # safety limits on the files and on reading them
+    # The shipped sample KB (``medbot setup``): the rows written are marked as sample material not yet
+    # reviewed by the clinic's doctors. Any other import is the clinic's own: its rows are written unmarked.
+    sample: bool = False
 
 
 @dataclass
@@ -205,12 +217,13 @@ async def run_import(
             )
     known = builtin_and([*await kb_write.existing_roles(pool), *options.known_roles])
     validation: Validation = await asyncio.to_thread(
-        validate_files,
+        validate_isolated,
         entries,
         role=options.role,
         known_roles=known,
         allow_blank_question=options.allow_blank_question,
         progress=_thread_safe(progress),
+        limits=options.limits,
     )
     validation.problems[:0] = missing
     timings["validate_s"] = round(time.perf_counter() - started, 3)
@@ -230,6 +243,8 @@ async def run_import(
                 "allow_blank_question": options.allow_blank_question,
                 "keep_missing": options.keep_missing,
                 "embedder": getattr(use_embedder, "name", None),
+                # only when set, so fingerprints recorded before the option existed still match
+                **({"sample": True} if options.sample else {}),
             },
             sort_keys=True,
         ).encode()
@@ -298,8 +313,8 @@ async def run_import(
                 counts.added += 1
             elif not old.active:
                 counts.reactivated += 1
-            elif old.content_hash != h:
-                counts.updated += 1
+            elif old.content_hash != h or old.sample != options.sample:
+                counts.updated += 1  # a clinic import of sample rows makes them the clinic's own
             elif model is not None and old.embedded_with != model:
                 counts.reembedded += 1
             else:
@@ -412,6 +427,8 @@ async def run_import(
                     hashes[i],
                     vec,
                     model if vec is not None else None,
+                    rows[i].urgent,
+                    options.sample,
                 )
                 for i, vec in zip(staged, vectors, strict=True)
             ]

@@ -12,7 +12,7 @@ from kb_import.headers import FIELD_HEADERS
 from kb_import.roles import BUILTIN_ROLES
 from kb_import.validate import MAX_LENGTH
 
-TEMPLATE_FIELDS = ("topic", "subtopic", "code", "question", "answer", "keywords", "explanation")
+TEMPLATE_FIELDS = ("topic", "subtopic", "code", "question", "answer", "keywords", "explanation", "urgent")
 WIDTHS = {
     "topic": 22,
     "subtopic": 18,
@@ -21,6 +21,7 @@ WIDTHS = {
     "answer": 70,
     "keywords": 40,
     "explanation": 50,
+    "urgent": 12,
 }
 
 EXAMPLE = {
@@ -35,6 +36,7 @@ EXAMPLE = {
     ),
     "keywords": "ê buốt; e buot; buốt răng; nhạy cảm ngà; răng ê khi uống lạnh",
     "explanation": "",
+    "urgent": "",
 }
 
 
@@ -75,6 +77,12 @@ def _notes() -> list[tuple[str, str]]:
             "Từ khóa, cách nói khác, từ địa phương, cả dạng không dấu; ngăn cách bằng dấu “;”.",
         ),
         (FIELD_HEADERS["explanation"], "Giải thích chi tiết hơn (không bắt buộc)."),
+        (
+            FIELD_HEADERS["urgent"],
+            "Ghi “x” (hoặc “có”) nếu câu trả lời yêu cầu người đọc đi cấp cứu hoặc xử trí ngay, ví dụ "
+            "“đến phòng cấp cứu ngay”, “gọi 115”; để trống nếu không. Câu trả lời của mục khẩn cấp sẽ không "
+            "kèm câu nhắc thông thường như “bạn nên đặt lịch khám”. Không bắt buộc; cột này có thể bỏ.",
+        ),
         ("", ""),
         (
             "Nhập lại",

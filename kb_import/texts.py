@@ -7,7 +7,9 @@
 * Search text: the folded (lowercase, no diacritics) question, keywords, topic, subtopic and answer, in that
   order — a convenience column for SQL-side search and debugging; the in-memory TF-IDF index of the
   retrieval code weighs the fields itself.
-* Content hash: sha256 over every stored field except role and code; equal hashes mean "unchanged".
+* Content hash: sha256 over every stored field except role and code; equal hashes mean "unchanged". The
+  urgent flag joins the hashed fields only when set, so the hashes of entries stored before it existed (all
+  not urgent) did not change.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ def search_text(row: Row) -> str:
 
 
 def content_hash(row: Row) -> str:
-    payload = json.dumps(
-        [row.topic, row.subtopic, row.question, row.answer, row.explanation, row.keywords], ensure_ascii=False
-    )
+    fields: list[object] = [row.topic, row.subtopic, row.question, row.answer, row.explanation, row.keywords]
+    if row.urgent:
+        fields.append("urgent")
+    payload = json.dumps(fields, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -8,7 +8,8 @@ Rules (each problem carries a stable ``code``, an English ``message`` and a Viet
 * row errors (the row is skipped with ``--skip-invalid``; strict mode rejects the file): ``missing_code``,
   ``missing_question``, ``missing_answer``, ``duplicate_code`` (within a role, across all files of the
   import), ``too_long``, ``excel_error`` (``#N/A``, ``#REF!`` …), ``formula_no_value`` (a formula saved
-  without its computed value), ``control_chars``, ``unknown_role`` (a role cell naming no known role).
+  without its computed value), ``control_chars``, ``unknown_role`` (a role cell naming no known role),
+  ``invalid_urgent`` (a KHẨN CẤP cell that is neither blank nor a recognised yes/no).
 * warnings (reported, nothing skipped): ``sheet_skipped`` (a sheet without a KB table, e.g. the template's
   notes), ``ignored_column``, ``duplicate_column``.
 
@@ -19,6 +20,10 @@ Decisions:
 * A blank ĐỀ MỤC inherits the topic of the row above (merged cells read as blank); a row with only a topic
   is a section heading, not an entry.
 * ``keywords`` are split on ``;`` or new lines (on ``,`` when the cell has no ``;``), trimmed, de-duplicated.
+* The optional KHẨN CẤP column marks entries that send the reader to urgent care (their answers get no
+  routine closing line). A blank cell is "no"; ``x``, ``có``, ``1``, ``yes``, ``true``, ``khẩn``, a check mark
+  … are "yes"; ``0``, ``không``, ``no``, ``false`` are "no" (compared folded); anything else is an error, so
+  a typo never silently drops the mark.
 * All text is NFC-normalised; numbers read as codes lose a trailing ``.0`` (``STT`` 1.0 → ``1``).
 """
 
@@ -32,7 +37,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kb_import.headers import FIELD_HEADERS, HEADER_SCAN_ROWS, HeaderMap, column_letter, match_header
+from kb_import.headers import (
+    FIELD_HEADERS,
+    HEADER_SCAN_ROWS,
+    HeaderMap,
+    column_letter,
+    fold_key,
+    match_header,
+)
 from kb_import.readers import RawSheet, ReadError, open_file
 from kb_import.roles import ROLE_ID, resolve_role
 
@@ -44,6 +56,7 @@ MAX_LENGTH = {
     "answer": 8000,
     "keywords": 4000,
     "explanation": 16000,
+    "urgent": 64,
     "role": 64,
 }
 EXCEL_ERRORS = frozenset(
@@ -51,6 +64,9 @@ EXCEL_ERRORS = frozenset(
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _KEYWORD_SPLIT = re.compile(r"[;\n]+")
+URGENT_YES = frozenset({"x", "co", "1", "yes", "y", "true", "khan", "khancap", "urgent"})
+URGENT_NO = frozenset({"0", "khong", "no", "n", "false"})
+_CHECK_MARKS = frozenset("✓✔☑✅")
 
 ProgressFn = Callable[[str, int, int | None], None]
 
@@ -62,6 +78,7 @@ _FIELD_VI = {
     "subtopic": "chủ đề con",
     "keywords": "từ khóa",
     "explanation": "giải thích",
+    "urgent": "khẩn cấp",
     "role": "vai trò",
 }
 
@@ -123,6 +140,7 @@ class Row:
     file: str
     sheet: str | None
     row: int
+    urgent: bool = False
 
 
 @dataclass
@@ -184,6 +202,20 @@ def cell_text(value: Any) -> str:
     if not text.isascii():
         text = unicodedata.normalize("NFC", text)
     return text.strip()
+
+
+def parse_urgent(text: str) -> bool | None:
+    """A KHẨN CẤP cell: True / False, or None when the value means neither (an error to report)."""
+    if not text:
+        return False
+    if text in _CHECK_MARKS:
+        return True
+    key = fold_key(text)
+    if key in URGENT_YES:
+        return True
+    if key in URGENT_NO:
+        return False
+    return None
 
 
 def split_keywords(text: str) -> list[str]:
@@ -428,6 +460,13 @@ class _Validator:
                 bad.append(
                     self._cell_problem("missing_answer", "answer", columns["answer"], number, raw, header)
                 )
+            urgent = parse_urgent(values.get("urgent", ""))
+            if urgent is None:
+                bad.append(
+                    self._cell_problem(
+                        "invalid_urgent", "urgent", columns["urgent"], number, raw, header, values["urgent"]
+                    )
+                )
             if not question and not self.allow_blank_question:
                 bad.append(
                     self._cell_problem(
@@ -479,6 +518,7 @@ class _Validator:
                 file=file,
                 sheet=sheet,
                 row=number,
+                urgent=bool(urgent),
             )
             self.first_seen[(row_role, code)] = entry
             out.rows.append(entry)
@@ -514,6 +554,15 @@ class _Validator:
         elif code == "unknown_role":
             msg = f"unknown role {value!r}"
             msg_vi = f"Vai trò “{value}” không tồn tại."
+        elif code == "invalid_urgent":
+            msg = (
+                f"{label} must be blank (not urgent) or a yes/no mark such as x, có, 1, yes (urgent) or "
+                f"không, 0, no; got {excerpt!r}"
+            )
+            msg_vi = (
+                f"Ô {label} ghi “{excerpt}” không hợp lệ: ghi “x” (hoặc “có”) nếu mục này cần xử trí khẩn cấp, "
+                "để trống nếu không."
+            )
         elif code == "missing_role":
             msg = "no role: fill the VAI TRÒ cell, name the sheet after the role, or pass --role"
             msg_vi = "Thiếu vai trò: điền ô VAI TRÒ, đặt tên trang theo vai trò, hoặc chọn vai trò khi nhập."

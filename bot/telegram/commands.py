@@ -26,6 +26,7 @@ ADMIN_COMMANDS = [
     BotCommand(command="stats", description="Thống kê 7/30 ngày"),
     BotCommand(command="unanswered", description="Câu hỏi chưa trả lời tốt"),
     BotCommand(command="kb_add", description="Thêm một câu hỏi vào KB"),
+    BotCommand(command="duyetkb", description="Xác nhận bác sĩ đã duyệt KB mẫu"),
     BotCommand(command="reload", description="Tải lại KB"),
 ]
 

@@ -39,6 +39,7 @@ HELP_ADMIN = (
     "/stats — thống kê 7/30 ngày\n"
     "/unanswered — câu hỏi chưa trả lời tốt\n"
     "/kb_add — thêm một câu hỏi vào KB\n"
+    "/duyetkb — xác nhận bác sĩ đã duyệt KB mẫu của một chuyên khoa\n"
     "/reload — tải lại KB"
 )
 
@@ -85,6 +86,20 @@ KB_ADD_USAGE = (
 )
 KB_ADDED = "✅ Đã thêm vào KB ({label}) với mã <code>{code}</code>."
 RELOADED = "🔄 Đã yêu cầu tải lại KB cho {n} chuyên khoa; menu lệnh đã được cập nhật."
+KB_REVIEWED_USAGE = (
+    "Cách dùng: <code>/duyetkb chuyên_khoa</code>, ví dụ <code>/duyetkb patient_dental</code>.\n"
+    "Chỉ dùng sau khi bác sĩ của phòng khám đã đọc và duyệt các câu trả lời mẫu của chuyên khoa đó: từ đó, "
+    "câu trả lời sẽ không còn ghi là tài liệu mẫu chưa được duyệt."
+)
+KB_REVIEWED_PENDING = "📋 Chuyên khoa còn dùng tài liệu mẫu chưa được duyệt:\n{items}"
+KB_REVIEWED_PENDING_ITEM = "• {label} (<code>{role}</code>): {n} mục"
+KB_REVIEWED_NO_PENDING = "Không còn chuyên khoa nào dùng tài liệu mẫu chưa được duyệt."
+KB_REVIEWED = (
+    "✅ Đã đánh dấu {n} mục của chuyên khoa {label} là đã được bác sĩ phòng khám duyệt. Từ giờ, câu trả lời "
+    "từ các mục này không còn ghi là tài liệu mẫu."
+)
+KB_REVIEWED_NONE = "Chuyên khoa {label} không có mục nào là tài liệu mẫu chưa duyệt, nên không có gì thay đổi."
+KB_REVIEWED_UNKNOWN = "Không tìm thấy chuyên khoa “{name}”."
 UNANSWERED_NONE = "🎉 Không có câu hỏi nào cần xem lại trong 30 ngày qua."
 UNANSWERED_HEAD = "📝 <b>Câu hỏi cần xem lại</b> (điểm thấp hoặc bị 👎):"
 UNANSWERED_PROMPT = (

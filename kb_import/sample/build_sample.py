@@ -1,7 +1,9 @@
 """Build ``sample_kb.xlsx`` from the Python data in this folder: ``python -m kb_import.sample.build_sample``.
 
 One sheet per role (sheet name = role id), the standard headers, codes numbered per role with the role's
-prefix. Keywords get their no-diacritic forms appended, since patients often type without diacritics.
+prefix. Keywords get their no-diacritic forms appended, since patients often type without diacritics. A data
+module may list the codes of its urgent entries (answers that send the reader to urgent care) in
+``URGENT_CODES``; they get an ``x`` in the KHẨN CẤP column. A listed code that no entry has stops the build.
 The content is written for this project in careful, conservative Vietnamese (plain language for patients,
 professional for doctors) and is not copied from any website; it is sample data for a clinic to replace.
 """
@@ -10,21 +12,24 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from kb_import.headers import strip_diacritics
-from kb_import.sample import SAMPLE_PATH
-from kb_import.sample.data_doctor_dental import ENTRIES as DOCTOR_DENTAL
-from kb_import.sample.data_doctor_endocrine import ENTRIES as DOCTOR_ENDOCRINE
-from kb_import.sample.data_patient_dental import ENTRIES as PATIENT_DENTAL
-from kb_import.sample.data_patient_diabetes import ENTRIES as PATIENT_DIABETES
+from kb_import.sample import (
+    SAMPLE_PATH,
+    data_doctor_dental,
+    data_doctor_endocrine,
+    data_patient_dental,
+    data_patient_diabetes,
+)
 
-HEADERS = ["ĐỀ MỤC", "CHỦ ĐỀ CON", "MÃ SỐ", "CÂU HỎI", "CÂU TRẢ LỜI", "keywords"]
+HEADERS = ["ĐỀ MỤC", "CHỦ ĐỀ CON", "MÃ SỐ", "CÂU HỎI", "CÂU TRẢ LỜI", "keywords", "KHẨN CẤP"]
 
-ROLES: dict[str, tuple[str, list[tuple[str, str, str, str]]]] = {
-    "patient_dental": ("NK", PATIENT_DENTAL),
-    "patient_diabetes": ("TD", PATIENT_DIABETES),
-    "doctor_dental": ("BSNK", DOCTOR_DENTAL),
-    "doctor_endocrine": ("BSNT", DOCTOR_ENDOCRINE),
+ROLES: dict[str, tuple[str, ModuleType]] = {
+    "patient_dental": ("NK", data_patient_dental),
+    "patient_diabetes": ("TD", data_patient_diabetes),
+    "doctor_dental": ("BSNK", data_doctor_dental),
+    "doctor_endocrine": ("BSNT", data_doctor_endocrine),
 }
 
 
@@ -40,10 +45,16 @@ def keywords_with_plain_forms(keywords: str) -> str:
 def sample_rows() -> dict[str, list[list[str]]]:
     """Rows per role sheet, in the header order above."""
     sheets: dict[str, list[list[str]]] = {}
-    for role, (prefix, entries) in ROLES.items():
+    for role, (prefix, module) in ROLES.items():
+        urgent: frozenset[str] = getattr(module, "URGENT_CODES", frozenset())
         rows = []
-        for i, (topic, question, answer, keywords) in enumerate(entries, start=1):
-            rows.append([topic, "", f"{prefix}-{i:03d}", question, answer, keywords_with_plain_forms(keywords)])
+        for i, (topic, question, answer, keywords) in enumerate(module.ENTRIES, start=1):
+            code = f"{prefix}-{i:03d}"
+            mark = "x" if code in urgent else ""
+            rows.append([topic, "", code, question, answer, keywords_with_plain_forms(keywords), mark])
+        unknown = sorted(urgent - {row[2] for row in rows})
+        if unknown:
+            raise ValueError(f"{module.__name__}: URGENT_CODES names codes no entry has: {', '.join(unknown)}")
         sheets[role] = rows
     return sheets
 
@@ -61,7 +72,7 @@ def build(path: Path = SAMPLE_PATH) -> Path:
             ws.append(row)
         for cell in ws[1]:
             cell.font = Font(bold=True)
-        for letter, width in zip("ABCDEF", (26, 14, 11, 48, 90, 50), strict=True):
+        for letter, width in zip("ABCDEFG", (26, 14, 11, 48, 90, 50, 11), strict=True):
             ws.column_dimensions[letter].width = width
         for row in ws.iter_rows(min_row=2):
             for cell in row:

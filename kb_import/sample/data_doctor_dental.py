@@ -221,3 +221,4 @@ ENTRIES: list[tuple[str, str, str, str]] = [
      "Tiêm phòng viêm gan B cho nhân viên và có quy trình xử lý phơi nhiễm nghề nghiệp.",
      "kiểm soát nhiễm khuẩn; vô khuẩn nha khoa; tiệt khuẩn dụng cụ; phơi nhiễm nghề nghiệp"),
 ]
+URGENT_CODES: frozenset[str] = frozenset()

@@ -226,3 +226,4 @@ ENTRIES: list[tuple[str, str, str, str]] = [
      "Nghi suy thượng thận cấp (sốc, nôn, đau bụng) phải tiêm hydrocortisone ngay, không chờ kết quả xét nghiệm.",
      "suy thượng thận; cortisol sáng; Synacthen; Addison; ngưng corticoid; hydrocortisone"),
 ]
+URGENT_CODES: frozenset[str] = frozenset()

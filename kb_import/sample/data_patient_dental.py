@@ -251,3 +251,4 @@ ENTRIES: list[tuple[str, str, str, str]] = [
      "Giảm căng thẳng, hạn chế cà phê và rượu buổi tối cũng giúp ích; nếu kèm ngáy to, ngưng thở khi ngủ, nên khám thêm chuyên khoa.",
      "nghiến răng; nghiến răng khi ngủ; mòn răng; máng nhai"),
 ]
+URGENT_CODES: frozenset[str] = frozenset({"NK-012", "NK-014", "NK-018", "NK-025", "NK-042"})

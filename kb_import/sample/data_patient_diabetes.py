@@ -234,3 +234,4 @@ ENTRIES: list[tuple[str, str, str, str]] = [
      "Bỏ thuốc lá là một trong những việc có lợi nhất bạn có thể làm; bác sĩ có thể hỗ trợ bạn cai thuốc.",
      "hút thuốc; thuốc lá; cai thuốc lá"),
 ]
+URGENT_CODES: frozenset[str] = frozenset({"TD-025", "TD-035", "TD-038"})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from db import kb
 from db.settings import load_settings
 
 
@@ -27,6 +28,13 @@ async def test_setup_imports_the_sample_kb_once(db, db_url, capsys):
     topics = await db.fetchval("SELECT count(DISTINCT topic) FROM kb_entries WHERE role = 'patient_diabetes'")
     assert topics >= 6
     assert await db.fetchval("SELECT status FROM kb_imports") == "applied"
+    # Sample material until the clinic reviews it; the urgent entries carry their KHẨN CẤP mark.
+    assert await kb.sample_counts(db) == counts
+    urgent = {(e.role, e.code) for role in counts for e in await kb.active_entries(db, role) if e.urgent}
+    assert urgent == {
+        *(("patient_dental", c) for c in ("NK-012", "NK-014", "NK-018", "NK-025", "NK-042")),
+        *(("patient_diabetes", c) for c in ("TD-025", "TD-035", "TD-038")),
+    }
     capsys.readouterr()
 
     assert await setup(settings) == 0  # second run: the KB is not empty, nothing imported

@@ -100,9 +100,10 @@ async def test_good_replies(server, make_deps, sample_pool):
     out, shared = await run(make_deps())
     assert shared["classification_source"] == "llm" and shared["rag_questions"] == ["Niềng răng mất bao lâu?"]
     assert shared["pruning"] == {"before": 20, "after": 3, "source": "llm", "error": None}
-    assert out["explain"].startswith("Niềng răng thường mất khoảng 1,5–2 năm") and out["explain"].endswith(
-        DISCLAIMER
-    )
+    # The sample KB is unreviewed sample material: the composed answer says so before the LLM's text.
+    sample_line = "Thông tin dưới đây lấy từ bộ tài liệu mẫu của MedBot, chưa được bác sĩ của phòng khám duyệt lại:"
+    assert out["explain"].startswith(sample_line + "\n\nNiềng răng thường mất khoảng 1,5–2 năm")
+    assert out["explain"].endswith(DISCLAIMER)
     assert (
         out["citations"] == ["NK-027"]
         and "Bao nhiêu tuổi thì niềng răng được?" in out["suggestion_questions"]
@@ -116,6 +117,23 @@ async def test_good_replies(server, make_deps, sample_pool):
         "SELECT answer FROM kb_entries WHERE role = 'patient_dental' AND code = 'NK-027'"
     )
     assert "[NK-027]" in compose_prompt and nk027[:200] in compose_prompt  # grounded on the real entry
+
+
+async def test_urgent_entry_is_marked_for_the_llm_and_gets_no_routine_closing_line(server, make_deps):
+    # NK-014 (wisdom tooth swelling) is marked KHẨN CẤP in the sample KB; NK-013 is routine.
+    server.push(
+        Reply(content=chat_json({"input_type": "medical_question", "confidence": 0.9, "reason": "răng khôn",
+                                 "rag_questions": ["Răng khôn bị sưng đau phải làm sao?"]})),
+        Reply(content=chat_json({"keep_codes": ["NK-014", "NK-013"]})),
+        Reply(content=chat_json({"explanation": "Nếu sưng lan xuống cổ hoặc khó nuốt, hãy đến cơ sở cấp cứu ngay.",
+                                 "suggestion_questions": [], "used_codes": ["NK-014"]})),
+    )  # fmt: skip
+    out, shared = await run(make_deps(), "răng khôn bị sưng đau phải làm sao")
+    assert shared["answer_source"] == "llm" and out["citations"] == ["NK-014"]
+    compose_prompt = server.requests[2]["messages"][-1]["content"]
+    assert "[NK-014] (URGENT)" in compose_prompt and "[NK-013] Răng khôn" in compose_prompt
+    assert "URGENT" in server.requests[2]["messages"][0]["content"]  # the system prompt says what it means
+    assert "đặt lịch" not in out["explain"]
 
 
 async def test_429_retry_after_is_honoured(server, make_deps):

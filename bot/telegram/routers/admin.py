@@ -1,5 +1,6 @@
 """Admin features: KB import from a sent .xlsx/.csv (dry run → "Nhập"/"Huỷ" → progress → summary),
-/stats (+ PNG chart), /unanswered (tap to answer → new KB entry), /kb_add, /reload, /import.
+/stats (+ PNG chart), /unanswered (tap to answer → new KB entry), /kb_add, /reload, /import, /duyetkb (the
+clinic's doctors reviewed a role's sample entries: ``kb_import.review``).
 
 Every handler here is authorised by ``AdminMiddleware`` (inner middleware: it runs only once a handler
 matched), so a non-admin sending an admin command, a document or an admin callback gets a refusal and
@@ -41,6 +42,7 @@ from engine.embedding import passage_text
 from engine.text import fold
 from engine.types import KBEntry
 from kb_import.cli import make_cached_embedder
+from kb_import.review import mark_role_reviewed
 
 log = logging.getLogger("medbot.telegram.admin")
 MAX_FILE = 20 * 1024 * 1024
@@ -60,6 +62,7 @@ def build(settings: Settings) -> Router:
     router.message.register(answer_reply, F.text & F.reply_to_message.text.regexp(_QREF, mode="search"))
     router.message.register(kb_add, Command("kb_add"))
     router.message.register(reload, Command("reload"))
+    router.message.register(kb_reviewed, Command("duyetkb"))
     return router
 
 
@@ -265,3 +268,32 @@ async def reload(message: Message, bot: Bot, service: ChatService, settings: Set
             await kb.bump_version(conn, role)
     await set_menus(bot, service.pool, settings)
     await message.answer(texts.RELOADED.format(n=len(roles)))
+
+# ---------------------------------------------------------------- duyetkb
+def _pending_text(pending: dict[str, int]) -> str:
+    if not pending:
+        return texts.KB_REVIEWED_NO_PENDING
+    items = "\n".join(
+        texts.KB_REVIEWED_PENDING_ITEM.format(label=html.escape(role_label(role)), role=html.escape(role), n=n)
+        for role, n in pending.items()
+    )
+    return texts.KB_REVIEWED_PENDING.format(items=items)
+
+
+async def kb_reviewed(message: Message, command: CommandObject, user: User, service: ChatService) -> None:
+    name = (command.args or "").strip()
+    if not name:
+        pending = await kb.sample_counts(service.pool)
+        await message.answer(texts.KB_REVIEWED_USAGE + "\n\n" + _pending_text(pending))
+        return
+    result = await mark_role_reviewed(
+        service.pool, name, requested_by=f"telegram:{user.external_id}", extra_roles=service.roles
+    )
+    if result.role is None:
+        reply = texts.KB_REVIEWED_UNKNOWN.format(name=html.escape(name))
+        await message.answer(reply + "\n\n" + _pending_text(result.pending))
+    elif result.marked == 0:
+        await message.answer(texts.KB_REVIEWED_NONE.format(label=html.escape(role_label(result.role))))
+    else:
+        label = html.escape(role_label(result.role))
+        await message.answer(texts.KB_REVIEWED.format(n=result.marked, label=label))
