@@ -2,7 +2,8 @@
 Dispatcher with its middlewares and routers, and the two ways updates arrive.
 
 - Webhook (production, ``TELEGRAM_WEBHOOK_URL`` set): one aiohttp app on ``PORT`` with
-  ``POST /telegram/webhook`` and ``GET /healthz``. The secret header is compared in constant time (401
+  ``POST /telegram/webhook`` and ``GET /healthz`` (200 ``{"status": "ok"}``, or 503 ``{"status": "degraded"}``
+  when the database does not answer — the error itself is only logged). The secret header is compared in constant time (401
   otherwise). The handler awaits ``Dispatcher.feed_update`` and answers 200 only once the update has been
   handled, stored and replied to — so Telegram redelivers anything a crashed worker did not finish.
   The secret is ``TELEGRAM_WEBHOOK_SECRET`` or, when unset, derived from the bot token (every worker of
@@ -157,7 +158,9 @@ def webhook_app(bot: Bot, dp: Dispatcher, service: ChatService, secret: str) -> 
         try:
             await service.pool.fetchval("SELECT 1")
         except Exception as exc:
-            return web.json_response({"status": "db-down", "error": str(exc)}, status=503)
+            # The detail (host, database, driver message) is for the operator's log, never the response.
+            log.warning("healthz.degraded error=%r", exc)
+            return web.json_response({"status": "degraded"}, status=503)
         return web.json_response({"status": "ok"})
 
     app = web.Application()

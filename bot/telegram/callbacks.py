@@ -1,9 +1,20 @@
 """Typed callback data for every inline button. Packed values stay far below Telegram's 64-byte limit:
-buttons carry short ids (suggestion set id + index, message id, pending-action id), never text."""
+buttons carry short ids (suggestion set id + index, message id, pending-action id), never text.
+
+Numbers are bounded to what their database columns hold (``DbId``: bigserial ids; ``Index``: integer
+positions), so a forged or garbled value (``sq:abc:0``, ``fb:99999999999999999999:1``) fails to unpack like
+any other malformed payload and is answered by the catch-all callback handler
+(``bot.telegram.routers.fallback``) instead of reaching SQL."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from aiogram.filters.callback_data import CallbackData
+from pydantic import Field
+
+DbId = Annotated[int, Field(ge=1, le=2**63 - 1)]
+Index = Annotated[int, Field(ge=0, le=2**31 - 1)]
 
 
 class RoleCb(CallbackData, prefix="role"):
@@ -11,13 +22,13 @@ class RoleCb(CallbackData, prefix="role"):
 
 
 class SuggestCb(CallbackData, prefix="sq"):
-    set_id: int
-    i: int
+    set_id: DbId
+    i: Index
 
 
 class FeedbackCb(CallbackData, prefix="fb"):
-    message_id: int
-    rating: int
+    message_id: DbId
+    rating: Annotated[int, Field(ge=-1, le=1)]
 
 
 class EraseCb(CallbackData, prefix="erase"):
@@ -26,8 +37,8 @@ class EraseCb(CallbackData, prefix="erase"):
 
 class ImportCb(CallbackData, prefix="imp"):
     action: str  # "ok" | "no"
-    pending_id: int
+    pending_id: DbId
 
 
 class UnansweredCb(CallbackData, prefix="ua"):
-    message_id: int
+    message_id: DbId

@@ -14,7 +14,9 @@ the admin authorisation middleware of the admin router.
   Telegram's retry is processed.
 - ``UserMiddleware`` loads (or creates) the user and puts it in the handler data as ``user``.
 - ``AdminMiddleware`` (inner, on the admin router) lets a matched admin handler run only for ``ADMIN_IDS``
-  or users flagged admin in the database; everyone else gets a polite refusal and nothing changes.
+  or users flagged admin in the database; everyone else gets a polite refusal and nothing changes. Even an
+  admin is served only in a private chat: in a group or channel (where the answer would show patients'
+  questions to everyone there) the admin gets a short note to write privately, and no data.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiogram import BaseMiddleware, Bot
-from aiogram.types import CallbackQuery, Message, TelegramObject, Update, User
+from aiogram.enums import ChatType
+from aiogram.types import CallbackQuery, Chat, Message, TelegramObject, Update, User
 from aiogram.utils.text_decorations import html_decoration
 
 from bot.service import ChatService, Emergency
@@ -147,11 +150,19 @@ class AdminMiddleware(BaseMiddleware):
     async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
         tg_user: User | None = data.get("event_from_user")
         user = data.get("user")
-        if tg_user is not None and (tg_user.id in self.admin_ids or (user is not None and user.is_admin)):
-            return await handler(event, data)
-        log.warning("admin.refused user=%s event=%s", tg_user.id if tg_user else None, type(event).__name__)
-        if isinstance(event, CallbackQuery):
-            await event.answer(texts.ADMIN_ONLY, show_alert=True)
-        elif isinstance(event, Message):
-            await event.answer(texts.ADMIN_ONLY_DOCUMENT if event.document else texts.ADMIN_ONLY)
-        return None
+        if tg_user is None or not (tg_user.id in self.admin_ids or (user is not None and user.is_admin)):
+            log.warning("admin.refused user=%s event=%s", tg_user.id if tg_user else None, type(event).__name__)
+            if isinstance(event, CallbackQuery):
+                await event.answer(texts.ADMIN_ONLY, show_alert=True)
+            elif isinstance(event, Message):
+                await event.answer(texts.ADMIN_ONLY_DOCUMENT if event.document else texts.ADMIN_ONLY)
+            return None
+        chat: Chat | None = data.get("event_chat")
+        if chat is not None and chat.type != ChatType.PRIVATE:
+            log.info("admin.not_private user=%s chat=%s type=%s", tg_user.id, chat.id, chat.type)
+            if isinstance(event, CallbackQuery):
+                await event.answer(texts.ADMIN_PRIVATE_ONLY, show_alert=True)
+            elif isinstance(event, Message):
+                await event.answer(texts.ADMIN_PRIVATE_ONLY)
+            return None
+        return await handler(event, data)

@@ -48,6 +48,7 @@ UNKNOWN_COMMAND = "Mình chưa hiểu lệnh này. Gõ /help để xem hướng 
 EMPTY_ANSWER = "Xin lỗi, mình chưa tìm được câu trả lời phù hợp. Bạn thử diễn đạt lại câu hỏi giúp mình nhé."
 SOURCES = "📚 Nguồn: {codes}"
 SUGGESTION_EXPIRED = "Câu hỏi này đã hết hạn, bạn vui lòng gõ lại câu hỏi nhé."
+BUTTON_EXPIRED = "Nút này không còn dùng được nữa. Bạn vui lòng gõ lại câu hỏi hoặc lệnh nhé."
 THANKS_UP = "Cảm ơn bạn đã đánh giá! 👍"
 THANKS_DOWN = "Cảm ơn bạn! Mình sẽ chuyển để bác sĩ cải thiện câu trả lời. 🙏"
 FEEDBACK_GONE = "Câu trả lời này không còn nữa."
@@ -66,6 +67,10 @@ ERASE_CANCELLED = "Đã huỷ, dữ liệu của bạn vẫn được giữ nguy
 ADMIN_ONLY = "⛔ Chức năng này chỉ dành cho quản trị viên."
 ADMIN_ONLY_DOCUMENT = (
     "⛔ Chỉ quản trị viên mới gửi được tệp dữ liệu. Nếu bạn muốn hỏi, vui lòng gõ câu hỏi nhé."
+)
+ADMIN_PRIVATE_ONLY = (
+    "🔒 Lệnh quản trị có thể hiển thị câu hỏi của bệnh nhân nên chỉ dùng được khi nhắn riêng với bot. "
+    "Bạn mở cuộc trò chuyện riêng với mình rồi gửi lại lệnh nhé."
 )
 IMPORT_HOWTO = (
     "📥 Gửi tệp <b>.xlsx</b> hoặc <b>.csv</b> vào đây. Mình sẽ kiểm tra trước rồi mới hỏi bạn có nhập không."

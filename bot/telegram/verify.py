@@ -42,6 +42,7 @@ from aiogram.types import (
 )
 
 from bot.service import ChatService
+from bot.telegram.callbacks import DbId, Index
 from bot.verify_service import ItemView, VerificationService
 from db import users
 from db import verification as repo
@@ -69,8 +70,8 @@ ASK_ARTICLE = (
 
 class VerifyCB(CallbackData, prefix="vf"):
     action: str  # a = accept, r = search again, s = skip, q = stop, c = continue (resume)
-    sid: int
-    idx: int
+    sid: DbId
+    idx: Index
 
 
 def keyboard(view: ItemView) -> InlineKeyboardMarkup:

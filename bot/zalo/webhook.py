@@ -2,8 +2,15 @@
 
 Each request is verified before anything else: ``X-ZEvent-Signature`` must equal ``mac=`` + hex SHA-256
 of ``ZALO_APP_ID`` + the raw body + the event's ``timestamp`` field + ``ZALO_OA_SECRET`` (plain SHA-256, not
-HMAC; compared in constant time). Anything else — no header, a wrong one, a body that is not a JSON object,
-Zalo not configured — is answered 401 and nothing is stored.
+HMAC; compared in constant time). The signature is checked on the raw bytes before any JSON parsing: the
+timestamp it covers is read from the bytes (a ``"timestamp": "<digits>"`` member), so an unauthenticated
+body is never parsed. Answers, in order: a body over ``MAX_BODY_BYTES`` → 413; no header, a wrong signature,
+Zalo not configured → 401; a body with no timestamp to check, or a signed body that is not a JSON object
+(including one nested too deep to parse) → 400. Nothing is stored in any of these cases.
+
+Replays: an event whose ``timestamp`` (ms) is more than ``REPLAY_WINDOW_MS`` (5 minutes) away from now is
+answered 200 and not processed (logged ``zalo.webhook.stale``): 200 so that Zalo does not retry it, while a
+captured event cannot be replayed later, even after its ``msg_id`` left ``processed_updates``.
 
 Triage first: the text of a verified event goes through ``ChatService.guard`` before anything that needs the
 database, so an emergency is answered even when PostgreSQL is down (a redelivery of it repeats the card: better
@@ -15,8 +22,8 @@ unexpected error while handling is logged and the patient is told to try again (
 event stays recorded, so a redelivery is not answered twice. Only an error before anything could be sent
 (database down) is answered 500, with the event forgotten so that a redelivery is processed.
 
-Replays: a captured, correctly signed event can only be replayed with its own ``msg_id``, which is dropped
-as a duplicate while ``processed_updates`` keeps it (the cleanup job's ``WORKER_PROCESSED_UPDATES_DAYS``).
+Within the replay window a captured, correctly signed event can only be replayed with its own ``msg_id``,
+which is dropped as a duplicate (``processed_updates``).
 
 Mounting (``bot/main.py``): with Telegram configured, call :func:`zalo_routes` on the Telegram webhook app
 when :func:`bot.zalo.zalo_configured` is true; with Zalo alone, serve :func:`build_app` (``/zalo/webhook`` and
@@ -30,6 +37,8 @@ import hashlib
 import hmac
 import json
 import logging
+import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,20 +65,76 @@ def sign(app_id: str, body: bytes, timestamp: str, secret: str) -> str:
     return f"mac={digest}"
 
 
-def verify(settings: Settings, body: bytes, header: str | None) -> dict[str, Any] | None:
-    """The event when the signature is right, else None."""
+MAX_BODY_BYTES = 256 * 1024  # a real event is a few KB (texts are capped at 2,000 characters)
+REPLAY_WINDOW_MS = 5 * 60 * 1000
+_TIMESTAMP = re.compile(rb'"timestamp"\s*:\s*"?(\d{1,20})(?=["\s,}])')
+_MAX_TIMESTAMPS = 4  # candidates tried against the signature (the event's own one comes first in practice)
+
+
+class Rejected(Exception):
+    """A webhook request that is answered ``status`` and not processed."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def authenticate(settings: Settings, body: bytes, header: str | None) -> dict[str, Any]:
+    """The event, once its signature is right; raises :class:`Rejected` (401 or 400) otherwise.
+
+    The signature is checked on the raw bytes first: JSON is parsed only for a body Zalo signed."""
     if not header or not settings.zalo_app_id or settings.zalo_oa_secret is None:
-        return None
+        raise Rejected(401, "signature")
+    secret = settings.zalo_oa_secret.get_secret_value()
+    given = header.strip().encode()
+    stamps = [m.group(1).decode() for m in _TIMESTAMP.finditer(body)][:_MAX_TIMESTAMPS]
+    if not stamps:
+        raise Rejected(400, "no_timestamp")
+    app_id = settings.zalo_app_id
+    signed = [ts for ts in stamps if hmac.compare_digest(sign(app_id, body, ts, secret).encode(), given)]
+    if not signed:
+        raise Rejected(401, "signature")
     try:
         event = json.loads(body)
-    except ValueError:
-        return None
-    if not isinstance(event, dict) or event.get("timestamp") is None:
-        return None
-    expected = sign(settings.zalo_app_id, body, str(event["timestamp"]), settings.zalo_oa_secret.get_secret_value())
-    if not hmac.compare_digest(expected.encode(), header.strip().encode()):
-        return None
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser goes
+        raise Rejected(400, "json") from None
+    if not isinstance(event, dict):
+        raise Rejected(400, "not_object")
+    if str(event.get("timestamp")) not in signed:
+        raise Rejected(401, "signature")  # what was signed is not the event's own timestamp
     return event
+
+
+def verify(settings: Settings, body: bytes, header: str | None) -> dict[str, Any] | None:
+    """The event when the signature is right, else None."""
+    try:
+        return authenticate(settings, body, header)
+    except Rejected:
+        return None
+
+
+def is_stale(event: dict[str, Any], now_ms: int | None = None) -> bool:
+    """True when the event's ``timestamp`` (ms) is outside the replay window around now."""
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    try:
+        return abs(now - int(str(event.get("timestamp")))) > REPLAY_WINDOW_MS
+    except ValueError:
+        return True
+
+
+async def read_body(request: web.Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    """The request body, or :class:`Rejected` (413) as soon as it is larger than ``limit``."""
+    if request.content_length is not None and request.content_length > limit:
+        raise Rejected(413, "too_large")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.content.iter_chunked(64 * 1024):
+        size += len(chunk)
+        if size > limit:
+            raise Rejected(413, "too_large")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 @dataclass
@@ -103,11 +168,18 @@ async def build_channel(runtime: Runtime, service: ChatService) -> ZaloChannel:
 
 async def handle_webhook(request: web.Request) -> web.Response:
     channel = request.app[CHANNEL_KEY]
-    body = await request.read()
-    event = verify(channel.settings, body, request.headers.get(SIGNATURE_HEADER))
-    if event is None:
-        log.warning("zalo.webhook.rejected reason=signature remote=%s", request.remote)
-        return web.json_response({"ok": False, "error": "invalid signature"}, status=401)
+    try:
+        body = await read_body(request)
+        event = authenticate(channel.settings, body, request.headers.get(SIGNATURE_HEADER))
+    except Rejected as rejected:
+        log.warning("zalo.webhook.rejected status=%d reason=%s remote=%s", rejected.status, rejected.reason,
+                    request.remote)  # fmt: skip
+        error = "invalid signature" if rejected.status == 401 else "bad request"
+        return web.json_response({"ok": False, "error": error}, status=rejected.status)
+    if is_stale(event):
+        log.warning("zalo.webhook.stale event=%s timestamp=%s remote=%s", event.get("event_name"),
+                    event.get("timestamp"), request.remote)  # fmt: skip
+        return web.json_response({"ok": True, "ignored": "stale"})
     incoming = parse_event(event)
     if incoming is None:
         log.debug("zalo.webhook.ignored event=%s", event.get("event_name"))

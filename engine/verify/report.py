@@ -3,19 +3,19 @@
 CSV columns: ``sentence, section, status, confidence, evidence, decision, reasoning`` — ``status`` is the
 verifier's VALID / FLAGGED / UNCLEAR (PENDING if never computed), ``decision`` the clinician's ``accepted`` /
 ``skipped`` (empty when the session stopped before the sentence), ``evidence`` the shown passages as
-``document › heading: text [score]`` joined by `` || ``. Written UTF-8 with a BOM so Excel reads Vietnamese.
+``document › heading: text [score]`` joined by `` || ``. Written UTF-8 with a BOM so Excel reads Vietnamese;
+a cell starting with ``=``, ``+``, ``-``, ``@``, tab or CR gets a leading apostrophe (``engine.csv_safe``).
 Headings are not rows: they are context, shown as section titles in the Markdown report.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from engine.csv_safe import csv_text
 from engine.verify.types import STATUS_VI, Evidence
 
 DECISION_VI = {"accepted": "Chấp nhận", "skipped": "Bỏ qua (không phải nhận định)", None: "Chưa duyệt"}
@@ -130,16 +130,15 @@ class Report:
         return "\n".join(out) + "\n"
 
     def csv(self) -> str:
-        buffer = io.StringIO()
-        writer = csv.writer(buffer)
-        writer.writerow(CSV_COLUMNS)
+        """The CSV report; cells are neutralised against spreadsheet formulas (``engine.csv_safe``)."""
+        rows: list[list[str]] = []
         for row in self.claims:
             evidence = " || ".join(
                 f"{' › '.join(p for p in (ev.document, ev.heading) if p)}: {ev.text.replace(chr(10), ' ')} "
                 f"[{ev.score:.2f}]"
                 for ev in row.evidence
             )
-            writer.writerow(
+            rows.append(
                 [
                     row.sentence,
                     row.section,
@@ -150,7 +149,7 @@ class Report:
                     row.reasoning,
                 ]
             )
-        return buffer.getvalue()
+        return csv_text(CSV_COLUMNS, rows)
 
     def write(self, out_dir: str | Path, article_name: str | None = None) -> tuple[Path, Path]:
         """Write ``<article>.report.md`` and ``<article>.report.csv`` into ``out_dir``."""

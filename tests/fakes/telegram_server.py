@@ -274,11 +274,13 @@ class FakeTelegram:
         await self.deliver(update)
         return update["update_id"]
 
-    async def tap(self, chat_id: int, message_id: int, callback_data: str) -> str:
-        """The user taps an inline button; returns the callback query id."""
+    async def tap(self, chat_id: int, message_id: int, callback_data: str, *, forged: bool = False) -> str:
+        """The user taps an inline button; returns the callback query id. ``forged``: the data need not be a
+        button of the message (a tampered client sends any callback data it likes)."""
         original = next(m for m in self.messages[chat_id] if m.message_id == message_id)
         datas = [b.get("callback_data") for b in original.buttons]
-        assert callback_data in datas, f"{callback_data!r} is not a button of message {message_id}: {datas}"
+        if not forged:
+            assert callback_data in datas, f"{callback_data!r} is not a button of message {message_id}: {datas}"
         cq_id = f"cq{next(self._ids)}"
         self.unanswered_callbacks[cq_id] = chat_id
         update = {
@@ -291,6 +293,23 @@ class FakeTelegram:
                 "data": callback_data,
             },
         }
+        await self.deliver(update)
+        return cq_id
+
+    async def tap_forged(self, chat_id: int, callback_data: str, *, from_id: int | None = None,
+                         chat_type: str = "private") -> str:  # fmt: skip
+        """A callback query with any ``callback_data`` (a forged, garbled or long-stale payload) on a bot
+        message in ``chat_id``, sent by ``from_id`` (default: the chat itself); returns the query id."""
+        sender = chat_id if from_id is None else from_id
+        cq_id = f"cq{next(self._ids)}"
+        self.unanswered_callbacks[cq_id] = chat_id
+        message = {"message_id": 1, "date": int(time.time()), "chat": {"id": chat_id, "type": chat_type},
+                   "from": BOT_USER, "text": "…"}  # fmt: skip
+        update = {
+            "update_id": next(self._update_ids),
+            "callback_query": {"id": cq_id, "from": self._user(sender), "chat_instance": f"ci{chat_id}",
+                               "message": message, "data": callback_data},
+        }  # fmt: skip
         await self.deliver(update)
         return cq_id
 

@@ -46,7 +46,22 @@ from kb_import.review import mark_role_reviewed
 
 log = logging.getLogger("medbot.telegram.admin")
 MAX_FILE = 20 * 1024 * 1024
-_QREF = re.compile(r"#Q(\d+)")
+# An answer to an unanswered question is a reply to the bot's own prompt (texts.UNANSWERED_PROMPT), matched
+# from its first character: "#Q123" typed by anyone, or quoted inside another message, is not a prompt.
+_PROMPT = re.compile("^" + re.escape(texts.UNANSWERED_PROMPT.split("{id}", 1)[0]) + r"(\d{1,18}) \(")
+
+
+def _prompted_id(message: Message, bot: Bot) -> int | None:
+    """The message id a reply answers: only when it replies to one of this bot's own prompts."""
+    prompt = message.reply_to_message
+    if prompt is None or prompt.from_user is None or prompt.from_user.id != bot.id or not prompt.text:
+        return None
+    match = _PROMPT.match(prompt.text)
+    return int(match.group(1)) if match else None
+
+
+async def _is_prompt_reply(message: Message, bot: Bot) -> bool:
+    return message.text is not None and _prompted_id(message, bot) is not None
 
 
 def build(settings: Settings) -> Router:
@@ -59,7 +74,7 @@ def build(settings: Settings) -> Router:
     router.message.register(show_stats, Command("stats"))
     router.message.register(show_unanswered, Command("unanswered"))
     router.callback_query.register(answer_prompt, UnansweredCb.filter())
-    router.message.register(answer_reply, F.text & F.reply_to_message.text.regexp(_QREF, mode="search"))
+    router.message.register(answer_reply, _is_prompt_reply)
     router.message.register(kb_add, Command("kb_add"))
     router.message.register(reload, Command("reload"))
     router.message.register(kb_reviewed, Command("duyetkb"))
@@ -212,17 +227,16 @@ async def answer_prompt(
     )
 
 
-async def answer_reply(message: Message, user: User, service: ChatService) -> None:
-    assert message.reply_to_message is not None and message.reply_to_message.text
-    match = _QREF.search(message.reply_to_message.text)
-    assert match
-    found = await stats.incoming_message(service.pool, int(match.group(1)))
+async def answer_reply(message: Message, bot: Bot, user: User, service: ChatService) -> None:
+    message_id = _prompted_id(message, bot)
+    assert message_id is not None
+    found = await stats.incoming_message(service.pool, message_id)
     if found is None:
         await message.answer(texts.UNANSWERED_GONE)
         return
     question, role = found
     role = role or _role_for(user, service)
-    code = f"TG{match.group(1)}"
+    code = f"TG{message_id}"
     await _add(service, KBEntry(id=0, role=role, code=code, question=question, answer=(message.text or "").strip(),
                                 topic="Bổ sung qua Telegram"))  # fmt: skip
     await message.answer(texts.KB_ADDED.format(label=html.escape(role_label(role)), code=html.escape(code)))
@@ -268,6 +282,7 @@ async def reload(message: Message, bot: Bot, service: ChatService, settings: Set
             await kb.bump_version(conn, role)
     await set_menus(bot, service.pool, settings)
     await message.answer(texts.RELOADED.format(n=len(roles)))
+
 
 # ---------------------------------------------------------------- duyetkb
 def _pending_text(pending: dict[str, int]) -> str:

@@ -1,12 +1,21 @@
-"""Anything that is not a question we can read: stickers, photos, voice… and unknown commands."""
+"""Anything that is not a question we can read: stickers, photos, voice… and unknown commands; and every
+callback no other router took.
+
+The callback catch-all is the one place where unknown, stale, malformed or forged button payloads end up
+(an unknown prefix, ``sq:abc:0``, ``fb:99999999999999999999:1``: the typed callback data of
+``bot.telegram.callbacks`` refuses to unpack them, so no feature handler matches). It answers the callback,
+so the button never keeps spinning, and logs one WARNING line; nothing else happens."""
 
 from __future__ import annotations
 
+import logging
+
 from aiogram import F, Router
-from aiogram.types import Message
+from aiogram.types import CallbackQuery, Message
 
 from bot.telegram import texts
 
+log = logging.getLogger("medbot.telegram")
 router = Router(name="fallback")
 
 
@@ -18,3 +27,9 @@ async def unknown_command(message: Message) -> None:
 @router.message()
 async def not_text(message: Message) -> None:
     await message.answer(texts.NOT_TEXT)
+
+
+@router.callback_query()
+async def unknown_button(query: CallbackQuery) -> None:
+    log.warning("callback.unhandled user=%s data=%r", query.from_user.id, (query.data or "")[:64])
+    await query.answer(texts.BUTTON_EXPIRED)
