@@ -10,7 +10,8 @@ Zalo not configured → 401; a body with no timestamp to check, or a signed body
 
 Replays: an event whose ``timestamp`` (ms) is more than ``REPLAY_WINDOW_MS`` (5 minutes) away from now is
 answered 200 and not processed (logged ``zalo.webhook.stale``): 200 so that Zalo does not retry it, while a
-captured event cannot be replayed later, even after its ``msg_id`` left ``processed_updates``.
+captured event cannot be replayed later, even after its ``msg_id`` left ``processed_updates``. Triage still
+reads it: an emergency in a stale message gets the emergency answer (and nothing else).
 
 Triage first: the text of a verified event goes through ``ChatService.guard`` before anything that needs the
 database, so an emergency is answered even when PostgreSQL is down (a redelivery of it repeats the card: better
@@ -47,11 +48,12 @@ from aiohttp import web
 from bot.runtime import Runtime
 from bot.service import ChatService, Emergency
 from bot.zalo import CHANNEL
-from bot.zalo.bot import ZaloBot, dedupe_key, parse_event
+from bot.zalo.bot import Incoming, ZaloBot, dedupe_key, parse_event
 from bot.zalo.client import ZaloClient
 from bot.zalo.tokens import ZaloTokens
 from db import updates
 from db.settings import Settings
+from engine import triage
 
 log = logging.getLogger("medbot.zalo.webhook")
 
@@ -176,11 +178,12 @@ async def handle_webhook(request: web.Request) -> web.Response:
                     request.remote)  # fmt: skip
         error = "invalid signature" if rejected.status == 401 else "bad request"
         return web.json_response({"ok": False, "error": error}, status=rejected.status)
+    incoming = parse_event(event)
     if is_stale(event):
         log.warning("zalo.webhook.stale event=%s timestamp=%s remote=%s", event.get("event_name"),
                     event.get("timestamp"), request.remote)  # fmt: skip
+        await alarm_only(channel, incoming)
         return web.json_response({"ok": True, "ignored": "stale"})
-    incoming = parse_event(event)
     if incoming is None:
         log.debug("zalo.webhook.ignored event=%s", event.get("event_name"))
         return web.json_response({"ok": True})
@@ -216,6 +219,21 @@ async def handle_webhook(request: web.Request) -> web.Response:
         log.info("zalo.webhook.duplicate event=%s", incoming.event)
         return web.json_response({"ok": True, "duplicate": True})
     return web.json_response({"ok": True})
+
+
+async def alarm_only(channel: ZaloChannel, incoming: Incoming | None) -> None:
+    """A stale event is not handled, but an emergency in it still gets the emergency answer: a late genuine
+    message may be someone in danger, and a replayed one can only repeat a card to its own sender."""
+    if incoming is None or not incoming.text:
+        return
+    verdict = triage.triage(incoming.text)
+    if not verdict.is_emergency:
+        return
+    log.warning("zalo.webhook.stale_emergency categories=%s", ",".join(verdict.categories))
+    try:
+        await channel.client.send_text(incoming.recipient, channel.service.emergency_text(verdict))
+    except Exception:
+        log.exception("zalo.webhook.stale_emergency_send_failed")
 
 
 async def healthz(request: web.Request) -> web.Response:

@@ -74,3 +74,17 @@ async def test_event_outside_the_replay_window_is_acknowledged_and_ignored(
         # the same message sent now is answered
         await z.say("u2", QUESTION)
         assert "6 tháng" in z.fake.to("u2")[-1].text
+
+
+async def test_stale_emergency_still_gets_the_emergency_answer(db: asyncpg.Pool) -> None:
+    """A genuine message Zalo delivers late may be someone in danger: it is not handled, but triage reads it."""
+    async with zalo_harness(db) as z:
+        await z.choose_role("u3")
+        before = await count_rows(db)
+        late = z.event("u3", "bố tôi đột nhiên méo miệng, nói ngọng, yếu nửa người", msg_id="late-1")
+        late["timestamp"] = str(int(time.time() * 1000) - 10 * 60 * 1000)
+        response = await z.post(late)
+        assert response.status_code == 200
+        card = z.fake.to("u3")[-1].text
+        assert "115" in card and "CẤP CỨU" in card
+        assert await count_rows(db) == before  # the card only: nothing handled, nothing stored
