@@ -15,6 +15,12 @@ once from the text alone; what follows (the chat state's own handling, storing t
 so a database or LLM failure can delay or lose the record but never the 115 answer. A clinician's role is the
 one exception to "card first": it gets the clinical answer with the card after it, and the card alone if that
 fails.
+
+Clinician roles (``clinician = true`` in ``engine/data/roles.toml``) belong to clinic staff only
+(``bot.access.StaffRule``): ``roles_for`` is what a user's role picker offers, ``choose_role`` refuses a
+clinician role to anyone else (``RoleChoice.STAFF_ONLY``), and ``answer_role`` withholds one a user still
+holds from before (picked before the rule existed, or no longer staff): such a user is asked to pick a
+patient role and is never answered, nor carded in an emergency, as a clinician.
 """
 
 from __future__ import annotations
@@ -26,10 +32,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 import asyncpg
 
+from bot.access import StaffRule
 from bot.logs import redact
 from db import conversations, feedback, suggestions, users
 from db.conversations import StoredTurn
@@ -78,6 +86,14 @@ class Emergency:
     delivered: bool = False
 
 
+class RoleChoice(Enum):
+    """The outcome of a user picking a role."""
+
+    SET = "set"
+    UNKNOWN = "unknown"  # no such role
+    STAFF_ONLY = "staff_only"  # a clinician role, and the user is not clinic staff
+
+
 Deliver = Callable[[str], Awaitable[object]]
 Handle = Callable[[Emergency | None], Awaitable[object]]
 
@@ -91,6 +107,7 @@ class ChatService:
         default_role: str,
         roles: list[str],
         clinician_roles: frozenset[str] = frozenset(),
+        staff: StaffRule | None = None,
         disclaimer: str = "",
         clinic_phone: str | None = None,
     ) -> None:
@@ -99,6 +116,7 @@ class ChatService:
         self.default_role = default_role
         self.roles = roles
         self.clinician_roles = clinician_roles
+        self.staff = staff or StaffRule()
         self.disclaimer = disclaimer
         self.clinic_phone = clinic_phone
 
@@ -155,7 +173,7 @@ class ChatService:
         except Exception as exc:
             log.warning("triage.role_unknown channel=%s error=%r", channel, exc)
             return False
-        return user is not None and user.role in self.clinician_roles
+        return user is not None and user.role in self.clinician_roles and self.is_staff(user)
 
     @asynccontextmanager
     async def chat_lock(self, channel: str, chat_id: str | int) -> AsyncIterator[None]:
@@ -175,13 +193,43 @@ class ChatService:
     async def user(self, channel: str, external_id: str | int, display_name: str | None = None) -> User:
         return await users.get_or_create(self.db, channel, str(external_id), display_name)
 
-    async def set_role(self, user: User, role: str) -> bool:
+    # -- roles and staff -----------------------------------------------------------------------------------
+
+    def is_staff(self, user: User) -> bool:
+        """Clinic staff (``bot.access``): may hold clinician roles, use ``/verify`` and ``/guideline``."""
+        return self.staff.is_staff(user)
+
+    def roles_for(self, user: User) -> list[str]:
+        """The roles ``user`` may pick, in configuration order: clinician roles for staff only."""
+        if self.is_staff(user):
+            return list(self.roles)
+        return [role for role in self.roles if role not in self.clinician_roles]
+
+    def answer_role(self, user: User) -> str | None:
+        """The role ``user`` is answered in; None when they have none or hold a clinician role without being
+        staff (they are asked to pick again: ``withheld_role``)."""
+        if self.withheld_role(user):
+            return None
+        return user.role
+
+    def withheld_role(self, user: User) -> bool:
+        """True when ``user`` still holds a clinician role but is not (or no longer) clinic staff."""
+        return user.role in self.clinician_roles and not self.is_staff(user)
+
+    async def choose_role(self, user: User, role: str) -> RoleChoice:
         if role not in self.roles:
-            return False
+            return RoleChoice.UNKNOWN
+        if role in self.clinician_roles and not self.is_staff(user):
+            log.warning("role.refused user=%s channel=%s role=%s", user.id, user.channel, role)
+            return RoleChoice.STAFF_ONLY
         await users.set_role(self.db, user.id, role)
         await users.set_consent(self.db, user.id)
         user.role = role
-        return True
+        return RoleChoice.SET
+
+    async def set_role(self, user: User, role: str) -> bool:
+        """``choose_role``, True when the role was set."""
+        return await self.choose_role(user, role) is RoleChoice.SET
 
     async def handle_text(
         self, user: User, text: str, *, channel: str, emergency: Emergency | None = None
@@ -192,7 +240,7 @@ class ChatService:
         returned reply is marked ``delivered``."""
         if emergency is not None and emergency.delivered:
             return await self._record_emergency(user, text, channel, emergency)
-        role = user.role or self.default_role
+        role = self.answer_role(user) or self.default_role
         started = time.perf_counter()
         conversation_id = await conversations.active_conversation(self.db, user.id, role)
         shared: dict[str, Any] = {
@@ -245,7 +293,7 @@ class ChatService:
         )
 
     async def _record_emergency(self, user: User, text: str, channel: str, emergency: Emergency) -> Reply:
-        role = user.role or self.default_role
+        role = self.answer_role(user) or self.default_role
         turn = StoredTurn(
             user_text=text,
             bot_text=emergency.text,

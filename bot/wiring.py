@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.access import StaffRule
 from bot.runtime import Runtime
 from bot.service import ChatService
 from db.settings import Settings
@@ -84,6 +85,7 @@ async def build_service(runtime: Runtime) -> ChatService:
         default_role=runtime.settings.default_role,
         roles=list(roles),
         clinician_roles=frozenset(key for key, role in roles.items() if role.clinician),
+        staff=StaffRule.from_settings(runtime.settings),
         disclaimer=runtime.settings.disclaimer,
         clinic_phone=runtime.settings.clinic_phone,
     )

@@ -6,6 +6,7 @@ that names the environment variable (``SettingsError``), never with a bare pydan
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
@@ -14,6 +15,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 ROOT = Path(__file__).resolve().parent.parent
+_ZALO_ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
 
 
 class SettingsError(RuntimeError):
@@ -31,6 +33,8 @@ class Settings(BaseSettings):
     telegram_webhook_secret: SecretStr | None = None
     telegram_api_base: str | None = None
     admin_ids: Annotated[list[int], NoDecode] = Field(default_factory=list)
+    # Clinic staff besides the admins (bot/access.py): Telegram user ids and/or "zalo:<Zalo user id>".
+    clinician_ids: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
     # Storage
     database_url: str | None = None
@@ -79,6 +83,31 @@ class Settings(BaseSettings):
         if isinstance(value, int):
             return [value]
         return value
+
+    @field_validator("clinician_ids", mode="before")
+    @classmethod
+    def _split_staff_ids(cls, value: object) -> object:
+        if isinstance(value, int):
+            value = str(value)
+        if isinstance(value, str):
+            value = value.replace(";", ",").split(",")
+        if not isinstance(value, list | tuple | set):
+            return value
+        entries = []
+        for part in value:
+            entry = str(part).strip()
+            if not entry:
+                continue
+            if entry.lower().startswith("zalo:"):
+                entry = "zalo:" + entry[5:].strip()
+                if not _ZALO_ID.fullmatch(entry[5:]):
+                    raise ValueError(f"{entry!r} is not 'zalo:' followed by a Zalo user id")
+            elif entry.isascii() and entry.isdigit():
+                entry = str(int(entry))  # as Telegram sends it: "007" is user 7
+            else:
+                raise ValueError(f"{entry!r} is neither a Telegram user id nor 'zalo:<user id>'")
+            entries.append(entry)
+        return entries
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -117,6 +117,11 @@ def document_title(blocks: list[Block], filename: str) -> str:
     return Path(filename).stem
 
 
+def _read_and_chunk(data: bytes, name: str) -> tuple[list[Block], list[Chunk]]:
+    blocks = read_blocks(data, name)
+    return blocks, chunk_blocks(blocks)
+
+
 async def import_document(
     pool: asyncpg.Pool,
     embedder: Embedder,
@@ -129,8 +134,8 @@ async def import_document(
     name = Path(filename).name
     if Path(name).suffix.lower() not in SUPPORTED_GUIDELINE:
         raise DocumentError(f"unsupported file type {Path(name).suffix!r}: use .md, .txt, .docx or .pdf")
-    blocks = read_blocks(data, name)
-    chunks = chunk_blocks(blocks)
+    # Reading (.docx/.pdf unzipping and parsing) and chunking are CPU work: off the event loop.
+    blocks, chunks = await asyncio.to_thread(_read_and_chunk, data, name)
     if not chunks:
         raise DocumentError("no text found in the document")
     title = document_title(blocks, name)

@@ -15,6 +15,19 @@ ROLE_CHOSEN = (
 )
 ROLE_PRESELECTED = "Bạn đang hỏi về: <b>{label}</b>. Muốn đổi chuyên khoa, gõ /chuyenkhoa."
 ROLE_UNKNOWN = "Chuyên khoa này không có sẵn, bạn chọn lại giúp mình nhé."
+# Clinician roles, /verify and /guideline are for clinic staff (bot/access.py).
+STAFF_ONLY_ROLE = (
+    "🩺 Mục này dành riêng cho nhân viên y tế của phòng khám. "
+    "Bạn vui lòng chọn một chuyên khoa dành cho bệnh nhân bên dưới nhé 👇"
+)
+STAFF_ONLY_ROLE_ALERT = (
+    "Mục này dành riêng cho nhân viên y tế của phòng khám. Bạn vui lòng chọn chuyên khoa khác nhé."
+)
+STAFF_ROLE_WITHDRAWN = (
+    "🩺 Chuyên khoa <b>{label}</b> dành riêng cho nhân viên y tế của phòng khám. "
+    "Bạn vui lòng chọn một chuyên khoa dành cho bệnh nhân bên dưới, rồi gửi lại câu hỏi giúp mình nhé 👇"
+)
+STAFF_ONLY = "⛔ Chức năng này chỉ dành cho nhân viên y tế của phòng khám."
 EXAMPLES = {
     "patient_dental": "Răng bị ê buốt khi uống nước lạnh thì làm sao?",
     "patient_diabetes": "Người tiểu đường nên ăn sáng như thế nào?",
@@ -32,6 +45,11 @@ HELP = (
     "/xoadulieu — xoá dữ liệu của bạn\n"
     "/help — hướng dẫn\n\n"
     "🚑 Khi có dấu hiệu cấp cứu, hãy gọi ngay <b>115</b>."
+)
+HELP_STAFF = (
+    "\n\n🩺 <b>Nhân viên y tế</b>\n"
+    "/verify — kiểm tra một bài viết với hướng dẫn chuyên môn\n"
+    "/guideline — nhập tài liệu hướng dẫn chuyên môn"
 )
 HELP_ADMIN = (
     "\n\n🛠 <b>Quản trị</b>\n"

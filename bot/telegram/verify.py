@@ -4,8 +4,14 @@ Flow: ``/verify`` → the clinician sends the article (pasted text, or a .txt/.m
 sentence with the claim, verdict, evidence and reasoning, and buttons ✅ accept and next, 🔁 search again,
 ⏭ skip (not a claim), ⏹ stop. A typed message while a sentence is open is taken as new search keywords
 (or guidance) for that sentence. At the end or on stop: a summary message and the report files (.md, .csv).
-Admins send ``/guideline`` and then a guideline file (.md/.txt/.docx/.pdf), or the file with caption
+Staff send ``/guideline`` and then a guideline file (.md/.txt/.docx/.pdf), or the file with caption
 ``/guideline``.
+
+Both commands are for clinic staff only (``ChatService.is_staff``, the rule of ``bot/access.py``:
+``ADMIN_IDS``, ``CLINICIAN_IDS`` or the database admin flag); anyone else gets a short refusal, and a
+patient's messages never reach the article or keyword handlers (the filter below lets them through to the
+question handlers without a query). Article files are parsed in a worker thread (``asyncio.to_thread``),
+never on the event loop.
 
 All state is in PostgreSQL (``db.verification``): what the chat waits for, the session, its position and
 every verdict. Buttons carry ``vf:<action>:<session>:<idx>`` (CallbackData prefix "vf", < 64 bytes), so after a
@@ -15,12 +21,14 @@ changes nothing.
 Wiring: ``router`` goes before the admin and chat routers (``bot.telegram.routers.all_routers``): its filters
 only match chats that wait for an article or a guideline file, or have an open sentence, and never KB
 spreadsheets or replies to other prompts; everything else falls through. Workflow data: ``verify_service``
-(``bot.verify_service.VerificationService``), ``pool``, ``settings`` and ``embedder``. End to end on the fake
-Bot API: tests/e2e/test_verify_flow.py.
+(``bot.verify_service.VerificationService``), ``pool``, ``service`` (the ``ChatService``) and ``embedder``;
+the sender's ``user`` comes from ``UserMiddleware``. End to end on the fake Bot API:
+tests/e2e/test_verify_flow.py and tests/e2e/test_staff_access.py.
 """
 
 from __future__ import annotations
 
+import asyncio
 import html
 import io
 import logging
@@ -42,15 +50,16 @@ from aiogram.types import (
 )
 
 from bot.service import ChatService
+from bot.telegram import texts
 from bot.telegram.callbacks import DbId, Index
 from bot.verify_service import ItemView, VerificationService
 from db import users
 from db import verification as repo
-from db.settings import Settings
 from engine.verify.article import parse_article
 from engine.verify.documents import SUPPORTED_ARTICLE, SUPPORTED_GUIDELINE, DocumentError
 from engine.verify.report import Report, report_stem
 from engine.verify.types import STATUS_VI
+from kb_import.guidelines import import_document, summary_vi
 
 log = logging.getLogger("medbot.telegram.verify")
 
@@ -121,12 +130,6 @@ def render_item(view: ItemView) -> str:
     return text + tail
 
 
-async def _user(pool: asyncpg.Pool, message_or_query: Message | CallbackQuery) -> users.User:
-    sender = message_or_query.from_user
-    assert sender is not None
-    return await users.get_or_create(pool, CHANNEL, str(sender.id), sender.full_name)
-
-
 async def _send_item(message: Message, view: ItemView | None, service: VerificationService, sid: int) -> None:
     if view is None:
         await _finish(message, service, sid)
@@ -152,19 +155,21 @@ async def _send_report(message: Message, report: Report) -> None:
     )
 
 
-async def _is_admin(pool: asyncpg.Pool, settings: Settings, sender_id: int) -> bool:
-    if sender_id in settings.admin_ids:
-        return True
-    user = await users.get(pool, CHANNEL, str(sender_id))
-    return bool(user and user.is_admin)
-
-
 # -- commands --------------------------------------------------------------------------------------------
 
 
 @router.message(Command("verify"))
-async def cmd_verify(message: Message, pool: asyncpg.Pool, verify_service: VerificationService) -> None:
-    user = await _user(pool, message)
+async def cmd_verify(
+    message: Message,
+    user: users.User,
+    service: ChatService,
+    pool: asyncpg.Pool,
+    verify_service: VerificationService,
+) -> None:
+    if not service.is_staff(user):
+        log.warning("verify.refused user=%s", user.id)
+        await message.answer(texts.STAFF_ONLY)
+        return
     await repo.set_pending(pool, user.id, "article", CHANNEL)
     markup = None
     current = await verify_service.open_session(user.id)
@@ -185,12 +190,11 @@ async def cmd_verify(message: Message, pool: asyncpg.Pool, verify_service: Verif
 
 
 @router.message(Command("guideline"), ~F.document)
-async def cmd_guideline(message: Message, pool: asyncpg.Pool, settings: Settings) -> None:
-    assert message.from_user is not None
-    if not await _is_admin(pool, settings, message.from_user.id):
-        await message.answer("Lệnh này chỉ dành cho quản trị viên.")
+async def cmd_guideline(message: Message, user: users.User, service: ChatService, pool: asyncpg.Pool) -> None:
+    if not service.is_staff(user):
+        log.warning("guideline.refused user=%s", user.id)
+        await message.answer(texts.STAFF_ONLY)
         return
-    user = await _user(pool, message)
     await repo.set_pending(pool, user.id, "guideline", CHANNEL)
     await message.answer(
         "📚 Gửi tệp hướng dẫn chuyên môn (.md, .txt, .docx hoặc .pdf) để nhập vào kho đối chiếu."
@@ -214,11 +218,13 @@ class VerifyState(BaseFilter):
             return False  # an admin's KB import, never an article or a guideline
         if user is None:  # loaded by UserMiddleware for every human sender
             return False
-        # One query for both states: this filter sees every patient message.
-        kind, session = await repo.chat_state(service.db, user.id)
         caption = (message.caption or "").strip().lower()
         if self.want_document and caption.startswith("/guideline"):
-            kind = "guideline"
+            return {"vf_kind": "guideline", "vf_user": user}  # refused in on_document unless staff
+        if not service.is_staff(user):
+            return False  # a patient's message: never an article or keywords, and no query for it
+        # One query for both states: this filter sees every staff message.
+        kind, session = await repo.chat_state(service.db, user.id)
         if kind is not None:
             return {"vf_kind": kind, "vf_user": user}
         if self.want_document:
@@ -237,7 +243,7 @@ async def on_document(
     message: Message,
     bot: Bot,
     pool: asyncpg.Pool,
-    settings: Settings,
+    service: ChatService,
     verify_service: VerificationService,
     embedder: Any,
     vf_kind: str,
@@ -250,15 +256,14 @@ async def on_document(
     if (document.file_size or 0) > MAX_FILE_BYTES:
         await message.answer("Tệp quá lớn (tối đa 5 MB).")
         return
+    if not service.is_staff(vf_user):
+        log.warning("guideline.refused user=%s", vf_user.id)
+        await message.answer(texts.STAFF_ONLY)
+        return
     if vf_kind == "guideline":
-        if not await _is_admin(pool, settings, message.from_user.id):
-            await message.answer("Chỉ quản trị viên mới nhập được hướng dẫn chuyên môn.")
-            return
         if suffix not in SUPPORTED_GUIDELINE:
             await message.answer("Định dạng chưa hỗ trợ. Hãy gửi tệp .md, .txt, .docx hoặc .pdf.")
             return
-        from kb_import.guidelines import import_document, summary_vi
-
         await bot.send_chat_action(message.chat.id, ChatAction.UPLOAD_DOCUMENT)
         data = await _download(bot, document.file_id)
         try:
@@ -309,7 +314,9 @@ async def _start(
     # Pasted text is read as Markdown when it has Markdown headings (copied from a .md file or a chat).
     markdown = isinstance(data, str) and _MD_HEADING.search(data) is not None
     try:
-        article = parse_article(data, name or ("bai-viet.md" if markdown else "bai-viet.txt"))
+        # .docx unzipping and sentence splitting are CPU work: off the event loop, like any blocking call.
+        filename = name or ("bai-viet.md" if markdown else "bai-viet.txt")
+        article = await asyncio.to_thread(parse_article, data, filename)
     except DocumentError as exc:
         await message.answer(
             f"Không đọc được bài viết: {html.escape(str(exc))}. Hãy gửi lại.", parse_mode="HTML"
@@ -334,10 +341,14 @@ async def on_button(
     query: CallbackQuery,
     callback_data: VerifyCB,
     bot: Bot,
+    user: users.User,
     pool: asyncpg.Pool,
+    service: ChatService,
     verify_service: VerificationService,
 ) -> None:
-    user = await _user(pool, query)
+    if not service.is_staff(user):
+        await query.answer(texts.STAFF_ONLY, show_alert=True)
+        return
     session = await verify_service.session(callback_data.sid)
     message = query.message
     if session is None or session.user_id != user.id or not isinstance(message, Message):

@@ -12,6 +12,10 @@ Everything patients can do on Telegram works here through ChatService, as a user
   (``/chuyenkhoa``) → role picker; "xoá dữ liệu" (``/xoadulieu``) → a confirmation with two buttons
   (``#erase:yes`` / ``#erase:no``); "trợ giúp" (``/help``) → help.
 * A user with no role yet gets the role picker and is asked to send the question again after choosing.
+* Clinician roles are for clinic staff only (``ChatService.roles_for`` / ``choose_role``; staff on Zalo:
+  ``zalo:<user id>`` in ``CLINICIAN_IDS`` or the database admin flag): a patient's picker shows the patient
+  roles, a typed ``#role:doctor_…`` gets a polite "for the clinic's health professionals" and that picker, and
+  a patient still holding a clinician role from before is asked to pick a patient role instead of an answer.
   An emergency never waits for a role: the triage guard (``ChatService.guard``, called by the webhook before
   the dedupe claim and the lock) has already answered it from the text alone (115 first); the picker follows.
 * Images, stickers, audio, files… → "vui lòng gõ câu hỏi".
@@ -28,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.logs import redact
-from bot.service import ChatService, Emergency, Reply
+from bot.service import ChatService, Emergency, Reply, RoleChoice
 from bot.zalo import CHANNEL
 from bot.zalo.client import MAX_BUTTONS, Button, Recipient, ZaloAPIError, ZaloClient, ZaloUserUnreachable
 from db import users
@@ -60,6 +64,14 @@ PICK_ROLE = "Bạn vui lòng chọn chuyên khoa muốn hỏi:"
 PICK_ROLE_FIRST = "Trước khi hỏi, bạn vui lòng chọn chuyên khoa, rồi gửi lại câu hỏi giúp mình nhé."
 ROLE_SET = "Đã chọn: {label}.\n\n{greeting}\n\nBạn cứ gõ câu hỏi nhé."
 ROLE_UNKNOWN = "Chuyên khoa này không có. Bạn vui lòng chọn lại:"
+STAFF_ONLY_ROLE = (
+    "Mục này dành riêng cho nhân viên y tế của phòng khám. "
+    "Bạn vui lòng chọn một chuyên khoa dành cho bệnh nhân:"
+)
+STAFF_ROLE_WITHDRAWN = (
+    "Chuyên khoa {label} dành riêng cho nhân viên y tế của phòng khám. "
+    "Bạn vui lòng chọn một chuyên khoa dành cho bệnh nhân, rồi gửi lại câu hỏi giúp mình nhé."
+)
 NOT_TEXT = (
     "Hiện mình chỉ đọc được tin nhắn chữ 🙏 Bạn vui lòng gõ câu hỏi của mình, ví dụ: "
     '"Răng bị ê buốt khi uống nước lạnh thì sao?"'
@@ -208,12 +220,25 @@ class ZaloBot:
         if command in HELP_COMMANDS:
             await self.send_text(user, recipient, HELP)
             return
-        if user.role is None or user.role not in self.roles:
+        if not self.has_role(user):
             if emergency is not None and emergency.delivered:  # answered by the guard: record it
                 await self.service.handle_text(user, text, channel=CHANNEL, emergency=emergency)
-            await self.role_picker(user, recipient, PICK_ROLE_FIRST)
+            await self.ask_for_role(user, recipient)
             return
         await self.answer(user, recipient, text, emergency)
+
+    def has_role(self, user: User) -> bool:
+        """Whether ``user`` can be answered: a known role they may hold (a clinician role: staff only)."""
+        role = self.service.answer_role(user)
+        return role is not None and role in self.roles
+
+    async def ask_for_role(self, user: User, recipient: Recipient) -> None:
+        """The picker before an answer; it says why when the user holds a clinician role but is not staff."""
+        if self.service.withheld_role(user) and user.role in self.roles:
+            text = STAFF_ROLE_WITHDRAWN.format(label=self.roles[user.role].label)
+        else:
+            text = PICK_ROLE_FIRST
+        await self.role_picker(user, recipient, text)
 
     # -- flows -----------------------------------------------------------------------------------------
 
@@ -222,7 +247,8 @@ class ZaloBot:
         await self.role_picker(user, recipient, text)
 
     async def role_picker(self, user: User, recipient: Recipient, text: str) -> None:
-        buttons = [Button(role.label, f"#role:{key}") for key, role in self.roles.items()]
+        allowed = set(self.service.roles_for(user))
+        buttons = [Button(role.label, f"#role:{key}") for key, role in self.roles.items() if key in allowed]
         # More roles than Zalo's 5 buttons: the rest follow in further messages.
         for start in range(0, len(buttons), MAX_BUTTONS):
             body = text if start == 0 else "Chuyên khoa khác:"
@@ -234,8 +260,10 @@ class ZaloBot:
     async def on_role(self, user: User, recipient: Recipient, text: str) -> None:
         match = ROLE_RE.match(text)
         key = match.group(1) if match else ""
-        if not key or key not in self.roles or not await self.service.set_role(user, key):
-            await self.role_picker(user, recipient, ROLE_UNKNOWN)
+        choice = await self.service.choose_role(user, key) if key in self.roles else RoleChoice.UNKNOWN
+        if choice is not RoleChoice.SET:
+            text = STAFF_ONLY_ROLE if choice is RoleChoice.STAFF_ONLY else ROLE_UNKNOWN
+            await self.role_picker(user, recipient, text)
             return
         role = self.roles[key]
         log.info("zalo.role_set user=%s role=%s", user.id, key)
@@ -250,8 +278,8 @@ class ZaloBot:
             log.info("zalo.suggestion_rejected user=%s payload=%s", user.id, redact(text, 24))
             await self.send_text(user, recipient, SUGGESTION_EXPIRED)
             return
-        if user.role is None:
-            await self.role_picker(user, recipient, PICK_ROLE_FIRST)
+        if not self.has_role(user):
+            await self.ask_for_role(user, recipient)
             return
         await self.answer(user, recipient, question)
 

@@ -32,6 +32,12 @@ from tests.fakes.telegram_server import FakeTelegram
 TOKEN = "123:ABC"
 SECRET = "s3cr3t-webhook-token"
 ADMIN_ID = 999
+# A second admin of every bot started here, for tests that keep out of ADMIN_ID's chat (others count it).
+SECOND_ADMIN_ID = 7110
+# Clinic staff of every bot started here (CLINICIAN_IDS): the clinicians' chats of the /verify tests and of
+# tests/e2e/test_staff_access.py; a Zalo entry too, as a clinic would mix them.
+CLINICIAN_ID = 7100
+CLINICIAN_IDS = f"7001, 7002, 7004, {CLINICIAN_ID}; zalo:1234567890"
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -91,16 +97,19 @@ class BotProcess:
 
 
 def bot_env(
-    db_url: str, fake: FakeTelegram, port: int | None, *, webhook: bool, admin_ids: str
+    db_url: str, fake: FakeTelegram, port: int | None, *, webhook: bool, admin_ids: str, clinician_ids: str
 ) -> dict[str, str]:
     env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DATABASE_URL", "ADMIN_IDS"))
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TELEGRAM_", "DATABASE_URL", "ADMIN_IDS", "CLINICIAN_IDS"))
     }
     env.update(
         TELEGRAM_BOT_TOKEN=TOKEN,
         TELEGRAM_API_BASE=fake.base_url,
         DATABASE_URL=db_url,
         ADMIN_IDS=admin_ids,
+        CLINICIAN_IDS=clinician_ids,
         LOG_LEVEL="INFO",
         PYTHONPATH=str(ROOT),
     )
@@ -122,13 +131,14 @@ async def bot_processes(db_url: str, fake: FakeTelegram, tmp: Path) -> AsyncIter
     async def start(
         *,
         webhook: bool = True,
-        admin_ids: str = str(ADMIN_ID),
+        admin_ids: str = f"{ADMIN_ID},{SECOND_ADMIN_ID}",
+        clinician_ids: str = CLINICIAN_IDS,
         wait_webhook: bool = True,
         env: dict[str, str] | None = None,
     ) -> BotProcess:
         port = free_port()
-        proc = BotProcess({**bot_env(db_url, fake, port, webhook=webhook, admin_ids=admin_ids), **(env or {})},
-                          tmp / f"bot-{len(procs)}.log", port)  # fmt: skip
+        base = bot_env(db_url, fake, port, webhook=webhook, admin_ids=admin_ids, clinician_ids=clinician_ids)
+        proc = BotProcess({**base, **(env or {})}, tmp / f"bot-{len(procs)}.log", port)
         procs.append(proc)
         if webhook:
             await proc.start(proc.healthy)
@@ -171,7 +181,8 @@ _SHARED: dict[str, Any] = {}
 async def shared_fake(
     db: asyncpg.Pool, db_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[FakeTelegram]:
-    """One fake + one webhook bot (ADMIN_IDS=999) shared by the tests that need nothing special.
+    """One fake + one webhook bot (ADMIN_IDS 999 and 7110, CLINICIAN_IDS above) shared by the tests that need
+    nothing special.
 
     Starting a bot costs seconds (aiogram's pydantic models), so most tests share this pair and keep to
     their own chat ids; the database is still emptied before each test by the ``db`` fixture.

@@ -1,8 +1,10 @@
 """Guideline verification end to end on the fake Bot API: /verify → pasted article → one message per sentence
 → ✅ accept, 🔁 search again + typed keywords, ⏭ skip, ⏹ stop → summary + .md/.csv report; resume after a bot
 restart (the last message's buttons, and /verify → "Tiếp tục"); /guideline upload by an admin, refused for
-others. The guideline corpus is imported with the real importer and embedder; the bot runs offline (no LLM),
-so the verdicts are the offline verifier's (tests/integration/test_verify_offline.py pins them).
+non-staff. The clinicians' chats (7001, 7002, 7004) are staff through the bot's ``CLINICIAN_IDS``
+(tests/e2e/conftest.py); tests/e2e/test_staff_access.py has the refusals. The guideline corpus is imported
+with the real importer and embedder; the bot runs offline (no LLM), so the verdicts are the offline verifier's
+(tests/integration/test_verify_offline.py pins them).
 """
 
 from __future__ import annotations
@@ -171,7 +173,7 @@ async def test_resume_after_restart(db: asyncpg.Pool, shared_fake: FakeTelegram)
     assert not fake.errors, fake.errors
 
 
-async def test_guideline_upload_admin_only(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:
+async def test_guideline_upload_staff_only(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:
     fake = shared_fake
     doc = (
         "# Hướng dẫn tăng huyết áp\n\n## Mục tiêu\n\nHuyết áp mục tiêu dưới 130/80 mmHg ở đa số người bệnh.\n"
@@ -180,7 +182,7 @@ async def test_guideline_upload_admin_only(db: asyncpg.Pool, shared_fake: FakeTe
     other = 7003
     await fake.send_text(other, "/guideline")
     refused = (await fake.wait_for_messages(other, 1))[0]
-    assert "quản trị viên" in refused.plain
+    assert "chỉ dành cho nhân viên y tế" in refused.plain
     await fake.send_document(other, doc.encode(), "tha.md", "text/markdown")
     await fake.wait_for_messages(other, 2)
     assert "quản trị viên" in fake.messages[other][1].plain

@@ -7,6 +7,8 @@ split on paragraph boundaries under the 4096 limit, with suggestion and ðŸ‘/ðŸ‘
 
 from __future__ import annotations
 
+import html
+
 from aiogram import Bot, F, Router
 from aiogram.types import CallbackQuery, Message
 from aiogram.utils.chat_action import ChatActionSender
@@ -15,6 +17,7 @@ from bot.service import ChatService, Emergency
 from bot.telegram import texts
 from bot.telegram.callbacks import FeedbackCb, SuggestCb
 from bot.telegram.render import answer_html, answer_keyboard, role_keyboard, split_html
+from bot.telegram.roles import role_label
 from db.users import User
 
 router = Router(name="questions")
@@ -33,10 +36,15 @@ async def ask(
 ) -> None:
     """Answer ``text`` for ``user`` in ``chat_id`` (typed or tapped: the same path). ``emergency``: what the
     triage guard found (its answer may already be sent: then the exchange is only recorded)."""
-    if user.role is None:
+    if service.answer_role(user) is None:  # no role yet, or a clinician's role held by a non-staff user
         if emergency is not None and emergency.delivered:
             await service.handle_text(user, text, channel="telegram", emergency=emergency)
-        await bot.send_message(chat_id, texts.PICK_ROLE_FIRST, reply_markup=role_keyboard(service.roles))
+        ask_again = (
+            texts.STAFF_ROLE_WITHDRAWN.format(label=html.escape(role_label(user.role)))
+            if service.withheld_role(user)
+            else texts.PICK_ROLE_FIRST
+        )
+        await bot.send_message(chat_id, ask_again, reply_markup=role_keyboard(service.roles_for(user)))
         return
     async with ChatActionSender.typing(bot=bot, chat_id=chat_id, initial_sleep=TYPING_AFTER_S):
         reply = await service.handle_text(user, text, channel="telegram", emergency=emergency)
