@@ -602,8 +602,11 @@ class ComposeAnswer(StructuredNode):
         explanation = out.explanation.strip()
         used = set(out.used_codes)
         if res.source == "llm":
+            role: Role = prep["ctx"]["role"]
             if any(h.entry.sample for h in hits if h.entry.code in used):
-                explanation = prep["ctx"]["role"].sample_intro + "\n\n" + explanation
+                explanation = role.sample_intro + "\n\n" + explanation
+            elif role.clinician and role.answer_intro:  # says the text is for health professionals
+                explanation = role.answer_intro + "\n\n" + explanation
             explanation += "\n\n📚 Mã tham khảo: " + ", ".join(out.used_codes)
         say(shared, explanation)
         related = [h.entry for h in hits if h.entry.code not in used]

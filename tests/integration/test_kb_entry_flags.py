@@ -15,6 +15,7 @@ from typing import Any
 import asyncpg
 import openpyxl
 import pytest
+from pydantic import SecretStr
 
 from bot.runtime import Runtime
 from bot.telegram.kb_adapter import render
@@ -25,6 +26,7 @@ from engine.deps import EngineDeps
 from engine.flows import run_medical_flow
 from kb_import.job import ImportOptions, ImportReport, run_import
 from tests.conftest import ROOT, drop_database, recreate_database, run_database
+from tests.fakes.openai_server import FakeOpenAI, Reply, chat_json
 from tests.kb_files import write_xlsx
 
 HEADERS = ["ĐỀ MỤC", "MÃ SỐ", "CÂU HỎI", "CÂU TRẢ LỜI", "keywords", "Khẩn cấp"]
@@ -253,3 +255,31 @@ async def test_urgent_values_doctors_type(runtime, db, tmp_path):
     assert report.ok, [p.message for p in report.problems]
     urgent = {e.code for e in await kb.active_entries(db, "patient_dental") if e.urgent}
     assert urgent == {f"Q{i:02d}" for i in range(8)}
+
+
+async def test_llm_answer_to_a_clinician_opens_with_the_professional_line(runtime, tmp_path):
+    """A doctor role's answer says it is for health professionals also when the LLM writes it."""
+    dental = [["Gây tê", "BSNK-R1", "Liều tối đa lidocaine ở người lớn?", "Khoảng 7 mg/kg, không quá 500 mg.",
+               "lidocaine; liều tối đa", ""]]  # fmt: skip
+    assert (await imp(runtime, write_xlsx(tmp_path / "bs.xlsx", {"doctor_dental": dental}, HEADERS))).ok
+    server = FakeOpenAI()
+    await server.start()
+    server.push(
+        Reply(content=chat_json({"input_type": "medical_question", "confidence": 0.9, "reason": "liều thuốc tê",
+                                 "rag_questions": ["Liều tối đa lidocaine?"]})),
+        Reply(content=chat_json({"keep_codes": ["BSNK-R1"]})),
+        Reply(content=chat_json({"explanation": "Lidocaine có epinephrine: khoảng 7 mg/kg, tối đa 500 mg.",
+                                 "suggestion_questions": [], "used_codes": ["BSNK-R1"]})),
+    )  # fmt: skip
+    settings = runtime.settings.model_copy(
+        update={"openai_api_key": SecretStr("k"), "openai_base_url": server.base_url, "openai_model": "m"}
+    )
+    llm_deps = engine_deps(Runtime(settings=settings, url=runtime.url, pool=runtime.pool))
+    try:
+        out = await answer(llm_deps, "liều tối đa lidocaine là bao nhiêu", role="doctor_dental")
+    finally:
+        assert llm_deps.llm is not None
+        await llm_deps.llm.aclose()
+        await server.stop()
+    assert out["citations"] == ["BSNK-R1"] and "7 mg/kg" in out["explain"]
+    assert out["explain"].startswith("Thông tin chuyên môn dành cho nhân viên y tế")
