@@ -56,7 +56,7 @@ OTHER_MESSAGE_EVENTS = {
 
 WELCOME = (
     "Chào mừng bạn đến với trợ lý sức khỏe của phòng khám trên Zalo! 👋\n\n"
-    "Mình trả lời câu hỏi sức khỏe dựa trên tài liệu do bác sĩ của phòng khám biên soạn.\n\n"
+    "Mình trả lời câu hỏi sức khỏe dựa trên tài liệu hỏi đáp của phòng khám; mỗi câu trả lời cho biết nguồn của nó.\n\n"
     "🔒 Tin nhắn của bạn được lưu lại để trả lời và cải thiện dịch vụ. "
     'Bạn có thể gõ "xoá dữ liệu" bất cứ lúc nào để xoá toàn bộ dữ liệu của mình.'
 )
