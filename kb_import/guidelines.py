@@ -21,19 +21,19 @@ import hashlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import asyncpg
 
 from db import guidelines as repo
 from db.guidelines import ChunkRow
 from db.settings import Settings
-from db.stores import PgEmbeddingCache
+from db.stores import PgEmbeddingCache, PgModelRegistry
 from engine.embedding import CachedEmbedder, text_hash
 from engine.types import Embedder
 from engine.verify._text import fold
 from engine.verify.article import split_sentences
 from engine.verify.documents import SUPPORTED_GUIDELINE, Block, DocumentError, read_blocks
+from kb_import.embedders import make_inner_embedder
 
 log = logging.getLogger("medbot.guidelines")
 
@@ -139,7 +139,7 @@ async def import_document(
     if not chunks:
         raise DocumentError("no text found in the document")
     title = document_title(blocks, name)
-    cached = CachedEmbedder(embedder, PgEmbeddingCache(pool))
+    cached = CachedEmbedder(embedder, PgEmbeddingCache(pool), registry=PgModelRegistry(pool))
     texts = [c.embed_text() for c in chunks]
     vectors = await cached.embed_passages(texts)
     rows = [
@@ -202,13 +202,10 @@ def summary_vi(results: list[ImportResult], errors: list[tuple[str, str]]) -> st
 async def cli_import(args: argparse.Namespace, settings: Settings) -> int:
     """``medbot guidelines import FILE...``: exit code 1 when any file was rejected."""
     from bot.runtime import open_runtime
-    from engine.embedding import make_embedder
 
     runtime = await open_runtime(settings)
     try:
-        embedder = make_embedder(
-            settings.embedding_backend, openai_client=_openai_client(settings), model=settings.embedding_model
-        )
+        embedder = make_inner_embedder(settings)
         results, errors = await import_files(
             runtime.pool, embedder, [Path(f) for f in args.files], imported_by="cli"
         )
@@ -217,11 +214,3 @@ async def cli_import(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         await runtime.close()
 
-
-def _openai_client(settings: Settings) -> Any:
-    if settings.embedding_backend != "openai" or not settings.llm_enabled:
-        return None
-    from openai import AsyncOpenAI
-
-    assert settings.openai_api_key is not None
-    return AsyncOpenAI(api_key=settings.openai_api_key.get_secret_value(), base_url=settings.openai_base_url)
