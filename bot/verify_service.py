@@ -20,6 +20,7 @@ from db.verification import ACCEPTED, SKIPPED, Item, NewItem, Session
 from engine.verify.article import Article
 from engine.verify.report import Report, ReportRow
 from engine.verify.types import Claim, Evidence, Verdict, Verifier
+from kb_import.embedders import make_cached_embedder
 
 log = logging.getLogger("medbot.verify")
 
@@ -198,7 +199,6 @@ class VerificationService:
 def build_verifier(pool: asyncpg.Pool, settings: Any, embedder: Any = None, client: Any = None) -> Verifier:
     """The verifier the settings call for: the LLM agent with an offline fallback, or offline only."""
     from db.guidelines import PgGuidelineStore
-    from engine.embedding import make_embedder
     from engine.verify.search import GuidelineSearch
     from engine.verify.verifier import OfflineVerifier
 
@@ -212,10 +212,8 @@ def build_verifier(pool: asyncpg.Pool, settings: Any, embedder: Any = None, clie
             max_retries=1,
         )
     if embedder is None:
-        embedder = make_embedder(
-            settings.embedding_backend, openai_client=client, model=settings.embedding_model
-        )
-    search = GuidelineSearch(PgGuidelineStore(pool), embedder)
+        embedder = make_cached_embedder(settings, pool)
+    search = GuidelineSearch(PgGuidelineStore(pool, embedder), embedder)
     offline = OfflineVerifier(search)
     if client is None:
         return offline

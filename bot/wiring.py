@@ -79,6 +79,7 @@ async def build_service(runtime: Runtime) -> ChatService:
 
     roles = load_roles()
     triage.default_model().warm_up()  # the triage model fits in the background; the rules decide meanwhile
+    embedder_for(runtime).warm_up()  # the embedding model loads in the background too
     return ChatService(
         runtime.pool,
         answer,

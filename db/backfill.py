@@ -25,6 +25,7 @@ TABLES = {
     "kb_entries": (KB_TEXT_SQL, "t.active"),
     "guideline_chunks": (CHUNK_TEXT_SQL, "true"),
 }
+_ROLE_SQL = {"kb_entries": "t.role", "guideline_chunks": "NULL::text"}
 
 
 def kb_embedding_text(question: str, answer: str) -> str:
@@ -36,6 +37,7 @@ def kb_embedding_text(question: str, answer: str) -> str:
 class Pending:
     id: int
     text: str
+    role: str | None = None  # the KB role of a kb_entries row
 
 
 async def pending(db: Executor, table: str, model: str, after_id: int, limit: int) -> list[Pending]:
@@ -43,7 +45,7 @@ async def pending(db: Executor, table: str, model: str, after_id: int, limit: in
     text_sql, where = TABLES[table]
     rows = await db.fetch(
         f"""
-        SELECT t.id, {text_sql} AS text FROM {table} t
+        SELECT t.id, {text_sql} AS text, {_ROLE_SQL[table]} AS role FROM {table} t
         WHERE {where} AND (t.embedding IS NULL OR t.embedding_model IS DISTINCT FROM $1) AND t.id > $2
         ORDER BY t.id LIMIT $3
         """,
@@ -51,7 +53,7 @@ async def pending(db: Executor, table: str, model: str, after_id: int, limit: in
         after_id,
         limit,
     )
-    return [Pending(int(r["id"]), r["text"]) for r in rows]
+    return [Pending(int(r["id"]), r["text"], r["role"]) for r in rows]
 
 
 async def count_pending(db: Executor, table: str, model: str) -> int:
@@ -62,6 +64,17 @@ async def count_pending(db: Executor, table: str, model: str) -> int:
             "AND (t.embedding IS NULL OR t.embedding_model IS DISTINCT FROM $1)",
             model,
         )
+    )
+
+
+async def role_complete(db: Executor, role: str, model: str) -> bool:
+    """Whether every active entry of ``role`` has a vector of ``model``."""
+    _, where = TABLES["kb_entries"]
+    return not await db.fetchval(
+        f"SELECT EXISTS (SELECT 1 FROM kb_entries t WHERE {where} AND t.role = $1 "
+        "AND (t.embedding IS NULL OR t.embedding_model IS DISTINCT FROM $2))",
+        role,
+        model,
     )
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import asyncpg
 import numpy as np
 
 from db.types import Executor
+from engine.embedding import model_name
 from engine.verify.types import GuidelineChunk
 
 
@@ -123,24 +125,27 @@ async def load_chunks(db: Executor) -> list[GuidelineChunk]:
     ]
 
 
-async def dense_search(db: Executor, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-    """Nearest chunks by cosine similarity (HNSW), best first."""
+async def dense_search(db: Executor, vector: np.ndarray, k: int, model: str) -> list[tuple[int, float]]:
+    """Nearest chunks with a vector made by ``model``, by cosine similarity (HNSW), best first."""
     rows = await db.fetch(
         """
         SELECT id, 1 - (embedding <=> $1) AS similarity FROM guideline_chunks
-        WHERE embedding IS NOT NULL ORDER BY embedding <=> $1 LIMIT $2
+        WHERE embedding IS NOT NULL AND embedding_model = $3 ORDER BY embedding <=> $1 LIMIT $2
         """,
         np.asarray(vector, dtype=np.float32),
         k,
+        model,
     )
     return [(int(r["id"]), float(r["similarity"])) for r in rows]
 
 
 class PgGuidelineStore:
-    """``engine.verify.types.GuidelineStore`` on ``guideline_chunks``."""
+    """``engine.verify.types.GuidelineStore`` on ``guideline_chunks``; dense search reads only vectors made by
+    ``embedder``'s model (chunks embedded by another model wait for the backfill job)."""
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, embedder: Any) -> None:
         self.pool = pool
+        self.embedder = embedder
 
     async def corpus_version(self) -> str:
         return await corpus_version(self.pool)
@@ -149,4 +154,4 @@ class PgGuidelineStore:
         return await load_chunks(self.pool)
 
     async def dense_search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        return await dense_search(self.pool, vector, k)
+        return await dense_search(self.pool, vector, k, await model_name(self.embedder))

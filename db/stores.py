@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncpg
 import numpy as np
 
-from db import conversations, embedding_cache, kb
+from db import conversations, embedding_cache, embedding_models, kb
 from engine.types import KBEntry, Turn
 
 
@@ -17,12 +17,14 @@ class PgKBStore:
     matrix-vector product, ~0.3 ms at 10,000 entries against ~8 ms for the same exact scan in PostgreSQL,
     and one round trip less per question (at most 23 MB per role). Larger roles go to pgvector's HNSW index.
     PostgreSQL stays the store: the copy is rebuilt whenever the KB version changes, like the TF-IDF index.
+    Only vectors of the model given to ``load_vectors`` are searched; before that call, none.
     """
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
         self._sizes: dict[str, int] = {}  # entries per role at the last load, to pick the search plan
         self._vectors: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # role -> (ids, unit-length rows)
+        self._models: dict[str, str] = {}  # role -> the model whose vectors dense_search reads
 
     async def kb_version(self, role: str) -> int:
         return await kb.version(self.pool, role)
@@ -30,19 +32,36 @@ class PgKBStore:
     async def load_entries(self, role: str) -> list[KBEntry]:
         entries = await kb.active_entries(self.pool, role)
         self._sizes[role] = len(entries)
-        if len(entries) <= kb.EXACT_SEARCH_MAX:
-            ids, matrix = await kb.active_vectors(self.pool, role)
+        self._vectors.pop(role, None)
+        self._models.pop(role, None)
+        return entries
+
+    async def load_vectors(self, role: str, model: str) -> tuple[int, int]:
+        size = self._sizes.get(role)
+        if size is None:
+            size = await kb.count_active(self.pool, role)
+            self._sizes[role] = size
+        if size <= kb.EXACT_SEARCH_MAX:
+            ids, matrix = await kb.active_vectors(self.pool, role, model)
             if len(ids):
                 matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
             self._vectors[role] = (ids, matrix)
+            have = len(ids)
         else:
             self._vectors.pop(role, None)
-        return entries
+            have = await kb.count_vectors(self.pool, role, model)
+        self._models[role] = model
+        return have, size
 
     async def dense_search(self, role: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        model = self._models.get(role)
+        if model is None:
+            return []
         held = self._vectors.get(role)
         if held is None:
-            return await kb.dense_search(self.pool, role, vector, k, role_size=self._sizes.get(role))
+            return await kb.dense_search(
+                self.pool, role, vector, k, model=model, role_size=self._sizes.get(role)
+            )
         return exact_nearest(*held, vector, k)
 
 
@@ -68,6 +87,16 @@ class PgEmbeddingCache:
 
     async def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
         await embedding_cache.put_many(self.pool, model, items)
+
+
+class PgModelRegistry:
+    """``engine.types.ModelRegistry`` on the ``embedding_models`` table."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def fingerprint(self, base: str, probe: np.ndarray, new: str, same: float) -> str:
+        return await embedding_models.fingerprint(self.pool, base, probe, new, same)
 
 
 class PgMemoryStore:

@@ -62,9 +62,15 @@ class Turn:
 
 
 class Embedder(Protocol):
-    """Turns text into L2-normalised float32 vectors of ``dim`` dimensions."""
+    """Turns text into L2-normalised float32 vectors of ``dim`` dimensions.
 
-    name: str  # model identity, part of the embedding cache key
+    ``name`` identifies the model that makes the vectors (``engine.embedding.identity``: backend, model,
+    dimension, fingerprint); it is stored with every vector and keys the embedding cache. An embedder whose
+    name needs a round trip (a server's probe) has an async ``open()`` that settles it
+    (``engine.embedding.model_name``).
+    """
+
+    name: str
     dim: int
 
     async def embed_passages(self, texts: list[str]) -> np.ndarray: ...
@@ -80,6 +86,15 @@ class EmbeddingCache(Protocol):
     async def put_many(self, model: str, items: dict[str, np.ndarray]) -> None: ...
 
 
+class ModelRegistry(Protocol):
+    """Probes of the embedding models seen behind each server model name (``engine.embedding``)."""
+
+    async def fingerprint(self, base: str, probe: np.ndarray, new: str, same: float) -> str:
+        """The fingerprint of an earlier probe of ``base`` with cosine ≥ ``same`` to ``probe``, else ``new``
+        (recorded with the probe)."""
+        ...
+
+
 class KBStore(Protocol):
     """What retrieval needs from the KB storage."""
 
@@ -87,8 +102,14 @@ class KBStore(Protocol):
 
     async def load_entries(self, role: str) -> list[KBEntry]: ...
 
+    async def load_vectors(self, role: str, model: str) -> tuple[int, int]:
+        """Make ``dense_search`` of ``role`` use the vectors of ``model`` only (after ``load_entries``);
+        returns (active entries with a vector of ``model``, active entries)."""
+        ...
+
     async def dense_search(self, role: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """Entry ids of active entries of ``role`` with cosine similarity, best first."""
+        """Entry ids of active entries of ``role`` with cosine similarity, best first (vectors of the model
+        given to ``load_vectors`` only)."""
         ...
 
 

@@ -24,6 +24,7 @@ from rich.progress import (
 from rich.table import Table
 
 from db.settings import Settings
+from kb_import.embedders import make_cached_embedder
 from kb_import.job import ImportOptions, ImportReport, run_import
 from kb_import.template import write_template
 
@@ -34,22 +35,6 @@ STAGE_LABELS = {
     "embed": "Embedding",
     "write": "Writing",
 }
-
-
-def make_cached_embedder(settings: Settings, pool: Any) -> Any:
-    """The configured embedder behind the database embedding cache."""
-    from db.stores import PgEmbeddingCache
-    from engine.embedding import CachedEmbedder, make_embedder
-
-    client = None
-    if settings.embedding_backend == "openai" and settings.openai_api_key is not None:
-        from openai import AsyncOpenAI
-
-        client = AsyncOpenAI(
-            api_key=settings.openai_api_key.get_secret_value(), base_url=settings.openai_base_url
-        )
-    inner = make_embedder(settings.embedding_backend, openai_client=client, model=settings.embedding_model)
-    return CachedEmbedder(inner, PgEmbeddingCache(pool))
 
 
 def render_report(report: ImportReport, console: Console) -> None:

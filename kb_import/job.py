@@ -44,6 +44,7 @@ import asyncpg
 
 from db import imports as import_log
 from db import kb, kb_write
+from engine.embedding import EmbeddingUnavailable, model_name
 from kb_import.isolated import validate_isolated
 from kb_import.limits import DEFAULT_LIMITS, ReadLimits
 from kb_import.roles import known_roles as builtin_and
@@ -234,6 +235,12 @@ async def run_import(
         else hashlib.sha256("\n".join(s for *_, s in entries).encode()).hexdigest()
     )
     use_embedder = embedder if (options.embed and embedder is not None) else None
+    if use_embedder is not None:
+        try:
+            await model_name(use_embedder)  # a server's model is known after its probe
+        except EmbeddingUnavailable as exc:
+            log.warning("import.no_embeddings error=%s: rows are stored without vectors for the backfill job", exc)
+            use_embedder = None
     fingerprint = hashlib.sha256(
         json.dumps(
             {

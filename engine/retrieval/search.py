@@ -10,26 +10,38 @@ searched the same way and merged by taking, per entry, its best fused score (Com
 Each process keeps one sparse index per role and rebuilds it when ``store.kb_version(role)`` changes (an
 import in any process bumps the version in the database). The version is checked at most once per
 ``version_check_seconds`` per role; the rebuild runs in a worker thread so the event loop keeps serving.
+
+Vectors of one model only: the dense leg reads the vectors made by the running embedder's model
+(``engine.embedding.model_name``) and nothing else. While some active entries of a role have no vector of
+that model (the model was just changed and the backfill job is re-embedding the KB in the background), the
+role is answered by the sparse leg alone, with its own calibration, and the log says so; the role is
+checked again every ``DENSE_RECHECK_SECONDS`` and whenever its KB version changes (the backfill bumps it when
+the role is complete). The same happens, for one query, when the embedder fails (an embedding server down).
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.embedding import model_name
 from engine.retrieval.calibration import probability
 from engine.retrieval.fusion import DENSE_WEIGHT, DENSE_WEIGHT_NO_DIACRITICS, Fused, fuse
 from engine.retrieval.sparse import SparseIndex
 from engine.text import clean_query, has_diacritics
 from engine.types import Embedder, Hit, KBStore
 
+log = logging.getLogger("medbot.retrieval")
+
 MODES = ("hybrid", "sparse", "dense")
 FUSION_METHOD = "score"  # "rrf" only for comparison in bench/retrieval_research.py
+DENSE_RECHECK_SECONDS = 30.0
 
 
 @dataclass(slots=True)
@@ -59,6 +71,8 @@ class _RoleIndex:
     version: int
     index: SparseIndex
     checked_at: float
+    dense_ready: bool = False  # every active entry has a vector of the running model
+    dense_checked_at: float = 0.0
 
 
 class KBSearch:
@@ -96,10 +110,14 @@ class KBSearch:
             version = await self.store.kb_version(role)
             if current is not None and current.version == version:
                 current.checked_at = time.monotonic()
+                if not current.dense_ready and time.monotonic() - current.dense_checked_at >= DENSE_RECHECK_SECONDS:
+                    await self._load_dense(role, current)
                 return current.index
             entries = await self.store.load_entries(role)
             index = await asyncio.to_thread(SparseIndex, entries)
-            self._indexes[role] = _RoleIndex(version, index, time.monotonic())
+            built = _RoleIndex(version, index, time.monotonic())
+            await self._load_dense(role, built)
+            self._indexes[role] = built
             # Until the restorer is ready, unmarked queries are embedded as typed.
             task = asyncio.create_task(asyncio.to_thread(index.build_restorer))
             self._background.add(task)
@@ -107,6 +125,36 @@ class KBSearch:
             task.add_done_callback(self._background.discard)
             _freeze_long_lived()
             return index
+
+    async def _load_dense(self, role: str, state: _RoleIndex) -> None:
+        """Point the store's dense search of ``role`` at the running model's vectors; note whether they cover
+        the role (else the sparse leg answers alone)."""
+        state.dense_checked_at = time.monotonic()
+        try:
+            model = await model_name(self.embedder)
+            have, total = await self.store.load_vectors(role, model)
+        except Exception as exc:
+            state.dense_ready = False
+            log.warning("retrieval.dense_off role=%s error=%s: the sparse leg answers alone", role, exc)
+            return
+        was = state.dense_ready
+        state.dense_ready = have >= total
+        if not state.dense_ready:
+            log.warning(
+                "retrieval.dense_waiting role=%s model=%s vectors=%s/%s: the sparse leg answers alone until "
+                "the embedding backfill has embedded the rest with this model",
+                role,
+                model,
+                have,
+                total,
+            )
+        elif not was and total:
+            log.info("retrieval.dense_ready role=%s model=%s vectors=%s", role, model, have)
+
+    def dense_ready(self, role: str) -> bool:
+        """Whether searches of ``role`` use the dense leg now (as of the last index check)."""
+        current = self._indexes.get(role)
+        return bool(current and current.dense_ready)
 
     async def ready(self, role: str) -> None:
         """Wait until the role's index and its diacritic restorer are built (warm-up, eval, tests)."""
@@ -131,6 +179,8 @@ class KBSearch:
         timings = {"clean": 0.0, "sparse": 0.0, "embed": 0.0, "dense": 0.0, "fuse": 0.0}
         t0 = time.perf_counter()
         index = await self.index(role)
+        if mode == "hybrid" and not self.dense_ready(role):
+            mode = "sparse"  # the role has no complete set of vectors of the running model (see the docstring)
         timings["index"] = (time.perf_counter() - t0) * 1000
         texts = [q for q in (clean_query(query), *(clean_query(x) for x in extra_queries)) if q]
         timings["clean"] = (time.perf_counter() - t0) * 1000 - timings["index"]
@@ -140,7 +190,11 @@ class KBSearch:
         best: dict[int, Fused] = {}
         sparse_scores: dict[int, np.ndarray] = {}  # entry id -> sparse scores of the query it came from
         for text in texts:
-            fused, scores = await self._search_one(role, index, text, mode, timings)
+            try:
+                fused, scores = await self._search_one(role, index, text, mode, timings)
+            except _DenseFailed:
+                mode = "sparse"  # the embedder failed: this search goes on with the sparse leg alone
+                fused, scores = await self._search_one(role, index, text, mode, timings)
             for cand in fused:
                 if cand.entry_id not in best or cand.score > best[cand.entry_id].score:
                     best[cand.entry_id] = cand
@@ -211,7 +265,13 @@ class KBSearch:
             timings["sparse"] += (time.perf_counter() - t) * 1000
         dense: list[tuple[int, float]] = []
         if embedding is not None:
-            vector = await embedding
+            try:
+                vector = await embedding
+            except Exception as exc:
+                if mode != "hybrid":
+                    raise
+                log.warning("retrieval.embed_failed role=%s error=%s: sparse leg alone for this search", role, exc)
+                raise _DenseFailed from exc
             timings["embed"] += (time.perf_counter() - t_embed) * 1000  # wall time, overlapping the sparse leg
             t = time.perf_counter()
             dense = await self.store.dense_search(role, vector, n)
@@ -232,3 +292,7 @@ class KBSearch:
         fused = fuse(sparse, dense, dense_weight=weight, sparse_extra=extra, method=FUSION_METHOD)
         timings["fuse"] += (time.perf_counter() - t) * 1000
         return fused, scores
+
+
+class _DenseFailed(Exception):
+    """The query could not be embedded; the search falls back to the sparse leg."""

@@ -16,6 +16,7 @@ import sys
 from datetime import datetime
 from typing import Any
 
+from db import embedding_models
 from db import jobs as jobs_db
 from db.settings import Settings, SettingsError
 from kb_import.worker.config import WorkerSettings, load_worker_settings
@@ -134,7 +135,35 @@ async def render_list(ctx: JobContext, jobs: list[Job]) -> str:
         )
     console = Console(width=160, record=True, file=_Null())
     console.print(table)
-    return console.export_text()
+    return console.export_text() + "\n".join(await embedding_lines(ctx)) + "\n"
+
+
+async def embedding_lines(ctx: JobContext) -> list[str]:
+    """The embedding model this deployment runs and how far the stored vectors are from it: the roles still
+    waiting for vectors of the model are answered by the sparse leg alone until the backfill job is done."""
+    try:
+        model = await ctx.embedder().open()
+    except Exception as exc:
+        return [f"embedding model: unavailable ({exc}); search uses the sparse leg alone"]
+    lines = [f"embedding model: {model} (EMBEDDING_BACKEND={ctx.settings.embedding_backend})"]
+    for count in await embedding_models.vector_models(ctx.pool):
+        if count.model == model:
+            what = "of this model"
+        elif count.model is None:
+            what = "without a vector"
+        else:
+            what = f"of another model ({count.model}): to be re-embedded"
+        lines.append(f"  {count.table}: {count.rows} {what}")
+    waiting = await embedding_models.roles_pending(ctx.pool, model)
+    if waiting:
+        lines.append(
+            "  re-embedding in the background (embedding_backfill); these roles are answered by the sparse "
+            "leg alone until done: "
+            + ", ".join(f"{role} {have}/{total}" for role, (have, total) in waiting.items())
+        )
+    else:
+        lines.append("  every active KB entry has a vector of this model: hybrid search")
+    return lines
 
 
 class _Null:

@@ -10,6 +10,7 @@ from typing import Any
 import asyncpg
 
 from db.settings import Settings
+from kb_import.embedders import make_cached_embedder
 from kb_import.worker.config import WorkerSettings
 
 log = logging.getLogger("medbot.worker")
@@ -37,21 +38,7 @@ class JobContext:
     def embedder(self) -> Any:
         """The configured embedder behind the database embedding cache (built once per process)."""
         if "embedder" not in self.extras:
-            from db.stores import PgEmbeddingCache
-            from engine.embedding import CachedEmbedder, make_embedder
-
-            client = None
-            if self.settings.embedding_backend == "openai" and self.settings.llm_enabled:
-                from openai import AsyncOpenAI
-
-                assert self.settings.openai_api_key is not None
-                client = AsyncOpenAI(
-                    api_key=self.settings.openai_api_key.get_secret_value(), base_url=self.settings.openai_base_url
-                )
-            inner = make_embedder(
-                self.settings.embedding_backend, openai_client=client, model=self.settings.embedding_model
-            )
-            self.extras["embedder"] = CachedEmbedder(inner, PgEmbeddingCache(self.pool))
+            self.extras["embedder"] = make_cached_embedder(self.settings, self.pool)
         return self.extras["embedder"]
 
 

@@ -47,7 +47,7 @@ def _cells(text: str) -> list[list[str]]:
 
 async def test_verification_report_csv_neutralises_formulas(db: asyncpg.Pool, tmp_path: Path) -> None:
     await import_document(db, embedder(), GUIDELINE.encode(), "=cmd.md")
-    service = VerificationService(db, OfflineVerifier(GuidelineSearch(PgGuidelineStore(db), embedder())))
+    service = VerificationService(db, OfflineVerifier(GuidelineSearch(PgGuidelineStore(db, embedder()), embedder())))
     _, csv_path = await run_verify(
         service, ARTICLE.encode(), "bai.md", user_id=None, auto=True, out_dir=tmp_path, out=io.StringIO()
     )

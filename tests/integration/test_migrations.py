@@ -26,6 +26,7 @@ EXPECTED_TABLES = {
     "channel_tokens",
     "job_runs",
     "telegram_pending_actions",  # 0003_telegram
+    "embedding_models",  # 0009
 }
 
 

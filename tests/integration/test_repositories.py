@@ -68,7 +68,14 @@ async def test_kb_entry_embedding_and_knn_nearest_first(db: asyncpg.Pool) -> Non
 
     query = vectors[3] + 0.01 * rng.normal(size=384).astype(np.float32)
     query /= np.linalg.norm(query)
-    result = await kb.dense_search(db, "patient_dental", query, 3)
+    # Vectors of another model are never searched with these.
+    await kb.add_entry(
+        db,
+        KBEntry(id=0, role="patient_dental", code="M001", question="Mô hình khác", answer="Khác"),
+        embedding=vectors[3],
+        embedding_model="other-model",
+    )
+    result = await kb.dense_search(db, "patient_dental", query, 3, model="test")
     assert result[0][0] == ids[3]
     assert result[0][1] > 0.9
     assert len(result) == 3
@@ -76,7 +83,7 @@ async def test_kb_entry_embedding_and_knn_nearest_first(db: asyncpg.Pool) -> Non
     assert [s for _, s in result] == sorted((s for _, s in result), reverse=True)
 
     entries = await kb.active_entries(db, "patient_dental")
-    assert [e.code for e in entries] == ["D000", "D001", "D002", "D003", "D004"]
+    assert [e.code for e in entries] == ["D000", "D001", "D002", "D003", "D004", "M001"]
 
 
 async def test_dense_search_plans_agree(db: asyncpg.Pool) -> None:
@@ -96,11 +103,15 @@ async def test_dense_search_plans_agree(db: asyncpg.Pool) -> None:
     await db.execute("UPDATE kb_entries SET active = false WHERE id = $1", ids[9])
     store = PgKBStore(db)
     await store.load_entries("patient_dental")
+    assert await store.dense_search("patient_dental", vectors[5], 10) == []  # no model chosen yet: nothing
+    assert await store.load_vectors("patient_dental", "test") == (299, 299)
     for target in (5, 9, 123):
         query = vectors[target] + 0.05 * rng.normal(size=384).astype(np.float32)
         in_memory = await store.dense_search("patient_dental", query, 10)
-        exact = await kb.dense_search(db, "patient_dental", query, 10, role_size=300)
-        hnsw = await kb.dense_search(db, "patient_dental", query, 10, role_size=kb.EXACT_SEARCH_MAX + 1)
+        exact = await kb.dense_search(db, "patient_dental", query, 10, model="test", role_size=300)
+        hnsw = await kb.dense_search(
+            db, "patient_dental", query, 10, model="test", role_size=kb.EXACT_SEARCH_MAX + 1
+        )
         assert [i for i, _ in in_memory] == [i for i, _ in exact]
         assert np.allclose([s for _, s in in_memory], [s for _, s in exact], atol=1e-5)
         assert [i for i, _ in hnsw][:3] == [i for i, _ in exact][:3]

@@ -35,7 +35,7 @@ async def fake() -> AsyncIterator[FakeOpenAI]:
 
 async def _agent(pool: asyncpg.Pool, fake: FakeOpenAI, **kwargs: Any) -> AgentVerifier:
     await import_document(pool, embedder(), (DATA / "guideline_dtd.md").read_bytes(), "guideline_dtd.md")
-    search = GuidelineSearch(PgGuidelineStore(pool), embedder())
+    search = GuidelineSearch(PgGuidelineStore(pool, embedder()), embedder())
     client = AsyncOpenAI(api_key="test", base_url=fake.base_url, max_retries=0, timeout=10)
     return AgentVerifier(client, "fake-model", search, fallback=OfflineVerifier(search), **kwargs)
 

@@ -37,7 +37,7 @@ def _vec(seed: int) -> np.ndarray:
 
 async def test_backfill_embeds_exactly_missing_and_outdated_rows(db: asyncpg.Pool, tmp_path: Path) -> None:
     ctx = make_ctx(db, tmp_path, worker_backfill_batch=2)
-    model = E5Embedder.name
+    model = E5Embedder().name
     current = _vec(1)
 
     async def add(code: str, question: str, answer: str, vec: np.ndarray | None, emb_model: str | None) -> int:

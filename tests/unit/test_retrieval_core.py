@@ -45,6 +45,10 @@ class ListKBStore:
         self.loads += 1
         return [e for e in self.entries if e.role == role]
 
+    async def load_vectors(self, role: str, model: str) -> tuple[int, int]:
+        total = sum(1 for e in self.entries if e.role == role)
+        return total, total  # one model here: every entry counts as embedded (the dense leg stays on)
+
     async def dense_search(self, role: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
         if self._embed is None:
             return []
