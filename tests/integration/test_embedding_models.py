@@ -10,6 +10,7 @@ answer; the backfill job as the worker runs it; ``medbot worker --list``'s embed
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,13 @@ from typing import Any
 import asyncpg
 import numpy as np
 import pytest
+import xllamacpp
 
 from bot.runtime import Runtime
 from bot.wiring import embedder_for, engine_deps
 from db import kb
 from db.settings import load_settings
-from engine.embedding import EmbeddingUnavailable
+from engine.embedding import EmbeddingUnavailable, LlamaCppEmbedder, ensure_gguf
 from engine.flows import run_medical_flow
 from kb_import.embedders import make_cached_embedder
 from kb_import.job import ImportOptions, run_import
@@ -222,3 +224,39 @@ async def test_embedding_server_down_answers_from_the_sparse_leg(
     done = await run_job(ctx, BACKFILL)
     assert done.status == "ok", done.error
     assert set((await stored_models(db)).values()) == {name}
+
+
+async def test_openai_backend_on_a_real_llama_cpp_server(db: asyncpg.Pool, db_url: str) -> None:
+    """The scale-out deployment: llama.cpp's own HTTP server (from the xllamacpp wheel) serving the GGUF
+    MedBot writes, reached through ``EMBEDDING_BASE_URL``: the same vectors as the in-process backend."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    params = xllamacpp.CommonParams()
+    params.model.path = str(ensure_gguf(TEST_DATA_DIR))
+    params.embedding = True
+    params.n_ctx = params.n_batch = params.n_ubatch = 512
+    params.cpuparams.n_threads = params.cpuparams_batch.n_threads = 1
+    params.verbosity = -1
+    params.hostnames = ["127.0.0.1"]
+    params.port = port
+    server = xllamacpp.Server(params)
+    try:
+        settings = load_settings(
+            database_url=db_url,
+            openai_api_key=None,
+            embedding_backend="openai",
+            embedding_base_url=f"http://127.0.0.1:{port}/v1",
+            embedding_model="multilingual-e5-small-q4",
+        )
+        remote = make_cached_embedder(settings, db)
+        local = LlamaCppEmbedder(TEST_DATA_DIR)
+        texts = ["Răng bị ê buốt khi uống nước lạnh là bị gì?", "Đường huyết lúc đói bao nhiêu là bình thường?"]
+        a = await remote.embed_passages(texts)
+        b = await local.embed_passages(texts)
+        assert np.sum(a * b, axis=1).min() > 0.99999
+        q = await remote.embed_query("rang bi e buot")
+        assert float(q @ await local.embed_query("rang bi e buot")) > 0.99999
+        assert remote.name.startswith("openai:multilingual-e5-small-q4/384/")
+    finally:
+        del server
