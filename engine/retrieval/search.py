@@ -16,7 +16,9 @@ Vectors of one model only: the dense leg reads the vectors made by the running e
 that model (the model was just changed and the backfill job is re-embedding the KB in the background), the
 role is answered by the sparse leg alone, with its own calibration, and the log says so; the role is
 checked again every ``DENSE_RECHECK_SECONDS`` and whenever its KB version changes (the backfill bumps it when
-the role is complete). The same happens, for one query, when the embedder fails (an embedding server down).
+the role is complete). The same happens when the embedder fails (an embedding server down): that search and
+every search of the next ``DENSE_RECHECK_SECONDS`` use the sparse leg alone, so a dead server costs one
+timeout, not one per question.
 """
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ class KBSearch:
         self._indexes: dict[str, _RoleIndex] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[object]] = set()
+        self._embed_failed_at = float("-inf")  # when the embedder last failed (monotonic)
 
     async def index(self, role: str) -> SparseIndex:
         """The role's sparse index, rebuilt first if the KB version changed since the last check."""
@@ -179,27 +182,21 @@ class KBSearch:
         timings = {"clean": 0.0, "sparse": 0.0, "embed": 0.0, "dense": 0.0, "fuse": 0.0}
         t0 = time.perf_counter()
         index = await self.index(role)
-        if mode == "hybrid" and not self.dense_ready(role):
-            mode = "sparse"  # the role has no complete set of vectors of the running model (see the docstring)
+        if mode == "hybrid" and (
+            not self.dense_ready(role) or time.monotonic() - self._embed_failed_at < DENSE_RECHECK_SECONDS
+        ):
+            mode = "sparse"  # no complete set of vectors of the running model, or the embedder just failed
         timings["index"] = (time.perf_counter() - t0) * 1000
         texts = [q for q in (clean_query(query), *(clean_query(x) for x in extra_queries)) if q]
         timings["clean"] = (time.perf_counter() - t0) * 1000 - timings["index"]
         if not texts or len(index) == 0:
             return SearchResult([], 0.0, timings, texts[0] if texts else "")
 
-        best: dict[int, Fused] = {}
-        sparse_scores: dict[int, np.ndarray] = {}  # entry id -> sparse scores of the query it came from
-        for text in texts:
-            try:
-                fused, scores = await self._search_one(role, index, text, mode, timings)
-            except _DenseFailed:
-                mode = "sparse"  # the embedder failed: this search goes on with the sparse leg alone
-                fused, scores = await self._search_one(role, index, text, mode, timings)
-            for cand in fused:
-                if cand.entry_id not in best or cand.score > best[cand.entry_id].score:
-                    best[cand.entry_id] = cand
-                    if scores is not None:
-                        sparse_scores[cand.entry_id] = scores
+        try:
+            best, sparse_scores = await self._search_all(role, index, texts, mode, timings)
+        except _DenseFailed:
+            mode = "sparse"  # the embedder failed: the whole search again with the sparse leg alone
+            best, sparse_scores = await self._search_all(role, index, texts, mode, timings)
 
         t = time.perf_counter()
         if exclude:
@@ -239,6 +236,21 @@ class KBSearch:
         lead = ranked[0].score - (ranked[1].score if len(ranked) > 1 else 0.0) if ranked else 0.0
         return SearchResult(hits, hits[0].score if hits else 0.0, timings, texts[0], lead)
 
+    async def _search_all(
+        self, role: str, index: SparseIndex, texts: list[str], mode: str, timings: dict[str, float]
+    ) -> tuple[dict[int, Fused], dict[int, np.ndarray]]:
+        """Every text searched; per entry its best fused candidate and the sparse scores it came with."""
+        best: dict[int, Fused] = {}
+        sparse_scores: dict[int, np.ndarray] = {}  # entry id -> sparse scores of the query it came from
+        for text in texts:
+            fused, scores = await self._search_one(role, index, text, mode, timings)
+            for cand in fused:
+                if cand.entry_id not in best or cand.score > best[cand.entry_id].score:
+                    best[cand.entry_id] = cand
+                    if scores is not None:
+                        sparse_scores[cand.entry_id] = scores
+        return best, sparse_scores
+
     async def _search_one(
         self, role: str, index: SparseIndex, text: str, mode: str, timings: dict[str, float]
     ) -> tuple[list[Fused], np.ndarray | None]:
@@ -270,7 +282,13 @@ class KBSearch:
             except Exception as exc:
                 if mode != "hybrid":
                     raise
-                log.warning("retrieval.embed_failed role=%s error=%s: sparse leg alone for this search", role, exc)
+                self._embed_failed_at = time.monotonic()
+                log.warning(
+                    "retrieval.embed_failed role=%s error=%s: the sparse leg alone for %.0f s",
+                    role,
+                    exc,
+                    DENSE_RECHECK_SECONDS,
+                )
                 raise _DenseFailed from exc
             timings["embed"] += (time.perf_counter() - t_embed) * 1000  # wall time, overlapping the sparse leg
             t = time.perf_counter()
