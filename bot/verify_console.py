@@ -21,7 +21,8 @@ from bot.runtime import open_runtime
 from bot.verify_service import ItemView, VerificationService, build_verifier
 from db import users
 from db.settings import Settings
-from engine.verify.article import parse_article
+from engine.untrusted import size_text
+from engine.verify.article import MAX_ARTICLE_BYTES, parse_article
 from engine.verify.documents import SUPPORTED_ARTICLE, DocumentError
 from engine.verify.types import STATUS_VI
 
@@ -115,6 +116,9 @@ def _load(name: str) -> bytes | None:
         return None
     if path.suffix.lower() not in SUPPORTED_ARTICLE:
         print(f"medbot: định dạng {path.suffix!r} chưa hỗ trợ; dùng .txt, .md hoặc .docx", file=sys.stderr)
+        return None
+    if path.stat().st_size > MAX_ARTICLE_BYTES:  # refused before it is read into memory
+        print(f"medbot: tệp quá lớn: tối đa {size_text(MAX_ARTICLE_BYTES)}", file=sys.stderr)
         return None
     return path.read_bytes()
 

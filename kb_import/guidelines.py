@@ -30,9 +30,17 @@ from db.settings import Settings
 from db.stores import PgEmbeddingCache, PgModelRegistry
 from engine.embedding import CachedEmbedder, text_hash
 from engine.types import Embedder
+from engine.untrusted import UnsafeFile, check_size
 from engine.verify._text import fold
 from engine.verify.article import split_sentences
-from engine.verify.documents import SUPPORTED_GUIDELINE, Block, DocumentError, read_blocks
+from engine.verify.documents import (
+    MAX_DOCUMENT_BYTES,
+    SUPPORTED_GUIDELINE,
+    Block,
+    DocumentError,
+    limit_error,
+    read_blocks,
+)
 from kb_import.embedders import make_inner_embedder
 
 log = logging.getLogger("medbot.guidelines")
@@ -67,14 +75,18 @@ def _units(block: Block) -> list[str]:
     units: list[str] = []
     current = ""
     for sentence in split_sentences(text):
-        while len(sentence) > MAX_CHARS:  # one enormous "sentence": cut on a space
-            cut = sentence.rfind(" ", 0, MAX_CHARS)
-            cut = cut if cut > 0 else MAX_CHARS
+        start = 0
+        while len(sentence) - start > MAX_CHARS:  # one enormous "sentence": cut on a space (linear time)
+            cut = sentence.rfind(" ", start, start + MAX_CHARS)
+            cut = cut if cut > start else start + MAX_CHARS
             if current:
                 units.append(current)
                 current = ""
-            units.append(sentence[:cut])
-            sentence = sentence[cut:].strip()
+            units.append(sentence[start:cut].strip())
+            start = cut
+            while start < len(sentence) and sentence[start].isspace():
+                start += 1
+        sentence = sentence[start:]
         if current and len(current) + 1 + len(sentence) > MAX_CHARS:
             units.append(current)
             current = sentence
@@ -181,6 +193,10 @@ async def import_files(
     errors: list[tuple[str, str]] = []
     for path in paths:
         try:
+            try:
+                check_size(path.stat().st_size, MAX_DOCUMENT_BYTES)  # before it is read into memory
+            except UnsafeFile as exc:
+                raise limit_error(exc) from None
             data = await asyncio.to_thread(path.read_bytes)
             results.append(await import_document(pool, embedder, data, path.name, imported_by=imported_by))
         except (OSError, DocumentError) as exc:
@@ -213,4 +229,3 @@ async def cli_import(args: argparse.Namespace, settings: Settings) -> int:
         return 1 if errors else 0
     finally:
         await runtime.close()
-

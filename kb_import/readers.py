@@ -2,14 +2,27 @@
 
 A reader turns a file into ``RawSheet`` objects that stream ``(row_number, cells)`` pairs; it knows nothing
 about KB columns (``kb_import.validate`` does). Problems that make a whole file unreadable raise
-``ReadError`` with a code (``not_a_spreadsheet``, ``empty_file``, ``unreadable``) for the report.
+``ReadError`` with a code (``not_a_spreadsheet``, ``empty_file``, ``unreadable``, or a safety limit of
+``kb_import.limits``: ``file_too_large``, ``zip_too_large``, ``zip_ratio``, ``zip_members``,
+``too_many_rows``, ``too_many_columns``, ``cell_too_long``, ``too_much_text``, ``too_many_shared_strings``,
+``shared_strings_too_large``, ``unsafe_file``) for the report.
 
-xlsx: the sheet XML is streamed with the stdlib expat parser (about 3x faster than openpyxl's read-only
-mode, constant memory). Cells give the values Excel cached (like openpyxl's ``data_only=True``); a formula
-saved without a cached value (files written by scripts, never opened in Excel) would silently read as empty,
-so its position is recorded and validation flags it. Number formats are not applied (a date-formatted cell
-reads as its serial number); KB columns are text. Workbooks the fast parser does not understand fall back to
-openpyxl (read-only, ``data_only=True``, plus a formula-only second pass when the XML contains formulas).
+Untrusted input: the file size is checked first, an .xlsx archive's declared part sizes and compression
+ratios next (``engine.untrusted.check_zip``), before anything is decompressed; then every limit is enforced
+while streaming, so no row, cell or string table is ever built bigger than its cap (a cell reference such as
+``ZZZZZ1`` is refused, not padded with millions of empty cells). The import job runs the reader in a
+memory-capped child process (``kb_import.isolated``); a ``MemoryError`` met while reading becomes the
+``unsafe_file`` problem. Callers in the same process (tests, benchmarks) get the same limits.
+
+xlsx: the sheet XML and the shared strings are streamed with the stdlib expat parser and handlers that keep
+only the current row (no element tree, so memory does not grow with the number of XML elements; DTDs are
+refused). Cells give the values Excel cached (like openpyxl's ``data_only=True``); a formula saved without
+a cached value (files written by scripts, never opened in Excel) would silently read as empty, so its
+position is recorded and validation flags it. Number formats are not applied (a date-formatted cell reads as
+its serial number); KB columns are text. Workbooks the fast parser does not understand fall back to
+openpyxl (read-only, ``data_only=True``, plus a formula-only second pass when the XML contains formulas),
+which reads at most ``max_columns`` columns (values further right are ignored there) under the same row and
+cell limits.
 """
 
 from __future__ import annotations
@@ -20,10 +33,15 @@ import io
 import logging
 import re
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from xml.parsers import expat
+
+from engine.untrusted import UnsafeFile, check_size, check_zip, vn_number
+from kb_import.headers import column_letter
+from kb_import.limits import DEFAULT_LIMITS, ReadLimits
 
 log = logging.getLogger("medbot.kb_import")
 
@@ -33,6 +51,17 @@ CSV_DELIMITERS = ",;\t|"
 CSV_ENCODINGS = ("utf-8-sig", "cp1258", "latin-1")  # utf-8-sig also reads plain UTF-8
 
 _FORMULA_TAG = re.compile(rb"<(?:[A-Za-z0-9_]+:)?f[\s>/]")
+EXCEL_MAX_ROW = 1_048_576  # the last row number Excel allows
+_SMALL_PART_BYTES = 16 * 1024 * 1024  # workbook.xml and its relationships are read whole
+_CHUNK = 1 << 16
+_limits = DEFAULT_LIMITS
+
+
+def use_limits(limits: ReadLimits) -> None:
+    """Set the limits of every later ``open_file`` without an explicit ``limits`` in this process (the
+    import's child process calls this with the import's limits)."""
+    global _limits
+    _limits = limits
 
 
 class ReadError(Exception):
@@ -43,6 +72,82 @@ class ReadError(Exception):
         self.code = code
         self.message = message
         self.message_vi = message_vi
+
+    def __reduce__(self) -> tuple[type[ReadError], tuple[str, str, str]]:
+        return (type(self), (self.code, self.message, self.message_vi))
+
+
+def _unsafe(exc: UnsafeFile) -> ReadError:
+    return ReadError(exc.code, exc.message, exc.message_vi)
+
+
+def memory_error() -> ReadError:
+    return ReadError(
+        "unsafe_file",
+        "the file could not be read safely: reading it needs more memory than an import may use",
+        "Không thể đọc tệp một cách an toàn (tệp cần quá nhiều bộ nhớ để đọc); tệp không được nhập, kho kiến "
+        "thức giữ nguyên.",
+    )
+
+
+def _where_vi(sheet: str | None, row: int, col: int | None = None) -> str:
+    parts = ([f"trang “{sheet}”"] if sheet else []) + [f"dòng {row}"]
+    if col is not None:
+        parts.append(f"cột {column_letter(col)}")
+    return ", ".join(parts)
+
+
+def _where(sheet: str | None, row: int, col: int | None = None) -> str:
+    parts = ([f"sheet {sheet!r}"] if sheet else []) + [f"row {row}"]
+    if col is not None:
+        parts.append(f"column {column_letter(col)}")
+    return ", ".join(parts)
+
+
+def too_many_columns(limits: ReadLimits, sheet: str | None, row: int, col: int) -> ReadError:
+    letter = column_letter(col)
+    return ReadError(
+        "too_many_columns",
+        f"a value in column {letter} ({_where(sheet, row)}); at most {limits.max_columns} columns are read",
+        f"Bảng tính có quá nhiều cột: tối đa {vn_number(limits.max_columns)} cột (có dữ liệu ở cột {letter}, "
+        f"{_where_vi(sheet, row)}).",
+    )
+
+
+def too_many_rows(limits: ReadLimits) -> ReadError:
+    return ReadError(
+        "too_many_rows",
+        f"more than {limits.max_rows} rows with data; that is the limit per file",
+        f"Tệp có quá nhiều dòng: tối đa {vn_number(limits.max_rows)} dòng có dữ liệu trong một tệp; hãy chia "
+        "thành nhiều tệp nhỏ hơn.",
+    )
+
+
+def too_much_text(limits: ReadLimits) -> ReadError:
+    n = limits.max_text_chars
+    return ReadError(
+        "too_much_text",
+        f"the cells of the file hold more than {n} characters of text together; that is the limit per file",
+        f"Tệp chứa quá nhiều văn bản: tối đa {vn_number(n)} ký tự trong toàn bộ các ô của một tệp; hãy chia "
+        "thành nhiều tệp nhỏ hơn.",
+    )
+
+
+def row_beyond_excel(sheet: str | None, row: int) -> ReadError:
+    return ReadError(
+        "too_many_rows",
+        f"row number {row} in sheet {sheet!r} is beyond Excel's last row {EXCEL_MAX_ROW}",
+        f"Tệp có quá nhiều dòng: dòng số {vn_number(row)} vượt quá giới hạn {vn_number(EXCEL_MAX_ROW)} dòng "
+        "của Excel.",
+    )
+
+
+def cell_too_long(limits: ReadLimits, sheet: str | None, row: int, col: int | None) -> ReadError:
+    return ReadError(
+        "cell_too_long",
+        f"a cell longer than {limits.max_cell_chars} characters ({_where(sheet, row, col)})",
+        f"Ô quá dài: tối đa {vn_number(limits.max_cell_chars)} ký tự một ô ({_where_vi(sheet, row, col)}).",
+    )
 
 
 @dataclass
@@ -93,18 +198,69 @@ def _sniff_kind(path: Path, name: str, head: bytes) -> str:
     return "csv"
 
 
-def open_file(path: Path, name: str | None = None) -> Workbook:
+def open_file(path: Path, name: str | None = None, limits: ReadLimits | None = None) -> Workbook:
     """Open ``path`` as a spreadsheet, detecting xlsx or csv by content first, extension second.
 
-    ``name`` is the file name shown in messages (e.g. the original name of a file a chat user uploaded)."""
+    ``name`` is the file name shown in messages (e.g. the original name of a file a chat user uploaded);
+    ``limits`` default to this process's (``use_limits``), normally ``kb_import.limits.DEFAULT_LIMITS``."""
     name = name or path.name
+    limits = limits or _limits
     try:
+        size = path.stat().st_size
         with path.open("rb") as fh:
             head = fh.read(8)
     except OSError as exc:
         raise ReadError("unreadable", f"cannot read the file: {exc.strerror}", "Không đọc được tệp.") from exc
     kind = _sniff_kind(path, name, head)
-    return _open_xlsx(path, name) if kind == "xlsx" else _open_csv(path, name)
+    try:
+        check_size(size, limits.max_file_bytes)
+    except UnsafeFile as exc:
+        raise _unsafe(exc) from None
+    return _open_xlsx(path, name, limits) if kind == "xlsx" else _open_csv(path, name, limits)
+
+
+class _RowCounter:
+    """Rows holding a value and characters of text, over all sheets of one file (the limits are per file)."""
+
+    __slots__ = ("chars", "limits", "n")
+
+    def __init__(self, limits: ReadLimits) -> None:
+        self.limits = limits
+        self.n = 0
+        self.chars = 0
+
+    def add(self, chars: int) -> None:
+        self.n += 1
+        self.chars += chars
+        if self.n > self.limits.max_rows:
+            raise too_many_rows(self.limits)
+        if self.chars > self.limits.max_text_chars:
+            raise too_much_text(self.limits)
+
+
+def _bounded(
+    rows: Iterable[tuple[int, list[Any]]], sheet: str | None, limits: ReadLimits, counter: _RowCounter
+) -> Iterator[tuple[int, list[Any]]]:
+    """The row, cell and memory limits around a row stream that does not enforce them itself (openpyxl)."""
+    try:
+        for number, cells in rows:
+            if number > EXCEL_MAX_ROW:
+                raise row_beyond_excel(sheet, number)
+            has_value = False
+            chars = 0
+            for col, value in enumerate(cells):
+                if value is None or value == "":
+                    continue
+                has_value = True
+                if isinstance(value, str):
+                    chars += len(value)
+                    if len(value) > limits.max_cell_chars:
+                        raise cell_too_long(limits, sheet, number, col)
+            if has_value:
+                counter.add(chars)
+            yield number, cells
+    except MemoryError:
+        raise memory_error() from None
 
 
 # --- xlsx -------------------------------------------------------------------------------------------------
@@ -125,7 +281,7 @@ def _has_formulas(path: Path) -> bool:
     return False
 
 
-def _formula_positions(path: Path) -> dict[str, set[tuple[int, int]]]:
+def _formula_positions(path: Path, limits: ReadLimits) -> dict[str, set[tuple[int, int]]]:
     """Per sheet title, the (row, column) of every formula cell (second pass, formulas as text)."""
     import openpyxl
 
@@ -135,7 +291,9 @@ def _formula_positions(path: Path) -> dict[str, set[tuple[int, int]]]:
         for ws in wb.worksheets:
             ws.reset_dimensions()
             cells: set[tuple[int, int]] = set()
-            for r, row in enumerate(ws.iter_rows(), start=1):
+            for r, row in enumerate(ws.iter_rows(max_col=limits.max_columns), start=1):
+                if r > EXCEL_MAX_ROW:
+                    raise row_beyond_excel(ws.title, r)
                 for c, cell in enumerate(row):
                     if getattr(cell, "data_type", None) == "f":
                         cells.add((r, c))
@@ -145,10 +303,9 @@ def _formula_positions(path: Path) -> dict[str, set[tuple[int, int]]]:
     return out
 
 
-def _open_xlsx(path: Path, name: str) -> Workbook:
-    import openpyxl
-
+def _open_xlsx(path: Path, name: str, limits: ReadLimits) -> Workbook:
     try:
+        check_zip(path, limits.zip)
         with zipfile.ZipFile(path) as zf:
             names = set(zf.namelist())
         if "xl/workbook.xml" not in names:
@@ -158,13 +315,21 @@ def _open_xlsx(path: Path, name: str) -> Workbook:
                 f"Tệp {name} không phải bảng tính Excel (.xlsx).",
             )
         try:
-            return _open_xlsx_fast(path, name)
+            return _open_xlsx_fast(path, name, limits)
+        except (ReadError, MemoryError):
+            raise
         except Exception as exc:  # unusual layout: let openpyxl try
             log.info("xlsx fast reader declined %s (%s: %s); using openpyxl", name, type(exc).__name__, exc)
-        formulas = _formula_positions(path) if _has_formulas(path) else {}
+        import openpyxl  # only for the fallback: it is slow to import (and imports numpy)
+
+        formulas = _formula_positions(path, limits) if _has_formulas(path) else {}
         wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except UnsafeFile as exc:
+        raise _unsafe(exc) from None
     except ReadError:
         raise
+    except MemoryError:
+        raise memory_error() from None
     except (zipfile.BadZipFile, KeyError, ValueError, OSError, TypeError) as exc:
         raise ReadError(
             "not_a_spreadsheet",
@@ -178,18 +343,21 @@ def _open_xlsx(path: Path, name: str) -> Workbook:
             f"Không mở được tệp {name} như bảng tính Excel (tệp hỏng hoặc sai định dạng).",
         ) from exc
     sheets = []
+    counter = _RowCounter(limits)
     for ws in wb.worksheets:
         if not hasattr(ws, "iter_rows"):  # chartsheets
             continue
         ws.reset_dimensions()  # some writers store a wrong <dimension>; read what is really there
-        rows = ((r, list(values)) for r, values in enumerate(ws.iter_rows(values_only=True), start=1))
+        values = ws.iter_rows(max_col=limits.max_columns, values_only=True)
+        rows = _bounded(((r, list(v)) for r, v in enumerate(values, start=1)), ws.title, limits, counter)
         sheets.append(RawSheet(name, ws.title, rows, formulas.get(ws.title, set())))
     return Workbook(path, "xlsx", sheets, wb)
 
 
-# Fast path: stream the sheet XML with the stdlib (C) expat parser. openpyxl's read-only reader spends
-# most of its time building cell objects; this reads ~3x faster, and finds formulas without a cached
-# value in the same pass. openpyxl remains the fallback for workbooks this parser does not understand.
+# Fast path: stream the sheet XML with the stdlib (C) expat parser and handlers that keep only the current
+# row. openpyxl's read-only reader spends most of its time building cell objects; this reads several times
+# faster, finds formulas without a cached value in the same pass, and enforces every limit as it goes.
+# openpyxl remains the fallback for workbooks this parser does not understand.
 
 _REL_NS = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 _STRICT_REL_NS = "{http://purl.oclc.org/ooxml/officeDocument/relationships}id"
@@ -199,48 +367,142 @@ def _local(tag: str) -> str:
     return tag.rpartition("}")[2]
 
 
+_MAX_REF_LETTERS = 12
+
+
 def _col_index(ref: str) -> int:
+    """0-based column of a cell reference ("C7" → 2, "ZZZZZ1" → 12,356,629); a reference of more than
+    ``_MAX_REF_LETTERS`` letters (however long the attribute) is reported as 26**12."""
     idx = 0
-    for ch in ref:
+    for n, ch in enumerate(ref):
         if "A" <= ch <= "Z":
+            if n == _MAX_REF_LETTERS:
+                return 26**_MAX_REF_LETTERS
             idx = idx * 26 + (ord(ch) - 64)
         else:
             break
     return idx - 1
 
 
-def _shared_strings(zf: zipfile.ZipFile) -> list[str]:
-    from xml.etree.ElementTree import iterparse
+def _xml_parser() -> Any:
+    """An expat parser reporting ``{uri}local``-style names as ``uri}local``, refusing DTDs."""
+    parser = expat.ParserCreate(namespace_separator="}")
+    parser.buffer_text = True
+    parser.buffer_size = _CHUNK
 
-    names = set(zf.namelist())
-    member = "xl/sharedStrings.xml" if "xl/sharedStrings.xml" in names else None
-    if member is None:
-        return []
-    out: list[str] = []
+    def refuse(*_: Any) -> None:
+        raise ReadError(
+            "not_a_spreadsheet",
+            "the workbook XML declares a DTD (never found in Excel files)",
+            "Tệp không phải bảng tính Excel hợp lệ.",
+        )
+
+    parser.StartDoctypeDeclHandler = refuse
+    parser.EntityDeclHandler = refuse
+    return parser
+
+
+class _SharedStrings:
+    """Handlers collecting the shared-string table: the text of every ``<t>`` of an ``<si>`` except the
+    phonetic runs (``<rPh>``), within the count, per-string and total-size limits."""
+
+    def __init__(self, limits: ReadLimits) -> None:
+        self.limits = limits
+        self.out: list[str] = []
+        self.parts: list[str] = []
+        self.length = 0
+        self.total = 0
+        self.in_si = False
+        self.capture = False
+        self.rph = 0
+
+    def start(self, tag: str, attrs: dict[str, str]) -> None:
+        local = tag.rpartition("}")[2]
+        if local == "si":
+            self.in_si, self.length = True, 0
+            self.parts = []
+        elif local == "t":
+            self.capture = self.in_si and not self.rph
+        elif local == "rPh":
+            self.rph += 1
+
+    def end(self, tag: str) -> None:
+        local = tag.rpartition("}")[2]
+        if local == "t":
+            self.capture = False
+        elif local == "rPh":
+            self.rph -= 1
+        elif local == "si":
+            self.in_si = False
+            self.out.append("".join(self.parts))
+            self.parts = []
+            if len(self.out) > self.limits.max_shared_strings:
+                n = self.limits.max_shared_strings
+                raise ReadError(
+                    "too_many_shared_strings",
+                    f"the workbook's shared-string table has more than {n} entries",
+                    f"Bảng tính có quá nhiều chuỗi văn bản: tối đa {vn_number(n)} chuỗi.",
+                )
+
+    def text(self, data: str) -> None:
+        if not self.capture:
+            return
+        self.parts.append(data)
+        self.length += len(data)
+        self.total += len(data)
+        limits = self.limits
+        if self.length > limits.max_cell_chars:
+            raise ReadError(
+                "cell_too_long",
+                f"shared string #{len(self.out) + 1} is longer than {limits.max_cell_chars} characters",
+                f"Ô quá dài: tối đa {vn_number(limits.max_cell_chars)} ký tự một ô (chuỗi văn bản thứ "
+                f"{vn_number(len(self.out) + 1)} của bảng tính).",
+            )
+        if self.total > limits.max_text_chars:
+            raise ReadError(
+                "shared_strings_too_large",
+                f"the shared-string table holds more than {limits.max_text_chars} characters",
+                f"Tệp chứa quá nhiều văn bản: tối đa {vn_number(limits.max_text_chars)} ký tự trong bảng chuỗi "
+                "văn bản của tệp; hãy chia thành nhiều tệp nhỏ hơn.",
+            )
+
+
+def _parse_member(zf: zipfile.ZipFile, member: str, handlers: Any) -> Iterator[None]:
+    """Feed ``member`` to an expat parser wired to ``handlers``; yields after every chunk."""
+    parser = _xml_parser()
+    parser.StartElementHandler = handlers.start
+    parser.EndElementHandler = handlers.end
+    parser.CharacterDataHandler = handlers.text
     with zf.open(member) as fh:
-        for _, el in iterparse(fh, events=("end",)):
-            if _local(el.tag) == "si":
-                # text of every <t> except phonetic runs (<rPh>)
-                parts = [t.text or "" for t in el.iter() if _local(t.tag) == "t"]
-                if any(_local(x.tag) == "rPh" for x in el):
-                    parts = [
-                        t.text or ""
-                        for child in el
-                        if _local(child.tag) != "rPh"
-                        for t in child.iter()
-                        if _local(t.tag) == "t"
-                    ]
-                out.append("".join(parts))
-                el.clear()
-    return out
+        while True:
+            chunk = fh.read(_CHUNK)
+            parser.Parse(chunk, not chunk)
+            yield
+            if not chunk or getattr(handlers, "done", False):
+                return
+
+
+def _shared_strings(zf: zipfile.ZipFile, limits: ReadLimits) -> list[str]:
+    if "xl/sharedStrings.xml" not in set(zf.namelist()):
+        return []
+    table = _SharedStrings(limits)
+    for _ in _parse_member(zf, "xl/sharedStrings.xml", table):
+        pass
+    return table.out
+
+
+def _read_small(zf: zipfile.ZipFile, member: str) -> bytes:
+    if zf.getinfo(member).file_size > _SMALL_PART_BYTES:
+        raise ValueError(f"{member} is implausibly large")
+    return zf.read(member)
 
 
 def _sheet_members(zf: zipfile.ZipFile) -> list[tuple[str, str]]:
     """(sheet title, zip member) of every worksheet, in workbook order."""
     from xml.etree.ElementTree import fromstring
 
-    wb = fromstring(zf.read("xl/workbook.xml"))
-    rels = fromstring(zf.read("xl/_rels/workbook.xml.rels"))
+    wb = fromstring(_read_small(zf, "xl/workbook.xml"))
+    rels = fromstring(_read_small(zf, "xl/_rels/workbook.xml.rels"))
     targets = {r.get("Id"): r.get("Target", "") for r in rels if _local(r.tag) == "Relationship"}
     out = []
     for el in wb.iter():
@@ -262,73 +524,172 @@ def _number(text: str) -> Any:
     return int(value) if value.is_integer() and abs(value) < 1e15 else value
 
 
+class _SheetRows:
+    """Handlers turning a worksheet's XML into ``(row number, cells)`` pairs, one row held at a time."""
+
+    def __init__(
+        self,
+        strings: list[str],
+        formulas: set[tuple[int, int]],
+        limits: ReadLimits,
+        counter: _RowCounter,
+        sheet: str,
+    ) -> None:
+        self.strings = strings
+        self.formulas = formulas
+        self.limits = limits
+        self.counter = counter
+        self.sheet = sheet
+        self.ready: list[tuple[int, list[Any]]] = []
+        self.values: dict[int, Any] = {}
+        self.current = 0
+        self.next_col = 0
+        self.done = False
+        # the cell being read
+        self.col = 0
+        self.kind = "n"
+        self.v: str | None = None
+        self.inline: str | None = None
+        self.formula = False
+        self.buf: list[str] = []
+        self.length = 0
+        self.capture = False
+        self.in_is = False
+        self.rph = 0
+
+    def start(self, tag: str, attrs: dict[str, str]) -> None:
+        local = tag.rpartition("}")[2]
+        if local == "c":
+            ref = attrs.get("r")
+            self.col = _col_index(ref) if ref else self.next_col
+            self.next_col = self.col + 1
+            self.kind = attrs.get("t", "n")
+            self.v = self.inline = None
+            self.formula = False
+            self.buf = []
+            self.length = 0
+        elif local == "v":
+            self.capture = True
+        elif local == "t":
+            self.capture = self.in_is and not self.rph
+        elif local == "is":
+            self.in_is = True
+        elif local == "f":
+            self.formula = True
+        elif local == "rPh":
+            self.rph += 1
+        elif local == "row":
+            ref = attrs.get("r")
+            self.current = int(ref) if ref else self.current + 1
+            if self.current > EXCEL_MAX_ROW:
+                raise row_beyond_excel(self.sheet, self.current)
+            self.next_col = 0
+            self.values = {}
+
+    def end(self, tag: str) -> None:
+        local = tag.rpartition("}")[2]
+        if local == "c":
+            self.cell()
+        elif local == "v":
+            self.v = "".join(self.buf) or None  # <v></v> is no value, as in openpyxl
+            self.buf = []
+            self.capture = False
+        elif local == "t":
+            self.capture = False
+        elif local == "is":
+            self.inline = "".join(self.buf)
+            self.buf = []
+            self.in_is = False
+        elif local == "rPh":
+            self.rph -= 1
+        elif local == "row":
+            self.row()
+        elif local == "sheetData":
+            self.done = True
+
+    def text(self, data: str) -> None:
+        if self.capture:
+            self.buf.append(data)
+            self.length += len(data)
+            if self.length > self.limits.max_cell_chars:
+                raise cell_too_long(self.limits, self.sheet, self.current, self.col)
+
+    def cell(self) -> None:
+        kind, v, col = self.kind, self.v, self.col
+        value: Any
+        if kind == "inlineStr":
+            value = self.inline
+        elif v is None:
+            value = None
+        elif kind == "s":
+            value = self.strings[int(v)]
+        elif kind in ("str", "e"):
+            value = v
+        elif kind == "b":
+            value = v == "1"
+        else:
+            value = _number(v)
+        if value is None and not (self.formula and v is None):
+            return
+        if col >= self.limits.max_columns:
+            if value is None or value != "":
+                raise too_many_columns(self.limits, self.sheet, self.current, col)
+            return
+        if value is None:
+            self.formulas.add((self.current, col))  # a formula without a cached value
+        else:
+            self.values[col] = value
+
+    def row(self) -> None:
+        values = self.values
+        cells: list[Any] = [None] * (max(values) + 1) if values else []
+        has_value = False
+        chars = 0
+        for col, value in values.items():
+            cells[col] = value
+            if value != "":
+                has_value = True
+                if isinstance(value, str):
+                    chars += len(value)  # a shared string counts every time a cell uses it
+        if has_value:
+            self.counter.add(chars)
+        self.ready.append((self.current, cells))
+        self.values = {}
+
+
 def _iter_sheet(
-    zf: zipfile.ZipFile, member: str, strings: list[str], formulas: set[tuple[int, int]]
+    zf: zipfile.ZipFile,
+    member: str,
+    strings: list[str],
+    formulas: set[tuple[int, int]],
+    limits: ReadLimits,
+    counter: _RowCounter,
+    sheet: str,
 ) -> Iterator[tuple[int, list[Any]]]:
-    from xml.etree.ElementTree import iterparse
-
-    with zf.open(member) as fh:
-        values: dict[int, Any] = {}
-        current = 0
-        next_col = 0
-        for event, el in iterparse(fh, events=("start", "end")):
-            tag = _local(el.tag)
-            if event == "start":
-                if tag == "row":
-                    current = int(el.get("r") or current + 1)
-                    next_col = 0
-                continue
-            if tag == "c":
-                ref = el.get("r")
-                col = _col_index(ref) if ref else next_col
-                next_col = col + 1
-                kind = el.get("t", "n")
-                v = f = None
-                inline = None
-                for child in el:
-                    ctag = _local(child.tag)
-                    if ctag == "v":
-                        v = child.text
-                    elif ctag == "f":
-                        f = child
-                    elif ctag == "is":
-                        inline = "".join(t.text or "" for t in child.iter() if _local(t.tag) == "t")
-                if kind == "inlineStr":
-                    values[col] = inline
-                elif v is None:
-                    if f is not None:
-                        formulas.add((current, col))
-                elif kind == "s":
-                    values[col] = strings[int(v)]
-                elif kind in ("str", "e"):
-                    values[col] = v
-                elif kind == "b":
-                    values[col] = v == "1"
-                else:
-                    values[col] = _number(v)
-            elif tag == "row":
-                cells: list[Any] = [None] * (max(values) + 1) if values else []
-                for col, value in values.items():
-                    cells[col] = value
-                yield current, cells
-                values = {}
-                el.clear()
-            elif tag == "sheetData":
-                break
+    rows = _SheetRows(strings, formulas, limits, counter, sheet)
+    try:
+        for _ in _parse_member(zf, member, rows):
+            if rows.ready:
+                ready, rows.ready = rows.ready, []
+                yield from ready
+    except MemoryError:
+        raise memory_error() from None
 
 
-def _open_xlsx_fast(path: Path, name: str) -> Workbook:
+def _open_xlsx_fast(path: Path, name: str, limits: ReadLimits = DEFAULT_LIMITS) -> Workbook:
     zf = zipfile.ZipFile(path)
     try:
-        strings = _shared_strings(zf)
+        strings = _shared_strings(zf, limits)
         members = _sheet_members(zf)
-    except Exception:
+    except BaseException:
         zf.close()
         raise
     sheets = []
+    counter = _RowCounter(limits)
     for title, member in members:
         formulas: set[tuple[int, int]] = set()
-        sheets.append(RawSheet(name, title, _iter_sheet(zf, member, strings, formulas), formulas))
+        rows = _iter_sheet(zf, member, strings, formulas, limits, counter, title)
+        sheets.append(RawSheet(name, title, rows, formulas))
     return Workbook(path, "xlsx", sheets, zf)
 
 
@@ -361,8 +722,36 @@ def sniff_delimiter(text: str) -> str:
     return best if counts[best] else ","
 
 
-def _open_csv(path: Path, name: str) -> Workbook:
-    data = path.read_bytes()
+def _csv_rows(
+    reader: Iterator[list[str]], limits: ReadLimits, counter: _RowCounter
+) -> Iterator[tuple[int, list[Any]]]:
+    number = 0
+    try:
+        for number, values in enumerate(reader, start=1):
+            if len(values) > limits.max_columns:
+                beyond = next((i for i, v in enumerate(values) if i >= limits.max_columns and v), None)
+                if beyond is not None:
+                    raise too_many_columns(limits, None, number, beyond)
+                del values[limits.max_columns :]  # trailing delimiters only
+            if values and max(map(len, values)) > limits.max_cell_chars:
+                col = next(i for i, v in enumerate(values) if len(v) > limits.max_cell_chars)
+                raise cell_too_long(limits, None, number, col)
+            if any(values):
+                counter.add(sum(map(len, values)))
+            yield number, values
+    except csv.Error as exc:
+        if "field larger than field limit" in str(exc):
+            raise cell_too_long(limits, None, number + 1, None) from None
+        raise
+    except MemoryError:
+        raise memory_error() from None
+
+
+def _open_csv(path: Path, name: str, limits: ReadLimits) -> Workbook:
+    try:
+        data = path.read_bytes()
+    except MemoryError:
+        raise memory_error() from None
     if b"\x00" in data[:4096] and not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise ReadError(
             "not_a_spreadsheet",
@@ -375,5 +764,5 @@ def _open_csv(path: Path, name: str) -> Workbook:
         raise ReadError("empty_file", "the file is empty", "Tệp rỗng, không có dữ liệu.")
     delimiter = sniff_delimiter(text)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    rows = ((r, list(values)) for r, values in enumerate(reader, start=1))
+    rows = _csv_rows(reader, limits, _RowCounter(limits))
     return Workbook(path, "csv", [RawSheet(name, None, rows, encoding=encoding, delimiter=delimiter)])

@@ -55,6 +55,7 @@ from bot.telegram.callbacks import DbId, Index
 from bot.verify_service import ItemView, VerificationService
 from db import users
 from db import verification as repo
+from engine.untrusted import vn_number
 from engine.verify.article import parse_article
 from engine.verify.documents import SUPPORTED_ARTICLE, SUPPORTED_GUIDELINE, DocumentError
 from engine.verify.report import Report, report_stem
@@ -70,6 +71,12 @@ MAX_FILE_BYTES = 5 * 1024 * 1024
 KB_SPREADSHEETS = (".csv", ".xlsx")
 _MD_HEADING = re.compile(r"(?m)^\s{0,3}#{1,6}\s+\S")
 ICON = {"VALID": "✅", "FLAGGED": "⚠️", "UNCLEAR": "❔"}
+# What one sentence message shows at most of each part (HTML-escaped characters), so that the message stays
+# under MAX_MESSAGE whatever the article holds; the report files always have everything in full.
+SENTENCE_SHOWN = 1500
+SECTION_SHOWN = 200
+REASONING_SHOWN = 800
+SEARCH_SHOWN = 200
 
 ASK_ARTICLE = (
     "📝 Hãy gửi bài viết cần kiểm tra: dán văn bản vào đây, hoặc gửi tệp .txt, .md, .docx.\n"
@@ -97,19 +104,43 @@ def keyboard(view: ItemView) -> InlineKeyboardMarkup:
     )
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` HTML-escaped and, when longer than ``limit`` escaped characters, cut with "…" to fit."""
+    escaped = html.escape(text)
+    if len(escaped) <= limit:
+        return escaped
+    pieces: list[str] = []
+    used = 0
+    for char in text:  # at most ``limit`` steps: every character costs at least one
+        piece = html.escape(char)
+        if used + len(piece) > limit - 1:
+            break
+        pieces.append(piece)
+        used += len(piece)
+    return "".join(pieces).rstrip() + "…"
+
+
 def render_item(view: ItemView) -> str:
-    """The sentence message (HTML), kept under Telegram's 4096 characters by trimming the evidence."""
+    """The sentence message (HTML), kept under Telegram's 4096 characters: a long sentence, heading,
+    reasoning or search is shown shortened (with a note for the sentence), then the evidence fills the rest."""
     e = html.escape
     conf = f"{view.confidence:.2f}" if view.confidence is not None else "—"
+    sentence = clip(view.sentence, SENTENCE_SHOWN)
+    if sentence != e(view.sentence):
+        sentence += (
+            f"\n<i>(Câu dài {vn_number(len(view.sentence))} ký tự, đã rút gọn khi hiển thị; báo cáo có đủ "
+            "nguyên văn.)</i>"
+        )
     head = [
-        f"<b>Câu {view.number}/{view.total}</b>" + (f" · <i>{e(view.section)}</i>" if view.section else ""),
-        f"<blockquote>{e(view.sentence)}</blockquote>",
+        f"<b>Câu {view.number}/{view.total}</b>"
+        + (f" · <i>{clip(view.section, SECTION_SHOWN)}</i>" if view.section else ""),
+        f"<blockquote>{sentence}</blockquote>",
         f"{ICON.get(view.status, '')} <b>{e(view.status)}</b> — {e(STATUS_VI.get(view.status, ''))} "
         f"(độ tin cậy {conf})",
-        f"<b>Lý do:</b> {e(view.reasoning)}",
+        f"<b>Lý do:</b> {clip(view.reasoning, REASONING_SHOWN)}",
     ]
     if view.searches and view.searches[-1]:
-        head.append(f"🔎 Tìm lại với: <i>{e(view.searches[-1])}</i>")
+        head.append(f"🔎 Tìm lại với: <i>{clip(view.searches[-1], SEARCH_SHOWN)}</i>")
     tail = "\n\n<i>Gõ từ khóa để tìm lại cho câu này.</i>"
     text = "\n".join(head)
     budget = MAX_MESSAGE - len(text) - len(tail) - 40

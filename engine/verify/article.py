@@ -9,6 +9,13 @@ document reader and the item is flagged as a bullet.
 
 Headings are kept as items (``is_heading``) so the clinician sees where they are, but they are context, not
 claims: the verifier never judges them.
+
+Limits (an article is an upload from a stranger's point of view too): at most ``MAX_ARTICLE_BYTES`` of file,
+at most ``MAX_ARTICLE_SENTENCES`` sentences per check (``DocumentError`` with a Vietnamese message saying so;
+the clinician splits the article), a title of at most ``MAX_TITLE_CHARS`` characters (longer ones are
+shortened: the title goes into chat messages and file names). Splitting is linear in the text's length (no
+regular expression that backtracks, no copy of the rest of the text per sentence), so a 5 MB paragraph or a
+run of thousands of dots is split in well under a second.
 """
 
 from __future__ import annotations
@@ -17,8 +24,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.untrusted import MB, vn_number
 from engine.verify._text import squash
-from engine.verify.documents import Block, read_blocks
+from engine.verify.documents import Block, DocumentError, read_blocks
+
+MAX_ARTICLE_BYTES = 5 * MB
+MAX_ARTICLE_SENTENCES = 2000
+MAX_TITLE_CHARS = 200
 
 ABBREVIATIONS = frozenset(
     """
@@ -27,7 +39,12 @@ ABBREVIATIONS = frozenset(
     """.split()
 )
 _OPENERS = "\"'“‘([«"
-_SENT_END = re.compile(r"(?:\.\.\.|[.!?…])+[\"'”’)\]»]*(?=\s+|$)")
+# A run of sentence punctuation, closing quotes or brackets, then white space or the end. Written to match
+# in linear time whatever the text: "[.!?…]" rather than "(?:\.\.\.|[.!?…])" (whose alternation backtracks
+# exponentially on a long run of dots), a run only from its first character (the look-behind), and
+# possessive quantifiers (a run that is not followed by a space fails at once, not once per shorter run).
+_SENT_END = re.compile(r"(?<![.!?…])[.!?…]++[\"'”’)\]»]*+(?=\s|$)")
+_NEXT_CHAR = re.compile(r"\s*(\S)")
 
 
 def _word_before(text: str, end: int) -> str:
@@ -53,7 +70,7 @@ def _is_initial(text: str, start: int, word: str) -> bool:
     """A capital initial inside a name ("Nguyễn V. An"), not "vitamin D." ending a sentence."""
     if len(word) != 1 or not word.isupper():
         return False
-    before = text[:start].rstrip().split(" ")[-1:]
+    before = text[max(0, start - 200) : start].rstrip().split(" ")[-1:]
     return bool(before and before[0][:1].isupper())
 
 
@@ -66,16 +83,15 @@ def split_sentences(text: str) -> list[str]:
     start = 0
     for match in _SENT_END.finditer(text):
         end = match.end()
-        rest = text[end:].lstrip()
-        if rest:
-            first = rest[0]
-            if not (first.isupper() or first.isdigit() or first in _OPENERS or first in "-•"):
-                continue
+        following = _NEXT_CHAR.match(text, end)
+        first = following.group(1) if following else ""
+        if first and not (first.isupper() or first.isdigit() or first in _OPENERS or first in "-•"):
+            continue
         punct = match.group(0)
         if punct.startswith(".") and not punct.startswith("..."):
             word = _word_before(text, match.start())
             if word.lower() in ("v.v", "vv", "v.v."):
-                if not rest or rest[0].isupper():
+                if not first or first.isupper():
                     pass  # "…, v.v. Sau đó" ends the sentence
                 else:
                     continue
@@ -135,14 +151,23 @@ class Article:
         return [i for i in self.items if not i.is_heading]
 
 
-def article_from_blocks(blocks: list[Block], default_title: str = "") -> Article:
-    """Sentences with context. A single level-1 heading opening the article is its title, not a section."""
+def _short_title(title: str) -> str:
+    return title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 1].rstrip() + "…"
+
+
+def article_from_blocks(
+    blocks: list[Block], default_title: str = "", *, max_sentences: int = MAX_ARTICLE_SENTENCES
+) -> Article:
+    """Sentences with context. A single level-1 heading opening the article is its title, not a section.
+
+    More than ``max_sentences`` sentences: ``DocumentError`` naming the limit and the article's count."""
     title = default_title
     headings = [b for b in blocks if b.kind == "heading"]
     if blocks and blocks[0].kind == "heading" and sum(1 for h in headings if h.level <= blocks[0].level) == 1:
         title = blocks[0].text
         blocks = blocks[1:]
-    article = Article(title=title or "Bài viết")
+    article = Article(title=_short_title(title or "Bài viết"))
+    count = 0
     path: list[tuple[int, str]] = []
     paragraph = 0
     previous = ""
@@ -164,6 +189,9 @@ def article_from_blocks(blocks: list[Block], default_title: str = "") -> Article
             continue
         paragraph += 1
         sentences = split_sentences(block.text)
+        count += len(sentences)
+        if count > max_sentences:
+            continue  # over the limit: only counting now, for the message
         for n, sentence in enumerate(sentences, 1):
             article.items.append(
                 ArticleSentence(
@@ -181,10 +209,19 @@ def article_from_blocks(blocks: list[Block], default_title: str = "") -> Article
             previous = sentence
         if block.kind == "paragraph":
             lead = sentences[-1] if sentences and sentences[-1].endswith(":") else ""
+    if count > max_sentences:
+        raise DocumentError(
+            f"bài viết có {vn_number(count)} câu, vượt giới hạn {vn_number(max_sentences)} câu cho mỗi lần kiểm "
+            "tra; hãy chia bài viết thành nhiều phần rồi gửi từng phần"
+        )
     return article
 
 
-def parse_article(data: bytes | str, filename: str = "article.txt") -> Article:
-    """An article from pasted text or a .txt/.md/.docx file's content."""
+def parse_article(
+    data: bytes | str, filename: str = "article.txt", *, max_sentences: int = MAX_ARTICLE_SENTENCES
+) -> Article:
+    """An article from pasted text or a .txt/.md/.docx file's content; ``DocumentError`` (a Vietnamese
+    message for the clinician) when it cannot be read or breaks a limit."""
     stem = filename.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    return article_from_blocks(read_blocks(data, filename), default_title=stem)
+    blocks = read_blocks(data, filename, max_bytes=MAX_ARTICLE_BYTES)
+    return article_from_blocks(blocks, default_title=stem, max_sentences=max_sentences)

@@ -11,23 +11,60 @@ A block is a heading (with its level), a paragraph or a bullet (list item, marke
   typed list markers are bullets.
 * ``.pdf`` (pypdf): text per page; layout line breaks are joined into paragraphs (a line ending with
   sentence punctuation closes a paragraph), short unpunctuated lines standing between paragraphs are headings.
+
+Untrusted files: a document may be at most ``MAX_DOCUMENT_BYTES`` (callers pass a smaller cap for articles).
+A .docx is a zip archive: the sizes its parts declare are checked before python-docx opens it
+(``engine.untrusted.check_zip`` with ``DOCX_ZIP_LIMITS``: the sum of the decompressed parts and the
+compression ratio, the mark of a "zip bomb"). .docx and .pdf files are then parsed in a child process capped
+at ``PARSE_MEMORY_BYTES`` of memory and ``PARSE_TIMEOUT_S`` seconds (``engine.sandbox``), so a file that
+would still blow up costs only that child. The refusals are ``DocumentError`` with a Vietnamese message that
+names the limit (written to follow "Không đọc được bài viết: …").
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import re
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine import sandbox
+from engine.untrusted import MB, UnsafeFile, ZipLimits, check_size, check_zip
 from engine.verify._text import nfc, squash
 
 SUPPORTED_ARTICLE = (".txt", ".md", ".docx")
 SUPPORTED_GUIDELINE = (".txt", ".md", ".docx", ".pdf")
+MAX_DOCUMENT_BYTES = 20 * MB  # a guideline document (a national guideline PDF can be long)
+DOCX_ZIP_LIMITS = ZipLimits(max_uncompressed_bytes=100 * MB, max_ratio=100, max_members=2000)
+PARSE_MEMORY_BYTES = 1024 * MB
+PARSE_TIMEOUT_S = 120.0
+
+log = logging.getLogger("medbot.verify")
 
 
 class DocumentError(ValueError):
-    """The file cannot be read as a document (unsupported format, damaged file, no text)."""
+    """The file cannot be read as a document (unsupported format, damaged file, no text, over a limit)."""
+
+
+def limit_error(exc: UnsafeFile) -> DocumentError:
+    """A refused file as a ``DocumentError`` whose text reads after "Không đọc được bài viết: "."""
+    text = exc.message_vi.rstrip(".")
+    return DocumentError(text[:1].lower() + text[1:])
+
+
+def _isolated(target: str, data: bytes) -> list[Block]:
+    """Parse ``data`` with ``target`` in a memory- and time-capped child process."""
+    try:
+        return sandbox.call(target, data, memory_bytes=PARSE_MEMORY_BYTES, timeout_s=PARSE_TIMEOUT_S)
+    except sandbox.SandboxError as exc:
+        log.warning("document.unsafe target=%s reason=%s %s", target, exc.reason, exc.detail)
+        why = {
+            "memory": f"cần hơn {PARSE_MEMORY_BYTES // MB} MB bộ nhớ",
+            "timeout": f"kéo dài quá {PARSE_TIMEOUT_S:.0f} giây",
+        }.get(exc.reason, "trình đọc tệp gặp sự cố")
+        raise DocumentError(f"không thể đọc tệp một cách an toàn (việc đọc tệp {why} nên đã dừng lại)") from None
 
 
 @dataclass(slots=True)
@@ -73,8 +110,15 @@ def _heading_like(line: str) -> tuple[bool, int]:
 def _text_blocks(text: str, markdown: bool) -> list[Block]:
     blocks: list[Block] = []
     para: list[str] = []
+    more: list[str] = []  # continuation lines of the last list item, joined once (linear time)
+
+    def close_item() -> None:
+        if more:
+            blocks[-1].text = squash(" ".join([blocks[-1].text, *more]))
+            more.clear()
 
     def flush() -> None:
+        close_item()
         if para:
             joined = squash(" ".join(para))
             if joined:
@@ -99,6 +143,7 @@ def _text_blocks(text: str, markdown: bool) -> list[Block]:
                 continue
             bold = _MD_BOLD_LINE.match(line)
             if bold and not para:
+                close_item()
                 level = next((b.level for b in reversed(blocks) if b.kind == "heading"), 1) + 1
                 blocks.append(Block("heading", squash(bold.group(1)), min(level, 6)))
                 continue
@@ -121,11 +166,12 @@ def _text_blocks(text: str, markdown: bool) -> list[Block]:
             standalone = i + 1 >= len(lines) or not lines[i + 1].strip()
             is_heading, level = _heading_like(line)
             if standalone and is_heading:
+                close_item()
                 numbered = _NUMBERED_HEADING.match(line) or _ROMAN_HEADING.match(line)
                 blocks.append(Block("heading", numbered.group(2).strip() if numbered else line, level))
                 continue
         if blocks and blocks[-1].kind == "bullet" and not para and raw.startswith((" ", "\t")):
-            blocks[-1].text = squash(blocks[-1].text + " " + line)  # continuation of a list item
+            more.append(line)  # continuation of a list item
             continue
         para.append(line)
     flush()
@@ -139,9 +185,22 @@ def blocks_from_text(text: str, *, markdown: bool = False) -> list[Block]:
 
 def _docx_blocks(data: bytes) -> list[Block]:
     try:
+        check_zip(data, DOCX_ZIP_LIMITS)
+    except UnsafeFile as exc:
+        raise limit_error(exc) from None
+    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        raise DocumentError(f"not a readable .docx file ({exc.__class__.__name__})") from exc
+    return _isolated("engine.verify.documents:parse_docx", data)
+
+
+def parse_docx(data: bytes) -> list[Block]:
+    """Blocks of a .docx (run in the sandbox's child process by ``read_blocks``)."""
+    try:
         import docx  # python-docx
 
         document = docx.Document(io.BytesIO(data))
+    except MemoryError:
+        raise
     except Exception as exc:
         raise DocumentError(f"not a readable .docx file ({exc.__class__.__name__})") from exc
     blocks: list[Block] = []
@@ -168,18 +227,28 @@ def _docx_blocks(data: bytes) -> list[Block]:
     return blocks
 
 
-def _pdf_blocks(data: bytes) -> list[Block]:
+def parse_pdf(data: bytes) -> list[Block]:
+    """Blocks of a .pdf (run in the sandbox's child process by ``read_blocks``)."""
     try:
         from pypdf import PdfReader
 
         reader = PdfReader(io.BytesIO(data))
         pages = [page.extract_text() or "" for page in reader.pages]
+    except MemoryError:
+        raise
     except Exception as exc:
         raise DocumentError(f"not a readable .pdf file ({exc.__class__.__name__})") from exc
     blocks: list[Block] = []
     para: list[str] = []
+    more: list[str] = []  # continuation lines of the last list item, joined once (linear time)
+
+    def close_item() -> None:
+        if more:
+            blocks[-1].text = " ".join([blocks[-1].text, *more])
+            more.clear()
 
     def flush() -> None:
+        close_item()
         if para:
             blocks.append(Block("paragraph", squash(" ".join(para))))
             para.clear()
@@ -191,6 +260,7 @@ def _pdf_blocks(data: bytes) -> list[Block]:
                 continue
             is_heading, level = _heading_like(line)
             if is_heading and not para:
+                close_item()
                 blocks.append(Block("heading", _strip_number(line), level))
                 continue
             bullet = _BULLET.match(line)
@@ -198,13 +268,9 @@ def _pdf_blocks(data: bytes) -> list[Block]:
                 flush()
                 blocks.append(Block("bullet", line[bullet.end() :]))
                 continue
-            if (
-                blocks
-                and blocks[-1].kind == "bullet"
-                and not para
-                and not blocks[-1].text.endswith(_END_PUNCT)
-            ):
-                blocks[-1].text += " " + line
+            last = more[-1] if more else blocks[-1].text if blocks else ""
+            if blocks and blocks[-1].kind == "bullet" and not para and not last.endswith(_END_PUNCT):
+                more.append(line)
                 continue
             para.append(line)
             if line.endswith((".", "!", "?", "…", ":")):
@@ -218,9 +284,15 @@ def _strip_number(line: str) -> str:
     return numbered.group(2).strip() if numbered else line
 
 
-def read_blocks(data: bytes | str, filename: str) -> list[Block]:
-    """Blocks of a document given its bytes (or text) and its file name (the suffix picks the reader)."""
+def read_blocks(data: bytes | str, filename: str, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> list[Block]:
+    """Blocks of a document given its bytes (or text) and its file name (the suffix picks the reader).
+
+    A document over ``max_bytes`` (text: its UTF-8 size) is refused before it is read."""
     suffix = Path(filename).suffix.lower()
+    try:
+        check_size(len(data) if isinstance(data, bytes) else len(data.encode("utf-8")), max_bytes)
+    except UnsafeFile as exc:
+        raise limit_error(exc) from None
     if suffix == ".docx":
         if isinstance(data, str):
             raise DocumentError(".docx content must be bytes")
@@ -228,7 +300,7 @@ def read_blocks(data: bytes | str, filename: str) -> list[Block]:
     if suffix == ".pdf":
         if isinstance(data, str):
             raise DocumentError(".pdf content must be bytes")
-        return _pdf_blocks(data)
+        return _isolated("engine.verify.documents:parse_pdf", data)
     if suffix in (".md", ".markdown", ".txt", ""):
         if isinstance(data, bytes):
             try:

@@ -19,6 +19,7 @@ from engine.csv_safe import csv_text
 from engine.verify.types import STATUS_VI, Evidence
 
 DECISION_VI = {"accepted": "Chấp nhận", "skipped": "Bỏ qua (không phải nhận định)", None: "Chưa duyệt"}
+SUMMARY_SENTENCE_CHARS = 300  # a flagged sentence in the chat summary; 10 of them stay under 4096 characters
 CSV_COLUMNS = ["sentence", "section", "status", "confidence", "evidence", "decision", "reasoning"]
 
 
@@ -69,7 +70,7 @@ class Report:
         flagged = [r for r in self.claims if r.status == "FLAGGED" and r.decision != "skipped"]
         if flagged:
             lines.append("Các câu cần xem lại:")
-            lines += [f"• {r.sentence}" for r in flagged[:10]]
+            lines += [f"• {_shorten(r.sentence, SUMMARY_SENTENCE_CHARS)}" for r in flagged[:10]]
         return "\n".join(lines)
 
     def markdown(self) -> str:
@@ -171,3 +172,7 @@ def report_stem(name: str) -> str:
     )
     cleaned = "".join(c if c.isalnum() or c in "-_. " else "_" for c in stem).strip(" .")
     return cleaned or "article"
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

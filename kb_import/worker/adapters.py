@@ -11,6 +11,7 @@ from typing import Any
 from kb_import.worker.context import JobContext
 
 log = logging.getLogger("medbot.worker")
+MAX_REASONS_VI = 15
 
 @dataclass(slots=True)
 class ImportOutcome:
@@ -37,4 +38,8 @@ async def import_spreadsheet(ctx: JobContext, path: Path) -> ImportOutcome:
     console = Console(record=True, width=110, file=io.StringIO())
     render_report(report, console)
     counts = {"status": report.status, **asdict(report.totals)}
-    return ImportOutcome(report.ok, console.export_text(), counts)
+    body = console.export_text()
+    if not report.ok:  # the admins who read the notice first get the reasons in Vietnamese
+        reasons = [f"– {p.location_vi()}: {p.message_vi}" for p in report.errors[:MAX_REASONS_VI]]
+        body = "\n".join([report.message_vi, *reasons]) + "\n\n" + body
+    return ImportOutcome(report.ok, body, counts)
