@@ -46,6 +46,10 @@ async def _db_url(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _eval(args: argparse.Namespace, settings: Settings) -> int:
+    if args.eval_command == "dialogue":
+        from bot.dialogue_eval import eval_dialogue
+
+        return await eval_dialogue(args, settings)
     from bot.evaluate import eval_retrieval
 
     return await eval_retrieval(args, settings)
@@ -110,7 +114,9 @@ async def _verify(args: argparse.Namespace, settings: Settings) -> int:
 async def _ask(args: argparse.Namespace, settings: Settings) -> int:
     from bot.console import ask
 
-    return await ask(settings, role=args.role, text=" ".join(args.text), as_json=args.json)
+    return await ask(
+        settings, role=args.role, text=" ".join(args.text), as_json=args.json, conversation=args.conversation
+    )
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
@@ -130,9 +136,14 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     p = add("chat", _chat, "Console chat on the same engine and database; a number taps a suggestion.")
     p.add_argument("--role", default=None, help="role to chat as (default: DEFAULT_ROLE)")
 
-    p = add("ask", _ask, "Answer one message (or, with '-', one per stdin line).")
+    p = add("ask", _ask, "Answer one message (or, with '-', one per stdin line); each is its own conversation.")
     p.add_argument("--role", required=True, help="role whose KB and persona answer")
     p.add_argument("--json", action="store_true", help="print one JSON object per answer")
+    p.add_argument(
+        "--conversation",
+        metavar="NAME",
+        help="keep the messages (and later runs with the same NAME) in one conversation",
+    )
     p.add_argument("text", nargs="+", help="the message, or '-' to read one message per line from stdin")
 
     p = add("import", _import, "Import KB spreadsheets (.xlsx/.csv) with validation and a report.")
@@ -174,7 +185,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     handlers["db downgrade"] = _db_downgrade
     handlers["db url"] = _db_url
 
-    p = add("eval", _eval, "Evaluate retrieval on a corpus with known answers.")
+    p = add("eval", _eval, "Evaluate retrieval, or whole conversations, on labelled data.")
     evsub = p.add_subparsers(dest="eval_command", metavar="WHAT", required=True)
     ev = evsub.add_parser("retrieval", help="P@1, MRR@10, hit@10 on the production search path")
     ev.add_argument("--corpus", required=True)
@@ -184,6 +195,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     ev.add_argument("--mode", choices=["hybrid", "sparse", "dense"], default="hybrid")
     ev.add_argument("--strip-diacritics", action="store_true", help="remove every diacritic from the queries")
     ev.set_defaults(handler_name="eval")
+    dv = evsub.add_parser("dialogue", help="turn accuracy and wrong answers on labelled multi-turn dialogues")
+    dv.add_argument("file", metavar="FILE", help="dialogues JSONL (format: bot/dialogue_eval.py)")
+    dv.add_argument("--show", choices=["wrong", "all", "none"], default="wrong", help="turns to print")
+    dv.set_defaults(handler_name="eval")
 
     p = add("flow", _flow_show, "Inspect the conversation flows.")
     fsub = p.add_subparsers(dest="flow_command", metavar="WHAT", required=True)

@@ -4,6 +4,11 @@ Both run the same ChatService, engine and database as the Telegram bot; the cons
 channel ``console``, so conversations, memory and statistics behave exactly as on a chat app. The chat's
 messages go through the same triage guard as every channel (``ChatService.guard``); ``ask`` reports the
 flow's own triage (``red_flag`` in ``--json``).
+
+``ask`` makes conversations explicit: each message (each stdin line of ``ask -``) is a conversation of its
+own, so scripts and evaluations never leak context between unrelated messages; ``--conversation NAME`` keeps
+every message given that name (in this run and later runs) in one conversation, as a chat would.
+``medbot eval dialogue`` (``bot.dialogue_eval``) talks through the same ``ask_one``.
 """
 
 from __future__ import annotations
@@ -108,19 +113,38 @@ async def _turn(service: ChatService, user: User, text: str, out: TextIO) -> Rep
     return shown[0] if shown else None
 
 
-async def ask(settings: Settings, role: str, text: str, as_json: bool = False, out: TextIO = sys.stdout) -> int:
+async def ask_user(service: ChatService, role: str, conversation: str | None) -> User | None:
+    """The console user ``ask`` speaks as (one per named conversation), with ``role``; None if no such role."""
+    name = f"ask:conversation:{conversation}" if conversation else f"ask:{role}"
+    user = await service.user("console", name)
+    return user if await service.set_role(user, role) else None
+
+
+async def ask_one(service: ChatService, user: User, text: str, conversation: str | None) -> Reply:
+    """One message of ``ask``: a conversation of its own, or the named conversation's next message."""
+    return await service.handle_text(user, text, channel="console", conversation="keep" if conversation else "new")
+
+
+async def ask(
+    settings: Settings,
+    role: str,
+    text: str,
+    as_json: bool = False,
+    out: TextIO = sys.stdout,
+    conversation: str | None = None,
+) -> int:
     runtime = await open_runtime(settings)
     try:
         service: ChatService = await build_service(runtime)
-        user = await service.user("console", f"ask:{role}")
-        if not await service.set_role(user, role):
-            print(f"medbot: unknown role '{role}'; known roles: {', '.join(service.roles)}", file=sys.stderr)
+        user = await ask_user(service, role, conversation)
+        if user is None:
+            print(f"medbot: không có chuyên khoa '{role}'; các chuyên khoa: {', '.join(service.roles)}", file=sys.stderr)
             return 2
         messages = (line.strip() for line in sys.stdin) if text == "-" else iter([text])
         for message in messages:
             if not message:
                 continue
-            reply = await service.handle_text(user, message, channel="console")
+            reply = await ask_one(service, user, message, conversation)
             if as_json:
                 print(json.dumps(reply_json(reply), ensure_ascii=False), file=out, flush=True)
             else:

@@ -33,7 +33,7 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 import asyncpg
 
@@ -45,6 +45,7 @@ from db.locks import advisory_lock
 from db.types import Executor
 from db.users import User
 from engine import triage
+from engine.clinic import ClinicProfile
 
 log = logging.getLogger("medbot.service")
 
@@ -53,6 +54,8 @@ AnswerFn = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 # How long the guard waits for the user's role (one indexed row) before treating the sender as a patient.
 ROLE_LOOKUP_TIMEOUT_S = 1.0
+# Buttons stored per reply: a full topic list or one topic's questions (channels page them).
+MAX_SUGGESTIONS = 30
 # How long a clinician's clinical answer may take before the emergency card goes out on its own.
 CLINICIAN_CARD_DEADLINE_S = 3.0
 
@@ -94,6 +97,12 @@ class RoleChoice(Enum):
     STAFF_ONLY = "staff_only"  # a clinician role, and the user is not clinic staff
 
 
+Conversation = Literal["active", "new", "keep"]
+OPEN_CONVERSATION = {
+    "active": conversations.active_conversation,
+    "new": conversations.new_conversation,
+    "keep": conversations.latest_conversation,
+}
 Deliver = Callable[[str], Awaitable[object]]
 Handle = Callable[[Emergency | None], Awaitable[object]]
 
@@ -109,7 +118,7 @@ class ChatService:
         clinician_roles: frozenset[str] = frozenset(),
         staff: StaffRule | None = None,
         disclaimer: str = "",
-        clinic_phone: str | None = None,
+        clinic: ClinicProfile | None = None,
     ) -> None:
         self.pool = pool
         self.answer = answer
@@ -118,13 +127,15 @@ class ChatService:
         self.clinician_roles = clinician_roles
         self.staff = staff or StaffRule()
         self.disclaimer = disclaimer
-        self.clinic_phone = clinic_phone
+        self.clinic = clinic or ClinicProfile()
 
     # -- triage first ------------------------------------------------------------------------------------
 
     def emergency_text(self, verdict: triage.Triage, *, clinician: bool = False) -> str:
         """The emergency answer as a patient sees it (card, clinic phone, disclaimer), or a clinician's card."""
-        card = triage.answer(verdict, clinic_phone=self.clinic_phone, clinician=clinician)
+        card = triage.answer(
+            verdict, clinic_phone=self.clinic.phone or None, clinic_name=self.clinic.name or None, clinician=clinician
+        )
         return f"{card}\n\n{self.disclaimer}" if self.disclaimer else card
 
     async def guard(self, channel: str, external_id: str | int, text: str, deliver: Deliver, handle: Handle) -> None:
@@ -232,17 +243,25 @@ class ChatService:
         return await self.choose_role(user, role) is RoleChoice.SET
 
     async def handle_text(
-        self, user: User, text: str, *, channel: str, emergency: Emergency | None = None
+        self,
+        user: User,
+        text: str,
+        *,
+        channel: str,
+        emergency: Emergency | None = None,
+        conversation: Conversation = "active",
     ) -> Reply:
         """Answer one message from ``user`` and store the exchange.
 
-        With an ``emergency`` the guard already delivered, the exchange is only recorded (best effort) and the
-        returned reply is marked ``delivered``."""
+        ``conversation``: "active" (chat apps: the current one, a new one after an idle hour), "new" (this
+        message starts a conversation of its own) or "keep" (the user's latest, however old: ``medbot ask
+        --conversation``). With an ``emergency`` the guard already delivered, the exchange is only recorded
+        (best effort) and the returned reply is marked ``delivered``."""
         if emergency is not None and emergency.delivered:
             return await self._record_emergency(user, text, channel, emergency)
         role = self.answer_role(user) or self.default_role
         started = time.perf_counter()
-        conversation_id = await conversations.active_conversation(self.db, user.id, role)
+        conversation_id = await OPEN_CONVERSATION[conversation](self.db, user.id, role)
         shared: dict[str, Any] = {
             "role": role,
             "input": text,
@@ -267,7 +286,7 @@ class ChatService:
             tokens_out=int(tokens.get("completion", 0)),
             trace=result.get("trace"),
         )
-        questions = [q for q in result.get("suggestion_questions") or [] if q][:10]
+        questions = [q for q in result.get("suggestion_questions") or [] if q][:MAX_SUGGESTIONS]
         # Both turns, the conversation's activity and the suggestion set: one statement (atomic by itself).
         _, out_id, set_id = await conversations.store_exchange(self.db, conversation_id, user.id, turn, questions)
         log.info(
@@ -320,6 +339,10 @@ class ChatService:
     async def suggestion_text(self, user: User, set_id: int, index: int) -> str | None:
         """The text behind a tapped suggestion, or None when it expired or is not this user's."""
         return await suggestions.question(self.db, set_id, index, user.id)
+
+    async def suggestion_set(self, user: User, set_id: int) -> list[str] | None:
+        """Every text of a suggestion set of ``user`` (a page of buttons to show), or None when expired."""
+        return await suggestions.questions(self.db, set_id, user.id)
 
     async def rate(self, user: User, message_id: int, rating: int) -> bool:
         return await feedback.record(self.db, user.id, message_id, rating)

@@ -66,7 +66,7 @@ def engine_deps(runtime: Runtime) -> EngineDeps:
             score_threshold=settings.score_threshold,
             disclaimer=settings.disclaimer,
             prune_threshold=settings.prune_threshold,
-            clinic_phone=settings.clinic_phone,
+            clinic=settings.clinic,
         ),
     )
 
@@ -88,5 +88,5 @@ async def build_service(runtime: Runtime) -> ChatService:
         clinician_roles=frozenset(key for key, role in roles.items() if role.clinician),
         staff=StaffRule.from_settings(runtime.settings),
         disclaimer=runtime.settings.disclaimer,
-        clinic_phone=runtime.settings.clinic_phone,
+        clinic=runtime.settings.clinic,
     )

@@ -48,6 +48,26 @@ async def active_conversation(db: Executor, user_id: int, role: str | None) -> i
     )
 
 
+async def new_conversation(db: Executor, user_id: int, role: str | None) -> int:
+    """A new conversation of the user for this role (what came before is not its memory)."""
+    return int(
+        await db.fetchval("INSERT INTO conversations (user_id, role) VALUES ($1, $2) RETURNING id", user_id, role)
+    )
+
+
+async def latest_conversation(db: Executor, user_id: int, role: str | None) -> int:
+    """The user's most recent conversation for this role however long ago, or a new one."""
+    found = await db.fetchval(
+        """
+        SELECT id FROM conversations WHERE user_id = $1 AND role IS NOT DISTINCT FROM $2
+        ORDER BY last_activity_at DESC LIMIT 1
+        """,
+        user_id,
+        role,
+    )
+    return int(found) if found is not None else await new_conversation(db, user_id, role)
+
+
 _STORE_EXCHANGE = """
 WITH msgs AS (
     INSERT INTO messages (conversation_id, user_id, direction, text, input_type, confidence,
@@ -118,14 +138,24 @@ async def recent_messages(db: Executor, conversation_id: int, limit: int) -> lis
     return [dict(r) for r in rows]
 
 
-async def memory(db: Executor, conversation_id: int, limit: int) -> tuple[list[dict[str, Any]], str]:
-    """``recent_messages`` and ``get_summary`` in one round trip."""
+async def memory(db: Executor, conversation_id: int, limit: int) -> tuple[list[dict[str, Any]], str, bool]:
+    """``recent_messages`` (each bot message with the suggestions shown under it), the summary, and whether
+    the conversation already had an answer from the KB (a bot message citing entries), in one round trip."""
     rows = await db.fetch(
         """
-        SELECT c.summary, last.direction, last.text, last.input_type, last.citations
+        SELECT c.summary, last.direction, last.text, last.input_type, last.citations,
+               CASE WHEN last.direction = 'out' THEN (
+                   SELECT s.questions FROM suggestion_sets s
+                   WHERE s.conversation_id = c.id AND s.created_at = last.created_at
+                   ORDER BY s.id DESC LIMIT 1
+               ) END AS suggestions,
+               EXISTS (
+                   SELECT 1 FROM messages m
+                   WHERE m.conversation_id = c.id AND m.direction = 'out' AND cardinality(m.citations) > 0
+               ) AS answered
         FROM conversations c
         LEFT JOIN LATERAL (
-            SELECT id, direction, text, input_type, citations FROM messages
+            SELECT id, direction, text, input_type, citations, created_at FROM messages
             WHERE conversation_id = c.id ORDER BY created_at DESC, id DESC LIMIT $2
         ) last ON true
         WHERE c.id = $1
@@ -135,12 +165,11 @@ async def memory(db: Executor, conversation_id: int, limit: int) -> tuple[list[d
         limit,
     )
     if not rows:
-        return [], ""
+        return [], "", False
     summary = rows[0]["summary"] or ""
-    messages = [
-        {k: r[k] for k in ("direction", "text", "input_type", "citations")} for r in rows if r["direction"]
-    ]
-    return messages, summary
+    keys = ("direction", "text", "input_type", "citations", "suggestions")
+    messages = [{k: r[k] for k in keys} for r in rows if r["direction"]]
+    return messages, summary, bool(rows[0]["answered"])
 
 
 async def get_summary(db: Executor, conversation_id: int) -> str:

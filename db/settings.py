@@ -14,6 +14,8 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from engine.clinic import ClinicProfile, build_profile, read_clinic_file
+
 ROOT = Path(__file__).resolve().parent.parent
 _ZALO_ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
 
@@ -65,7 +67,14 @@ class Settings(BaseSettings):
         "Khi cấp cứu, gọi ngay 115."
     )
     default_role: str = "patient_dental"
-    clinic_phone: str | None = None  # named in the emergency answer, after 115
+    # The clinic profile (engine/clinic.py): how the bot tells a patient to reach the clinic — the booking,
+    # clinic-information and complaint answers, "ask the doctor directly", the emergency answer after 115.
+    clinic_name: str | None = None
+    clinic_phone: str | None = None
+    clinic_address: str | None = None
+    clinic_hours: str | None = None
+    booking_url: str | None = None
+    clinic_file: Path | None = None  # optional clinic.toml: prices, insurance, services
     retention_days: int = Field(default=365, ge=1)
 
     # Zalo
@@ -122,10 +131,36 @@ class Settings(BaseSettings):
             entries.append(entry)
         return entries
 
+    @field_validator("clinic_file")
+    @classmethod
+    def _clinic_file(cls, value: Path | None) -> Path | None:
+        if value is not None:
+            read_clinic_file(value)  # a missing file or a bad key stops the start-up, naming CLINIC_FILE
+        return value
+
+    @field_validator("booking_url")
+    @classmethod
+    def _booking_url(cls, value: str | None) -> str | None:
+        if value and not value.strip().lower().startswith(("https://", "http://")):
+            raise ValueError("must start with https:// or http://")
+        return value.strip() if value else value
+
     @field_validator("log_level", mode="before")
     @classmethod
     def _upper(cls, value: object) -> object:
         return value.upper() if isinstance(value, str) else value
+
+    @property
+    def clinic(self) -> ClinicProfile:
+        """The clinic profile: ``CLINIC_FILE`` first, the CLINIC_* / BOOKING_URL settings over it."""
+        return build_profile(
+            self.clinic_file,
+            name=self.clinic_name,
+            phone=self.clinic_phone,
+            address=self.clinic_address,
+            hours=self.clinic_hours,
+            booking_url=self.booking_url,
+        )
 
     @property
     def llm_enabled(self) -> bool:

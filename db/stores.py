@@ -109,10 +109,12 @@ class PgMemoryStore:
         rows = await conversations.recent_messages(self.pool, conversation_id, limit * 2)
         return pair_turns(rows, limit)
 
-    async def load(self, conversation_id: int, limit: int = 3) -> tuple[list[Turn], str]:
-        """``recent_turns`` and ``summary`` in one round trip (LoadMemory uses it when a store has it)."""
-        rows, summary = await conversations.memory(self.pool, conversation_id, limit * 2)
-        return pair_turns(rows, limit), summary
+    async def load(self, conversation_id: int, limit: int = 3) -> tuple[list[Turn], str, bool]:
+        """``recent_turns`` (with the suggestions shown under each reply), ``summary`` and whether the
+        conversation already had an answer from the KB, in one round trip (LoadMemory uses it when a store
+        has it)."""
+        rows, summary, answered = await conversations.memory(self.pool, conversation_id, limit * 2)
+        return pair_turns(rows, limit), summary, answered
 
     async def summary(self, conversation_id: int) -> str:
         return await conversations.get_summary(self.pool, conversation_id)
@@ -132,6 +134,7 @@ def pair_turns(rows: list[dict], limit: int) -> list[Turn]:
                     bot_text=row["text"],
                     input_type=row["input_type"] or "",
                     citations=list(row["citations"] or []),
+                    suggestions=list(row.get("suggestions") or []),
                 )
             )
             pending = None

@@ -28,6 +28,16 @@ async def question(db: Executor, set_id: int, index: int, user_id: int) -> str |
     return str(questions[index])
 
 
+async def questions(db: Executor, set_id: int, user_id: int) -> list[str] | None:
+    """Every question of the user's set, or None when unknown or expired."""
+    found = await db.fetchval(
+        "SELECT questions FROM suggestion_sets WHERE id = $1 AND user_id = $2 AND expires_at > now()",
+        set_id,
+        user_id,
+    )
+    return None if found is None else [str(q) for q in found]
+
+
 async def delete_expired(db: Executor) -> int:
     status = await db.execute("DELETE FROM suggestion_sets WHERE expires_at < now()")
     return int(status.split()[-1])

@@ -6,9 +6,12 @@ Two layers:
 1. a small statistical model — TF-IDF over character n-grams (2–5, word-bounded) and word uni/bigrams of the
    *folded* text (so diacritics do not matter), then logistic regression — trained on first use from
    ``engine/data/intents_train.jsonl`` (well under a second);
-2. rules on top: medical vocabulary with a question cue or a symptom is a medical question whatever the
-   model says; when the model hesitates between a medical question and anything else and the message has
-   medical vocabulary, retrieval wins (a needless search costs little, a missed question costs a patient).
+2. rules on top: a message in English is ``english``; the clinic-service intents of ``engine.intents``
+   (booking, asking for a person, complaint, praise, clinic information, thanks, goodbye) are recognised by
+   their own rules before anything else; medical vocabulary with a question cue or a symptom is a medical
+   question whatever the model says; when the model hesitates between a medical question and anything else
+   and the message has medical vocabulary, retrieval wins (a needless search costs little, a missed question
+   costs a patient).
 """
 
 from __future__ import annotations
@@ -20,12 +23,21 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.intents import SERVICE_INTENTS, looks_english, service_intent
 from engine.safety import fold_text
 from engine.textmodel import LinearTextModel
 
 log = logging.getLogger("medbot.classify")
 
-INPUT_TYPES = ("medical_question", "greeting", "topic_suggest", "statement", "nonsense")
+INPUT_TYPES = (
+    "medical_question",
+    "greeting",
+    "topic_suggest",
+    "statement",
+    "nonsense",
+    *SERVICE_INTENTS,
+    "english",
+)
 TRAIN_FILE = Path(__file__).parent / "data" / "intents_train.jsonl"
 
 _WS = re.compile(r"\s+")
@@ -141,6 +153,9 @@ _MEDICAL = _words(
     r"can\s*nang",
     r"giam\s*can",
     r"tiem\s*(chung|phong)",
+    r"ruou(\s*bia)?",
+    r"tip\s*[12]",
+    r"bau",
 )
 # Symptoms: describing one is an implicit question ("em bị đau răng mấy hôm nay").
 _SYMPTOM = _words(
@@ -182,7 +197,7 @@ _HISTORY = re.compile(
     r"|(dang|da|van)\s*(uong|tiem|dung|dieu\s*tri|nieng|boc|tram)[\w\s]*"
     r"|nam\s*nay\s*\d+\s*tuoi|\d+\s*tuoi)$"
 )
-_GREETING_START = re.compile(r"^(xin\s*)?(chao|hi|hello|alo|cam\s*on|tam\s*biet)\b")
+_GREETING_START = re.compile(r"^(xin\s*)?(chao|hi|hello|alo|he\s*lo)\b")
 # Question cues, looked for per sentence: "không"/"chưa" ask only at the end ("tôi chưa đi khám" is news).
 _QUESTION = re.compile(
     r"\b(sao|gi|nao|bao\s*lau|bao\s*nhieu|the\s*nao|lam\s*sao|co\s*nen|nen\s*(lam|an|uong|dung)|duoc\s*khong|"
@@ -287,6 +302,8 @@ def classify(text: str) -> Intent:
     folded = fold(text)
     if not re.search(r"[a-z]", folded):
         return Intent("nonsense", 0.99, "không có chữ cái nào")
+    if looks_english(text) and _syllable_share(folded) < 0.7:
+        return Intent("english", 0.95, "tin nhắn bằng tiếng Anh")
     probs = get_classifier().probabilities(folded)
     best = max(probs, key=probs.__getitem__)
     conf = probs[best]
@@ -294,6 +311,11 @@ def classify(text: str) -> Intent:
     question = has_question(text)
     symptom = bool(_SYMPTOM.search(folded)) and not _BETTER.search(folded)
     n_words = len(folded.split())
+    # A long message with a medical question is a patient describing a problem, whatever else it mentions.
+    long_medical = n_words > 25 or (n_words > 12 and medical and question)
+    service = None if long_medical else service_intent(folded, question=question, symptom=symptom)
+    if service is not None:
+        return Intent(service[0], max(conf, 0.9), service[1], probs)
 
     if not question and not symptom and _HISTORY.match(folded):
         return Intent("statement", max(conf, 0.8), "thông tin bệnh sử, không phải câu hỏi", probs)
@@ -324,5 +346,12 @@ def classify(text: str) -> Intent:
         "topic_suggest": "yêu cầu xem chủ đề",
         "statement": "thông tin cá nhân, không phải câu hỏi",
         "nonsense": "không rõ nghĩa hoặc ngoài phạm vi",
+        "booking": "muốn đặt lịch khám",
+        "human": "muốn nói chuyện với người của phòng khám",
+        "complaint": "phàn nàn",
+        "praise": "lời khen",
+        "clinic_info": "hỏi thông tin phòng khám",
+        "thanks": "lời cảm ơn",
+        "goodbye": "lời chào tạm biệt",
     }
     return Intent(best, conf, reasons[best] + " (mô hình thống kê)", probs)

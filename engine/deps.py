@@ -11,6 +11,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from engine.clinic import ClinicProfile
 from engine.llm import LLMClient
 from engine.roles import Role, load_roles
 from engine.types import Hit, KBEntry, MemoryStore
@@ -51,19 +52,23 @@ class Searcher(Protocol):
         """Every topic (ĐỀ MỤC) of the role with a few of its entries (≈3, different subtopics first)."""
         ...
 
+    async def topic_entries(self, role: str, topic: str) -> list[KBEntry]:
+        """Every entry of one topic (ĐỀ MỤC) that has a question, in KB order."""
+        ...
+
 
 @dataclass(slots=True)
 class EngineConfig:
     score_threshold: float = 0.5  # fused calibrated score needed to answer from the best entry
     clarify_threshold: float = 0.15  # below this, nothing retrieved is related: say so and offer topics
     disclaimer: str = DEFAULT_DISCLAIMER
-    clinic_phone: str | None = None  # CLINIC_PHONE: named in the emergency answer after 115
+    clinic: ClinicProfile = field(default_factory=ClinicProfile)  # CLINIC_* settings (engine/clinic.py)
     top_k: int = 7
     candidate_k: int = 20  # candidates gathered when an LLM will prune them
     prune_threshold: int = 15
     prune_keep: int = 7
     min_suggestions: int = 5
-    n_topics: int = 10
+    n_topics: int = 10  # questions offered when there is no match and no topic list
     history_turns: int = 3
     llm_attempts: int = 3  # LLM node attempts (first try + retries)
     llm_wait: float = 0.5  # base backoff before the 2nd attempt, doubled each time, with jitter

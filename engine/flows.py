@@ -14,7 +14,7 @@ import logging
 import time
 from typing import Any
 
-from engine import nodes  # noqa: F401  (registers the node types)
+from engine import clinic_nodes, nodes  # noqa: F401  (registers the node types)
 from engine.core import Flow, FlowDefinition, build_flow, flow_to_mermaid
 from engine.deps import EngineDeps
 from engine.llm import Usage
@@ -37,6 +37,7 @@ MEDICAL_FLOW: FlowDefinition = {
         "topics": "TopicSuggestResponse",
         "greeting": "GreetingResponse",
         "statement": "StatementResponse",
+        "clinic": "ClinicServiceResponse",
         "finalize": "Finalize",
     },
     "edges": [
@@ -50,6 +51,15 @@ MEDICAL_FLOW: FlowDefinition = {
         ["decide", "topic_suggest", "topics"],
         ["decide", "statement", "statement"],
         ["decide", "nonsense", "topics"],
+        # Messages about the clinic, one edge each: a staff handoff re-points "human" and "complaint".
+        ["decide", "booking", "clinic"],
+        ["decide", "human", "clinic"],
+        ["decide", "complaint", "clinic"],
+        ["decide", "praise", "clinic"],
+        ["decide", "clinic_info", "clinic"],
+        ["decide", "thanks", "clinic"],
+        ["decide", "goodbye", "clinic"],
+        ["decide", "english", "clinic"],
         ["retrieve", "default", "prune"],
         ["prune", "default", "score"],
         ["score", "compose_answer", "compose"],
@@ -60,6 +70,7 @@ MEDICAL_FLOW: FlowDefinition = {
         ["clarify", "default", "finalize"],
         ["topics", "default", "finalize"],
         ["statement", "default", "finalize"],
+        ["clinic", "default", "finalize"],
     ],
 }
 

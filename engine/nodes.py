@@ -18,10 +18,12 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from engine import prompts, triage
-from engine.classify import classify, fold
+from engine import followups, prompts, triage
+from engine.answers import curated_answer, source_line
+from engine.classify import classify, fold, has_question
 from engine.core import Node, register
 from engine.deps import EngineDeps
+from engine.intents import SERVICE_INTENTS
 from engine.llm import LLMError, Usage, extract_json
 from engine.roles import Role, get_role
 from engine.safety import InvalidInput, normalize_input, validate_input
@@ -29,13 +31,32 @@ from engine.types import Hit, KBEntry, Turn
 
 log = logging.getLogger(__name__)
 
+CLINIC_INTENTS = frozenset((*SERVICE_INTENTS, "english"))
+
 ROUTES = {
     "medical_question": "retrieve_kb",
     "greeting": "greeting",
     "topic_suggest": "topic_suggest",
     "statement": "statement",
     "nonsense": "nonsense",
+    # Messages about the clinic (engine.intents): each its own route, so a staff handoff can take some over.
+    **{intent: intent for intent in (*SERVICE_INTENTS, "english")},
 }
+InputType = Literal[
+    "medical_question",
+    "greeting",
+    "topic_suggest",
+    "statement",
+    "nonsense",
+    "booking",
+    "human",
+    "complaint",
+    "praise",
+    "clinic_info",
+    "thanks",
+    "goodbye",
+    "english",
+]
 
 
 def deps_of(shared: dict[str, Any]) -> EngineDeps:
@@ -88,7 +109,11 @@ def dedup_hits(hits: list[Hit]) -> list[Hit]:
 
 
 class GuardrailViolation(ValueError):
-    """The model answered, but not acceptably. Retried at once with the error fed back."""
+    """The model answered, but not acceptably. Retried at once with the error fed back.
+
+    The message (``str()``: what logs, traces and the fallback's error show) names only what was wrong —
+    error types and field names — never the values, because the model's values echo or paraphrase the
+    patient's message. ``detail`` is the fuller explanation fed back to the model (which wrote the values)."""
 
     retry_now = True
 
@@ -181,7 +206,7 @@ class StructuredNode(Node):
         except GuardrailViolation as exc:
             self.feedback = [
                 {"role": "assistant", "content": reply.text[:2000]},
-                {"role": "user", "content": prompts.render(prompts.REFINE, {"error": str(exc)})},
+                {"role": "user", "content": prompts.render(prompts.REFINE, {"error": exc.detail})},
             ]
             raise
         return Structured(out, "llm")
@@ -249,7 +274,8 @@ class RedFlagCheck(Node):
         elif res.is_emergency:
             shared["input_type"] = "emergency"
             shared["confidence"] = 1.0
-            say(shared, triage.answer(res, clinic_phone=deps_of(shared).config.clinic_phone))
+            clinic = deps_of(shared).config.clinic
+            say(shared, triage.answer(res, clinic_phone=clinic.phone or None, clinic_name=clinic.name or None))
             return "emergency"
         if shared.get("input_error"):
             shared["input_type"] = "invalid"
@@ -272,27 +298,30 @@ class LoadMemory(Node):
             return None, None, deps.config.history_turns
         return deps.memory, shared["conversation_id"], deps.config.history_turns
 
-    async def exec(self, prep: tuple[Any, Any, int]) -> tuple[list[Turn] | None, str]:
+    async def exec(self, prep: tuple[Any, Any, int]) -> tuple[list[Turn] | None, str, bool | None]:
         memory, conv, n = prep
         if memory is None:
-            return None, ""
-        load = getattr(memory, "load", None)  # a store that reads both in one round trip
+            return None, "", None
+        load = getattr(memory, "load", None)  # a store that reads it all in one round trip
         if load is not None:
-            turns, summary = await load(conv, n)
-            return list(turns), summary
-        return list(await memory.recent_turns(conv, n)), await memory.summary(conv)
+            turns, summary, *answered = await load(conv, n)
+            return list(turns), summary, (bool(answered[0]) if answered else None)
+        return list(await memory.recent_turns(conv, n)), await memory.summary(conv), None
 
-    async def exec_fallback(self, prep: Any, exc: BaseException) -> tuple[list[Turn] | None, str]:
+    async def exec_fallback(self, prep: Any, exc: BaseException) -> tuple[list[Turn] | None, str, bool | None]:
         log.warning("memory unavailable: %r", exc)
-        return [], ""
+        return [], "", None
 
-    async def post(self, shared: dict[str, Any], prep: Any, res: tuple[list[Turn] | None, str]) -> str:
-        turns, summary = res
+    async def post(self, shared: dict[str, Any], prep: Any, res: tuple[list[Turn] | None, str, bool | None]) -> str:
+        turns, summary, answered = res
         if turns is not None:
             shared["history"] = turns
         shared.setdefault("history", [])
         shared["history"] = list(shared["history"])[-prep[2] :]
         shared["summary"] = summary or shared.get("summary", "")
+        if answered is None:  # a store that cannot tell: the turns it returned
+            answered = any(t.citations for t in shared["history"])
+        shared["answered_before"] = answered
         return "default"
 
 
@@ -300,7 +329,7 @@ class LoadMemory(Node):
 
 
 class Classification(BaseModel):
-    input_type: Literal["medical_question", "greeting", "topic_suggest", "statement", "nonsense"]
+    input_type: InputType
     confidence: float = Field(ge=0.0, le=1.0)
     reason: str = Field(default="", max_length=400)
     rag_questions: list[str] = Field(default_factory=list, max_length=5)
@@ -336,10 +365,25 @@ class MainDecisionAgent(StructuredNode):
 
     async def apply(self, shared: dict[str, Any], prep: dict[str, Any], res: Structured) -> str:
         out: Classification = res.value
-        if res.source == "llm" and out.input_type != "medical_question" and out.confidence < 0.7:
-            offline = classify(shared["query"])  # when in doubt, prefer retrieval
-            if offline.input_type == "medical_question" and offline.confidence >= 0.8:
-                out = out.model_copy(update={"input_type": "medical_question", "reason": offline.reason})
+        if res.source == "llm":
+            offline = classify(shared["query"])
+            if offline.input_type in CLINIC_INTENTS and out.input_type != offline.input_type:
+                # The offline rules recognised a request about the clinic (booking, a person, a complaint…):
+                # the model may not turn it into something the bot would answer falsely.
+                out = out.model_copy(update={"input_type": offline.input_type, "reason": offline.reason})
+            elif out.input_type != "medical_question" and out.confidence < 0.7:
+                if offline.input_type == "medical_question" and offline.confidence >= 0.8:  # prefer retrieval
+                    out = out.model_copy(update={"input_type": "medical_question", "reason": offline.reason})
+        history: list[Turn] = shared.get("history") or []
+        if out.input_type in ("statement", "nonsense", "topic_suggest") and last_medical_turn(history):
+            query = shared["query"]
+            if followups.refers_back(query) or (followups.elliptic(query) and has_question(query)):
+                # "nó có tự lành được không?" means nothing alone; after an answer it is a follow-up.
+                out = out.model_copy(update={"input_type": "medical_question", "reason": "hỏi tiếp câu trước"})
+        topic = await tapped_topic(shared)
+        if topic:
+            out = out.model_copy(update={"input_type": "topic_suggest", "reason": "chọn một chủ đề"})
+            shared["topic"] = topic
         if out.input_type != "medical_question" and (shared.get("triage") or {}).get("topics"):
             # It speaks of an emergency ("xử trí ngất trên ghế nha"): a medical question, whatever its length.
             reason = "nói về một tình huống cấp cứu"
@@ -352,22 +396,25 @@ class MainDecisionAgent(StructuredNode):
         return ROUTES[out.input_type]
 
 
-# ----- retrieval --------------------------------------------------------------------------------------------
-
-_FOLLOW_UP = re.compile(
-    r"^(con|the con|vay|vay thi|vay con|neu vay|the|nhung|con neu|neu|the thi|con truong hop)\b"
-    r"|\b(thi sao|the nao nua|thi phai lam sao|thi lam sao|co sao khong nua|nua khong|nua thi sao)\s*$"
-    r"|\b(no|cai do|cai nay|chuyen do|benh do|benh nay|truong hop nay|truong hop do|van de do|nhu vay|nhu the)\b"
-)
+_TOPIC_PREFIX = re.compile(r"^(?:xem\s*)?(?:chu\s*de|muc)\s*[:\-]?\s*")
 
 
-def is_follow_up(query: str, history: list[Turn]) -> bool:
-    """A message that only makes sense with the previous turn ("còn bị sưng thì sao?")."""
-    if not history:
-        return False
+async def tapped_topic(shared: dict[str, Any]) -> str | None:
+    """The topic (ĐỀ MỤC) a message names: a topic button of the previous reply, or "chủ đề <name>"."""
+    query = shared.get("query") or ""
+    history: list[Turn] = shared.get("history") or []
+    offered = {fold(q) for q in history[-1].suggestions} if history else set()
     folded = fold(query)
-    return bool(_FOLLOW_UP.search(folded)) or len(folded.split()) <= 3
+    named = _TOPIC_PREFIX.sub("", folded)
+    if folded not in offered and named == folded:
+        return None
+    if len(named.split()) > 8:
+        return None
+    groups = await deps_of(shared).searcher.topics(role_of(shared).kb)
+    return next((topic for topic, _ in groups if fold(topic) == named), None)
 
+
+# ----- retrieval --------------------------------------------------------------------------------------------
 
 def last_medical_turn(history: list[Turn]) -> Turn | None:
     for turn in reversed(history):
@@ -376,11 +423,20 @@ def last_medical_turn(history: list[Turn]) -> Turn | None:
     return None
 
 
+def threshold_of(shared: dict[str, Any]) -> float:
+    """The answer threshold: the role's override, else the settings'."""
+    role = role_of(shared)
+    return role.score_threshold if role.score_threshold is not None else deps_of(shared).config.score_threshold
+
+
 @register
 class RetrieveFromKB(Node):
-    """Role-filtered search with the query, the rag_questions and, for follow-ups, their context: the topic
-    (ĐỀ MỤC) of the entry that answered the previous question ("Răng khôn" + "còn bị sưng thì sao?" reads as
-    the question a person means), or the previous question itself when it was not answered from the KB."""
+    """Role-filtered search with the query and the rag_questions; a follow-up is decided on evidence
+    (``engine.followups``). A message that refers back ("còn bị sưng thì sao?") or is elliptic is also searched
+    with its context — the topic (ĐỀ MỤC) of the entry that answered the previous question, or that question
+    itself when it was not answered from the KB — without the entry just given, and the better-supported
+    reading wins; a message that stands on its own is answered as asked. A two-part question whose parts are
+    each answered confidently by different entries keeps both (``second_part``)."""
 
     max_retries = 2
     wait = 0.05
@@ -391,48 +447,95 @@ class RetrieveFromKB(Node):
         self.timeout = cfg.search_timeout
         query, history = shared["query"], shared.get("history") or []
         rag = list(shared.get("rag_questions") or [])
-        follow = is_follow_up(query, history)
-        prev = last_medical_turn(history) if follow else None
+        prev = last_medical_turn(history)
+        refers = prev is not None and followups.refers_back(query)
         role = role_of(shared).kb
-        context = ""
-        if prev is not None:
-            context = await deps.searcher.topic_of(role, prev.citations) if prev.citations else ""
-            context = context or prev.user_text
-        main = f"{context} {query}" if context else query
-        k = cfg.candidate_k if (deps.llm is not None and rag) else cfg.top_k
-        shared["is_follow_up"] = bool(prev)
-        shared["retrieval_query"] = main
+        contexts: list[str] = []
+        own = followups.own_words(query) if refers and followups.is_correction(query) else query
+        if prev is not None and (refers or followups.elliptic(query)):
+            topic = await deps.searcher.topic_of(role, prev.citations) if prev.citations else ""
+            # Read with the previous answer's topic, and with the previous question itself.
+            contexts = [f"{topic or prev.user_text} {own}", f"{prev.user_text} {followups.own_words(query)}"]
         return {
             "searcher": deps.searcher,
             "role": role,
-            "query": main,
+            "query": query,
+            "own": own,
+            "contexts": list(dict.fromkeys(contexts)),
+            "refers": refers,
+            "suggestions": list(history[-1].suggestions) if history else [],
             "extra": tuple(rag),
-            "k": k,
+            "k": cfg.candidate_k if (deps.llm is not None and rag) else cfg.top_k,
             "exclude": set(prev.citations) if prev else set(),
+            "threshold": threshold_of(shared),
         }
 
-    async def exec(self, p: dict[str, Any]) -> tuple[list[Hit], dict[str, Any]]:
-        res = await p["searcher"].search(
-            p["role"], p["query"], extra_queries=p["extra"], k=p["k"], exclude=p["exclude"]
-        )
-        return list(res.hits), dict(res.timings or {})
+    async def exec(self, p: dict[str, Any]) -> dict[str, Any]:
+        """The searches only (retried on a store failure); reading their results is ``post``'s."""
+        search, role = p["searcher"].search, p["role"]
+        own = await search(role, p["own"], extra_queries=p["extra"], k=p["k"])
+        out: dict[str, Any] = {"own": list(own.hits), "timings": dict(own.timings or {})}
+        if p["contexts"]:
+            out["context"] = []
+            for context in p["contexts"]:
+                ctx = await search(role, context, extra_queries=p["extra"], k=p["k"], exclude=p["exclude"])
+                out["context"].append(list(ctx.hits))
+        elif len(parts := followups.split_parts(p["query"])) == 2 and own.hits:
+            out["parts"] = [list((await search(role, part, k=3)).hits) for part in parts]
+        return out
 
-    async def exec_fallback(self, p: dict[str, Any], exc: BaseException) -> tuple[list[Hit], dict[str, Any]]:
+    async def exec_fallback(self, p: dict[str, Any], exc: BaseException) -> dict[str, Any]:
         log.error("retrieval failed for role %s: %r", p["role"], exc)
-        return [], {"error": str(exc)[:200]}
+        return {"own": [], "timings": {"error": str(exc)[:200]}}
 
-    async def post(
-        self, shared: dict[str, Any], p: dict[str, Any], res: tuple[list[Hit], dict[str, Any]]
-    ) -> str:
-        hits, timings = res
-        hits = dedup_hits(hits)
-        if p["exclude"]:  # a follow-up wants something new, not the answer just given
-            fresh = [h for h in hits if h.entry.code not in p["exclude"]]
-            hits = fresh or hits
+    async def post(self, shared: dict[str, Any], p: dict[str, Any], res: dict[str, Any]) -> str:
+        hits = dedup_hits(res["own"])
+        query, follow_up = p["own"], False
+        if "context" in res:
+            ctx_hits = [h for h in best_of(res["context"]) if h.entry.code not in p["exclude"]]
+            reading = followups.choose(
+                hits,
+                ctx_hits,
+                refers=p["refers"],
+                threshold=p["threshold"],
+                suggestions=p["suggestions"],
+                query=p["query"],
+            )
+            shared["follow_up_reason"] = reading.reason
+            if reading.follow_up:
+                hits, query, follow_up = reading.hits, p["contexts"][0], True
+        second = second_part(hits, res.get("parts") or [], p["threshold"])
+        if second is not None:  # both parts answered: the second entry is a candidate too
+            hits = [hits[0], second, *[h for h in hits[1:] if h.entry.code != second.entry.code]]
+            shared["second_part"] = second
+        shared["is_follow_up"] = follow_up
+        shared["retrieval_query"] = query
         shared["retrieved"] = hits
         shared["retrieval_score"] = round(hits[0].score, 4) if hits else 0.0
-        shared["retrieval_timings"] = timings
+        shared["retrieval_timings"] = res["timings"]
         return "default"
+
+
+def best_of(readings: list[list[Hit]]) -> list[Hit]:
+    """The hits of several readings of one message, each entry at its best score, best first."""
+    best: dict[str, Hit] = {}
+    for hit in (h for hits in readings for h in hits):
+        if hit.entry.code not in best or hit.score > best[hit.entry.code].score:
+            best[hit.entry.code] = hit
+    return sorted(best.values(), key=lambda h: -h.score)
+
+
+def second_part(hits: list[Hit], parts: list[list[Hit]], threshold: float) -> Hit | None:
+    """The entry answering the other part of a two-part question, when both parts are answered confidently by
+    different entries and the whole question's best entry answers one of them."""
+    if not hits or len(parts) != 2 or any(not p or p[0].score < threshold for p in parts):
+        return None
+    first, other = parts[0][0], parts[1][0]
+    if first.entry.code == other.entry.code:
+        return None
+    if hits[0].entry.code == first.entry.code:
+        return other
+    return first if hits[0].entry.code == other.entry.code else None
 
 
 class PruneOut(BaseModel):
@@ -535,18 +638,6 @@ class ComposeOut(BaseModel):
     used_codes: list[str] = Field(default_factory=list)
 
 
-def curated_answer(role: Role, hit: Hit) -> str:
-    """The entry framed by the persona: the intro (the sample wording for unreviewed sample material), the
-    question, the answer, the explanation, the routine closing line (not after an urgent entry), the code."""
-    e = hit.entry
-    intro = role.sample_intro if e.sample else role.answer_intro
-    parts = [intro, f"❓ {e.question}".strip() if e.question else "", e.answer.strip()]
-    if e.explanation.strip():
-        parts.append(e.explanation.strip())
-    parts += ["" if e.urgent else role.answer_outro, f"📚 Mã tham khảo: {e.code}"]
-    return "\n\n".join(p for p in parts if p)
-
-
 def entry_label(e: KBEntry) -> str:
     """How an entry is introduced to the composing LLM: its code, and URGENT when it is marked so."""
     return f"[{e.code}] (URGENT)" if e.urgent else f"[{e.code}]"
@@ -555,7 +646,8 @@ def entry_label(e: KBEntry) -> str:
 @register
 class ComposeAnswer(StructuredNode):
     """LLM: grounded answer from the retrieved entries + last turns, validated. Offline / fallback: the
-    curated answer of the best entry framed by the persona, cited by code; other hits as suggestions."""
+    curated answer of the best entry (both entries of a two-part question, ``second_part``) framed by the
+    persona (``engine.answers``); other hits as suggestions."""
 
     output_model = ComposeOut
     system_template = prompts.COMPOSE_SYSTEM
@@ -565,10 +657,13 @@ class ComposeAnswer(StructuredNode):
 
     def context(self, shared: dict[str, Any]) -> dict[str, Any]:
         hits: list[Hit] = [h for h in shared["retrieved"] if (h.entry.answer or "").strip()][:5]
+        second: Hit | None = shared.get("second_part")
         return {
             "role": role_of(shared),
             "query": shared["query"],
             "hits": hits,
+            "entries": [hits[0].entry, second.entry] if second is not None and hits else [h.entry for h in hits[:1]],
+            "clinic": deps_of(shared).config.clinic,
             "history_text": history_text(shared.get("history") or []),
             "min_suggestions": deps_of(shared).config.min_suggestions,
             "entries_text": "\n\n".join(
@@ -586,14 +681,14 @@ class ComposeAnswer(StructuredNode):
         return problems
 
     async def offline(self, prep: dict[str, Any]) -> ComposeOut:
-        hits = prep["ctx"]["hits"]
-        best = hits[0]
+        ctx = prep["ctx"]
+        entries: list[KBEntry] = ctx["entries"]
         # The 2,500-character cap validates LLM output; a curated answer may be longer (the KB import allows
         # 8,000 characters, channels split long texts), so it is not validated against that cap.
         return ComposeOut.model_construct(
-            explanation=curated_answer(prep["ctx"]["role"], best),
+            explanation=curated_answer(ctx["role"], entries, ctx["query"], ctx["clinic"]),
             suggestion_questions=[],
-            used_codes=[best.entry.code],
+            used_codes=[e.code for e in entries],
         )
 
     async def apply(self, shared: dict[str, Any], prep: dict[str, Any], res: Structured) -> str:
@@ -607,7 +702,8 @@ class ComposeAnswer(StructuredNode):
                 explanation = role.sample_intro + "\n\n" + explanation
             elif role.clinician and role.answer_intro:  # says the text is for health professionals
                 explanation = role.answer_intro + "\n\n" + explanation
-            explanation += "\n\n📚 Mã tham khảo: " + ", ".join(out.used_codes)
+            used_entries = [h.entry for h in hits if h.entry.code in used]
+            explanation += "\n\n" + source_line(role, used_entries)
         say(shared, explanation)
         related = [h.entry for h in hits if h.entry.code not in used]
         asked = {shared["query"]} | {h.entry.question for h in hits if h.entry.code in used}
@@ -660,47 +756,48 @@ class ClarifyQuestionNode(Node):
 
 @register
 class TopicSuggestResponse(Node):
-    """Up to 10 topics, different ĐỀ MỤC first; one question per topic as suggestions."""
+    """Every topic (ĐỀ MỤC) of the role, listed and offered as buttons (channels page long lists); a topic
+    button tapped (or "chủ đề <name>" typed, ``topic``) lists that topic's questions as buttons."""
 
     async def prep(self, shared: dict[str, Any]) -> dict[str, Any]:
         deps = deps_of(shared)
-        return {"searcher": deps.searcher, "role": role_of(shared).kb, "n": deps.config.n_topics}
+        return {"searcher": deps.searcher, "role": role_of(shared).kb, "topic": shared.get("topic")}
 
-    async def exec(self, p: dict[str, Any]) -> list[tuple[str, KBEntry]]:
+    async def exec(self, p: dict[str, Any]) -> tuple[list[str], list[KBEntry]]:
+        if p["topic"]:
+            return [p["topic"]], await p["searcher"].topic_entries(p["role"], p["topic"])
         groups = await p["searcher"].topics(p["role"])
-        picked: list[tuple[str, KBEntry]] = []
-        depth = 0
-        while len(picked) < p["n"] and any(len(es) > depth for _, es in groups):
-            for topic, entries in groups:  # round robin: one per topic, then a second per topic...
-                if len(entries) > depth and (entries[depth].question or "").strip() and len(picked) < p["n"]:
-                    picked.append((topic, entries[depth]))
-            depth += 1
-        return picked
+        return [t or "Khác" for t, entries in groups if entries], []
 
-    async def exec_fallback(self, p: dict[str, Any], exc: BaseException) -> list[tuple[str, KBEntry]]:
+    async def exec_fallback(self, p: dict[str, Any], exc: BaseException) -> tuple[list[str], list[KBEntry]]:
         log.warning("topics unavailable: %r", exc)
-        return []
+        return [], []
 
-    async def post(self, shared: dict[str, Any], p: dict[str, Any], picked: list[tuple[str, KBEntry]]) -> str:
+    async def post(self, shared: dict[str, Any], p: dict[str, Any], res: tuple[list[str], list[KBEntry]]) -> str:
+        topics, entries = res
         kind = shared.get("input_type")
+        if p["topic"] and entries:
+            say(shared, f"Các câu hỏi về “{p['topic']}” mình có thể trả lời, bạn chọn câu muốn xem nhé:")
+            shared["suggestion_questions"] = [e.question.strip() for e in entries]
+            shared.setdefault("confidence", shared.get("classification_confidence", 0.0))
+            return "default"
         if shared.get("no_match"):
+            ask = deps_of(shared).config.clinic.ask_doctor_line()
             intro = (
                 "Rất tiếc, tài liệu của phòng khám hiện chưa có nội dung phù hợp với câu hỏi này, "
-                "nên mình không thể trả lời chắc chắn. Bạn có thể hỏi trực tiếp bác sĩ, hoặc xem các chủ đề "
-                "mình đang hỗ trợ:"
+                f"nên mình không thể trả lời chắc chắn. {ask} Bạn cũng có thể xem các chủ đề mình đang hỗ trợ:"
             )
         elif kind == "nonsense":
             intro = "Xin lỗi, mình chưa hiểu ý bạn. Bạn có thể hỏi về một trong các chủ đề sau:"
         elif kind == "greeting":
             intro = "Bạn có thể bắt đầu với một trong các chủ đề sau:"
         else:
-            intro = "Đây là các chủ đề bạn có thể hỏi:"
-        if not picked:
+            intro = "Đây là các chủ đề bạn có thể hỏi (bấm vào một chủ đề để xem các câu hỏi):"
+        if not topics:
             say(shared, intro.rstrip(":") + ". (Hiện chưa có dữ liệu chủ đề cho chuyên khoa này.)")
         else:
-            topics = list(dict.fromkeys(t or "Khác" for t, _ in picked))
             say(shared, intro + "\n" + "\n".join(f"• {t}" for t in topics))
-        shared["suggestion_questions"] = [e.question.strip() for _, e in picked]
+        shared["suggestion_questions"] = topics
         shared.setdefault("confidence", shared.get("classification_confidence", 0.0))
         return "default"
 
@@ -751,22 +848,36 @@ class StatementResponse(Node):
         return []
 
     async def post(self, shared: dict[str, Any], p: dict[str, Any], questions: list[str]) -> str:
-        say(shared, "Cảm ơn bạn đã chia sẻ, mình đã ghi nhận. Bạn muốn hỏi thêm điều gì? Ví dụ:")
+        # Memory keeps the last few turns only: the bot does not claim to have "noted" anything.
+        say(shared, "Cảm ơn bạn đã chia sẻ. Bạn muốn hỏi thêm điều gì? Ví dụ:")
         shared["suggestion_questions"] = questions
         return "default"
 
 
+MAX_SUGGESTIONS = 30  # a full topic list or one topic's questions; channels page them
+
+
+def wants_disclaimer(shared: dict[str, Any]) -> bool:
+    """Where the disclaimer matters: every emergency, and the first answer from the KB in a conversation —
+    not under greetings, thanks, clinic information or a request to rephrase."""
+    if shared.get("red_flag") or shared.get("emergency_card") or shared.get("input_type") == "emergency":
+        return True
+    return bool(shared.get("citations")) and not shared.get("answered_before")
+
+
 @register
 class Finalize(Node):
-    """Joins the answer and ends it with the disclaimer line from settings."""
+    """Joins the answer, ends it with the disclaimer line from settings where it matters (``wants_disclaimer``)."""
 
     async def post(self, shared: dict[str, Any], prep: Any, _: Any) -> None:
         parts = [p for p in shared.get("answer_parts", []) if p]
         if shared.get("emergency_card"):
             parts.append(shared["emergency_card"])
         disclaimer = deps_of(shared).config.disclaimer
-        if disclaimer:
+        shared["disclaimer_shown"] = bool(disclaimer) and wants_disclaimer(shared)
+        if shared["disclaimer_shown"]:
             parts.append(disclaimer)
         shared["explain"] = "\n\n".join(parts)
-        shared["suggestion_questions"] = list(dict.fromkeys(shared.get("suggestion_questions") or []))[:10]
+        questions = list(dict.fromkeys(shared.get("suggestion_questions") or []))
+        shared["suggestion_questions"] = questions[:MAX_SUGGESTIONS]
         return None

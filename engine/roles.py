@@ -5,8 +5,15 @@ how an answer is framed, and optionally its own score threshold. Adding a role i
 
 How an answer is framed: ``answer_intro`` before an entry the clinic has made its own, ``sample_intro``
 before an entry of MedBot's shipped sample KB that the clinic's doctors have not reviewed (it must not claim
-to come from them; defaults to a patient or a clinician wording), ``answer_outro`` after a routine entry
-(never after an urgent one).
+to come from them; defaults to a patient or a clinician wording), then a closing line chosen by the entry and
+the patient's situation (never after an urgent entry).
+
+Closing lines are a rule table per role (``[[roles.<key>.closing]]``): the first rule that fits gives the line.
+A rule fits when the entry's topic (ĐỀ MỤC) is one of its ``topics`` (or it names none) and the entry's
+question, topic or the patient's message mention one of its ``words`` (or it names none), and none of its
+``unless`` words; everything is compared without diacritics. ``{booking}`` in a line becomes the clinic's
+booking link or phone in brackets (nothing when neither is set). No rule fits: no closing line. A role with no
+rules falls back to ``answer_outro`` after every routine entry (how roles were written before the table).
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from engine.safety import fold_text
+
 ROLES_FILE = Path(__file__).parent / "data" / "roles.toml"
 
 SAMPLE_INTRO = "Thông tin dưới đây lấy từ bộ tài liệu mẫu của MedBot, chưa được bác sĩ của phòng khám duyệt lại:"
@@ -23,6 +32,29 @@ CLINICIAN_SAMPLE_INTRO = (
     "Thông tin chuyên môn dành cho nhân viên y tế, theo bộ tài liệu mẫu của MedBot (chưa được phòng khám "
     "thẩm định):"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Closing:
+    """One row of a role's closing-line table."""
+
+    text: str
+    topics: tuple[str, ...] = ()  # folded ĐỀ MỤC names; empty: any topic
+    words: tuple[str, ...] = ()  # folded words, one of which the entry or the message must mention
+    unless: tuple[str, ...] = ()  # folded words that rule the line out
+
+    def fits(self, topic: str, text: str) -> bool:
+        """``topic`` and ``text`` folded (no diacritics, lowercase, single spaces)."""
+        padded = f" {text} "
+        if self.topics and topic not in self.topics:
+            return False
+        if self.words and not any(f" {w} " in padded for w in self.words):
+            return False
+        return not any(f" {w} " in padded for w in self.unless)
+
+
+def _folded(text: str) -> str:
+    return " ".join(fold_text(text).split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +71,15 @@ class Role:
     kb_role: str = ""
     clinician: bool = False  # a role for clinic staff: clinical answers first, the emergency card after them
     sample_intro: str = SAMPLE_INTRO  # before an answer from unreviewed sample material
+    closings: tuple[Closing, ...] = ()
+
+    def closing_for(self, topic: str, question: str, message: str) -> str:
+        """The closing line for an answer from an entry of ``topic`` to ``message`` (may hold ``{booking}``)."""
+        if not self.closings:
+            return self.answer_outro
+        text = _folded(f"{question} {topic} {message}")
+        folded_topic = _folded(topic)
+        return next((c.text for c in self.closings if c.fits(folded_topic, text)), "")
 
     @property
     def kb(self) -> str:
@@ -67,6 +108,17 @@ def parse_roles(text: str) -> dict[str, Role]:
         clinician = bool(spec.get("clinician", False))
         if threshold is not None and not 0.0 <= float(threshold) <= 1.0:
             raise ValueError(f"role {key}: score_threshold must be between 0 and 1")
+        closings = tuple(
+            Closing(
+                text=str(rule["text"]).strip(),
+                topics=tuple(_folded(t) for t in rule.get("topics", [])),
+                words=tuple(_folded(w) for w in rule.get("words", [])),
+                unless=tuple(_folded(w) for w in rule.get("unless", [])),
+            )
+            for rule in spec.get("closing", [])
+        )
+        if any(not c.text for c in closings):
+            raise ValueError(f"role {key}: every closing rule needs a text")
         roles[key] = Role(
             key=key,
             label=spec["label"],
@@ -80,6 +132,7 @@ def parse_roles(text: str) -> dict[str, Role]:
             kb_role=spec.get("kb_role", ""),
             clinician=clinician,
             sample_intro=spec.get("sample_intro") or (CLINICIAN_SAMPLE_INTRO if clinician else SAMPLE_INTRO),
+            closings=closings,
         )
     return roles
 

@@ -59,6 +59,7 @@ class Turn:
     bot_text: str
     input_type: str = ""
     citations: list[str] = field(default_factory=list)
+    suggestions: list[str] = field(default_factory=list)  # the buttons shown under the reply
 
 
 class Embedder(Protocol):

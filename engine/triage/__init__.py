@@ -93,7 +93,12 @@ def _triage(text: str, rules: RuleSet, model: LazyModel | None) -> Triage:
 
 
 def answer(
-    result: Triage, *, clinic_phone: str | None = None, clinician: bool = False, rules: RuleSet | None = None
+    result: Triage,
+    *,
+    clinic_phone: str | None = None,
+    clinic_name: str | None = None,
+    clinician: bool = False,
+    rules: RuleSet | None = None,
 ) -> str:
     """The emergency answer for ``result`` (which must be an emergency, or a clinician's emergency topic)."""
     rules = rules or default_rules()
@@ -104,4 +109,4 @@ def answer(
         raise ValueError("not an emergency")
     if clinician:
         return _answer.clinician_card(cats)
-    return _answer.patient_answer(cats, rules, clinic_phone=clinic_phone)
+    return _answer.patient_answer(cats, rules, clinic_phone=clinic_phone, clinic_name=clinic_name)

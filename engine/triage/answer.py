@@ -14,13 +14,15 @@ CALL_115 = (
 MAX_STEPS = 4
 
 
-def _clinic_line(clinic_phone: str | None) -> str | None:
+def _clinic_line(clinic_phone: str | None, clinic_name: str | None = None) -> str | None:
     if not clinic_phone:
         return None
-    return f"📞 Sau khi đã gọi 115, bạn có thể báo cho phòng khám qua số {clinic_phone}."
+    return f"📞 Sau khi đã gọi 115, bạn có thể báo cho {clinic_name or 'phòng khám'} qua số {clinic_phone}."
 
 
-def patient_answer(cats: list[Category], rules: RuleSet, *, clinic_phone: str | None = None) -> str:
+def patient_answer(
+    cats: list[Category], rules: RuleSet, *, clinic_phone: str | None = None, clinic_name: str | None = None
+) -> str:
     """The card for a patient or family member; ``cats`` most time-critical first (never empty)."""
     lead = cats[0]
     if lead.message:
@@ -30,7 +32,7 @@ def patient_answer(cats: list[Category], rules: RuleSet, *, clinic_phone: str | 
         others = [c for c in cats[1:] if not c.message]
         if others:  # e.g. pills already swallowed: the poisoning steps follow
             text += "\n\n" + "Trong lúc chờ cấp cứu:\n" + "\n".join(f"• {s}" for s in others[0].advice[:3])
-        clinic = _clinic_line(clinic_phone)
+        clinic = _clinic_line(clinic_phone, clinic_name)
         return text + (f"\n\n{clinic}" if clinic else "")
     names = ", ".join(c.name for c in cats)
     steps = list(lead.advice[:3])
@@ -39,7 +41,7 @@ def patient_answer(cats: list[Category], rules: RuleSet, *, clinic_phone: str | 
             steps.append(other.advice[0])
     lines = [f"🚨 Những gì bạn mô tả có thể là tình huống CẤP CỨU ({names}).", CALL_115]
     lines.append("Trong lúc chờ cấp cứu:\n" + "\n".join(f"• {s}" for s in steps))
-    clinic = _clinic_line(clinic_phone)
+    clinic = _clinic_line(clinic_phone, clinic_name)
     if clinic:
         lines.append(clinic)
     return "\n\n".join(lines)

@@ -43,7 +43,26 @@ def test_ask_json_lines_from_stdin(sample_kb_url: str) -> None:
     assert wisdom["input_type"] == "medical_question" and wisdom["citations"] == ["NK-013"]
     assert emergency["red_flag"] is True and "115" in emergency["explain"][:300] and emergency["citations"] == []
     assert hello["input_type"] == "greeting" and len(hello["suggestion_questions"]) >= 5
-    assert all(a["explain"].rstrip().endswith("Chỉ để tham khảo.") for a in answers)
+    # The disclaimer where it matters: an answer from the KB (each line is a conversation of its own, so it is
+    # a first answer) and every emergency; not under a greeting.
+    assert wisdom["explain"].rstrip().endswith("Chỉ để tham khảo.")
+    assert emergency["explain"].rstrip().endswith("Chỉ để tham khảo.")
+    assert "Chỉ để tham khảo." not in hello["explain"]
+
+
+def test_each_line_is_its_own_conversation_unless_named(sample_kb_url: str) -> None:
+    lines = "Răng khôn mọc lệch có cần nhổ không?\ncòn bị sưng thì sao?\n"
+    alone = [json.loads(x) for x in _ask(sample_kb_url, "--role", "patient_dental", "--json", "-", stdin=lines).stdout.splitlines()]
+    assert alone[0]["citations"] == ["NK-013"]
+    assert alone[1]["citations"] == []  # no context leaks from the line before: too vague alone
+
+    name = f"test-{os.getpid()}"
+    kept = _ask(sample_kb_url, "--role", "patient_dental", "--json", "--conversation", name, "-", stdin=lines)
+    first, follow = [json.loads(x) for x in kept.stdout.splitlines()]
+    assert first["citations"] == ["NK-013"] and follow["citations"] == ["NK-014"]  # the swelling of that tooth
+    assert "Chỉ để tham khảo." not in follow["explain"]  # the disclaimer came with the first answer
+    later = _ask(sample_kb_url, "--role", "patient_dental", "--json", "--conversation", name, "bao lâu thì lành?")
+    assert json.loads(later.stdout)["citations"] == ["NK-015"]  # a later run continues the named conversation
 
 
 def test_ask_plain_text_and_unknown_role(sample_kb_url: str) -> None:
@@ -51,4 +70,4 @@ def test_ask_plain_text_and_unknown_role(sample_kb_url: str) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "Câu hỏi gợi ý" in proc.stdout and "Chỉ để tham khảo." in proc.stdout
     bad = _ask(sample_kb_url, "--role", "nobody", "xin chào")
-    assert bad.returncode == 2 and "unknown role" in bad.stderr
+    assert bad.returncode == 2 and "không có chuyên khoa 'nobody'" in bad.stderr

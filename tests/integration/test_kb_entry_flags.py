@@ -50,6 +50,7 @@ DIABETES = [
 
 # What the patient_dental persona (engine/data/roles.toml) and the sample label say.
 OUTRO = "Nếu tình trạng kéo dài hoặc nặng hơn, bạn nên đặt lịch để nha sĩ khám trực tiếp nhé."
+TREATMENT_OUTRO = "Khi bạn muốn làm, nha sĩ sẽ khám và tư vấn cụ thể cho răng của bạn."
 CLINIC_INTRO = "Về câu hỏi của bạn, mình xin chia sẻ thông tin từ bác sĩ của phòng khám:"
 SAMPLE_INTRO = "Thông tin dưới đây lấy từ bộ tài liệu mẫu của MedBot, chưa được bác sĩ của phòng khám duyệt lại:"
 
@@ -103,7 +104,8 @@ async def test_urgent_answer_has_no_routine_closing_line(runtime, deps, tmp_path
     routine = await answer(deps, SENSITIVE_Q)
     assert routine["citations"] == ["NK-R1"]
     assert routine["explain"].startswith(CLINIC_INTRO) and OUTRO in routine["explain"]
-    assert OUTRO in (await answer(deps, BRACES_Q))["explain"]  # "không" in KHẨN CẤP means not urgent
+    # "không" in KHẨN CẤP means not urgent: a closing line, the one for a treatment being considered
+    assert TREATMENT_OUTRO in (await answer(deps, BRACES_Q))["explain"]
 
     # Unmarking the entry in the spreadsheet is an update, and the closing line comes back.
     unmarked = [[*row[:5], ""] for row in DENTAL]

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from bot.wiring import engine_deps
+from engine.clinic import ClinicProfile
 from engine.deps import EngineDeps
 from engine.flows import run_medical_flow
 
@@ -53,12 +54,13 @@ async def test_clinician_reporting_a_patient_now_still_gets_the_card(deps):
 
 
 async def test_patient_emergency_card_names_the_clinic_phone(deps):
-    deps.config.clinic_phone = "028 3999 1234"
+    deps.config.clinic = ClinicProfile(name="Nha khoa Ánh Dương", phone="028 3999 1234")
     out = await ask(deps, "răng nhổ từ chiều mà máu chảy không cầm, cắn gạc 2 tiếng vẫn ra đầy miệng",
                     "patient_dental")  # fmt: skip
     assert out["red_flag"] and out["input_type"] == "emergency" and out["citations"] == []
     text = out["explain"]
     assert text.index("115") < text.index(LAY_CARD) < text.index("028 3999 1234")
+    assert "báo cho Nha khoa Ánh Dương qua số 028 3999 1234" in text  # the clinic profile's name and phone
 
 
 async def test_patient_general_question_about_an_emergency_is_answered_from_the_kb(deps):

@@ -1,0 +1,38 @@
+"""``ClinicServiceResponse``: the flow's answer to a message about the clinic rather than about health.
+
+The routes ``booking``, ``human``, ``complaint``, ``praise``, ``clinic_info``, ``thanks``, ``goodbye`` and
+``english`` of MainDecisionAgent all lead here (``engine.flows.MEDICAL_FLOW``). The reply comes from
+``engine.clinic_replies`` with the clinic profile of the engine's config; it offers no topic list and carries
+no medical disclaimer (Finalize adds that to medical answers only). A later staff handoff re-points the
+``human`` and ``complaint`` routes at its own node; nothing here needs to change for that.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine import clinic_replies
+from engine.classify import fold
+from engine.clinic import ClinicProfile
+from engine.core import Node, register
+from engine.intents import clinic_topic
+from engine.nodes import deps_of, say
+
+
+@register
+class ClinicServiceResponse(Node):
+    """Booking / person / complaint / praise / clinic facts / thanks / goodbye / English: an honest reply."""
+
+    async def prep(self, shared: dict[str, Any]) -> tuple[str, str, ClinicProfile]:
+        return shared.get("input_type", ""), shared["query"], deps_of(shared).config.clinic
+
+    async def post(self, shared: dict[str, Any], p: tuple[str, str, ClinicProfile], _: Any) -> str:
+        intent, query, profile = p
+        if intent == "clinic_info":
+            topic = clinic_topic(fold(query))
+            shared["clinic_topic"] = topic or "general"
+            say(shared, clinic_replies.clinic_info(profile, topic, query))
+        else:
+            say(shared, clinic_replies.REPLIES.get(intent, clinic_replies.thanks)(profile))
+        shared["suggestion_questions"] = []
+        return "default"

@@ -1,0 +1,155 @@
+"""Issue 19 on the real chain (sample KB in PostgreSQL, production search and memory, offline): requests about
+the clinic answered honestly from the clinic profile, the disclaimer where it matters, closing lines that fit,
+sources without codes for patients, two-part questions, follow-ups decided on evidence, and the labelled
+dialogue set through the ``medbot eval dialogue`` path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.dialogue_eval import evaluate_dialogues, read_dialogues
+from bot.wiring import build_service, engine_deps
+from engine.clinic import ClinicProfile
+from engine.deps import EngineDeps
+from engine.flows import run_medical_flow
+from tests.conftest import SAMPLE_DISCLAIMER as DISCLAIMER
+
+DIALOGUES = Path(__file__).parents[1] / "data" / "dialogues.jsonl"
+CLINIC = ClinicProfile(
+    name="Nha khoa Ánh Dương",
+    phone="028 3999 1234",
+    address="12 Lê Lợi, Quận 1, TP.HCM",
+    hours="Thứ 2 – Thứ 7: 8:00–20:00",
+    booking_url="https://anhduong.example/dat-lich",
+    prices=(("Lấy cao răng", "200.000 – 400.000 đ"), ("Niềng răng", "từ 30 triệu đ")),
+)
+FALSE_CLAIMS = ("đã ghi nhận", "đã đặt", "đã chuyển", "đã gửi", "sẽ gọi lại")
+
+
+@pytest.fixture
+def deps(sample_runtime) -> EngineDeps:
+    return engine_deps(sample_runtime)
+
+
+async def ask(d: EngineDeps, text: str, role: str = "patient_dental", **shared: Any) -> dict[str, Any]:
+    return await run_medical_flow(d, {"role": role, "input": text, **shared})
+
+
+async def test_requests_about_the_clinic_are_answered_from_the_profile(deps):
+    deps.config.clinic = CLINIC
+    booking = await ask(deps, "cho tôi đặt lịch khám sáng thứ 7 nhé")
+    assert booking["input_type"] == "booking" and booking["citations"] == []
+    assert "https://anhduong.example/dat-lich" in booking["explain"] and "028 3999 1234" in booking["explain"]
+    human = await ask(deps, "tôi muốn nói chuyện với người thật, ko phải bot")
+    assert human["input_type"] == "human" and "028 3999 1234" in human["explain"]
+    complaint = await ask(deps, "tôi chờ hai tiếng rồi mà chưa được khám")
+    assert complaint["input_type"] == "complaint" and "xin lỗi" in complaint["explain"]
+    assert "028 3999 1234" in complaint["explain"] and complaint["suggestion_questions"] == []  # no dental topics
+    hours = await ask(deps, "phong kham mo cua may gio")
+    assert "Thứ 2 – Thứ 7: 8:00–20:00" in hours["explain"]
+    price = await ask(deps, "lấy cao răng hết bao nhiêu tiền")
+    assert "Lấy cao răng: 200.000 – 400.000 đ" in price["explain"] and "Niềng răng" not in price["explain"]
+    for out in (booking, human, complaint, hours, price):
+        assert DISCLAIMER not in out["explain"] and not any(c in out["explain"] for c in FALSE_CLAIMS)
+
+
+async def test_nothing_configured_says_so_instead_of_inventing(deps):
+    deps.config.clinic = ClinicProfile()
+    booking = await ask(deps, "dat lich kham rang khon cho minh vao chieu mai")
+    assert "chưa tự đặt lịch được" in booking["explain"] and "liên hệ trực tiếp" in booking["explain"]
+    insurance = await ask(deps, "có nhận bảo hiểm y tế không")
+    assert "chưa có thông tin về bảo hiểm" in insurance["explain"]
+    english = await ask(deps, "my tooth hurts, what should I do")
+    assert english["input_type"] == "english" and english["explain"].startswith("Hello!")
+    assert "only answer in Vietnamese" in english["explain"] and "contact the clinic directly" in english["explain"]
+    deps.config.clinic = CLINIC
+    english = await ask(deps, "can I book an appointment for tomorrow")
+    assert "please call Nha khoa Ánh Dương at 028 3999 1234" in english["explain"]
+
+
+async def test_no_match_gives_the_doctor_line_with_the_number(deps):
+    deps.config.clinic = CLINIC
+    out = await ask(deps, "Mổ ruột thừa nằm viện mấy ngày thì được về?")
+    assert "hỏi trực tiếp bác sĩ bằng cách gọi Nha khoa Ánh Dương qua số 028 3999 1234" in out["explain"]
+
+
+async def test_disclaimer_with_the_first_answer_and_every_emergency_only(sample_runtime, new_user):
+    service = await build_service(sample_runtime)
+    user = await new_user(service)
+    hello = await service.handle_text(user, "xin chào", channel="test")
+    first = await service.handle_text(user, "Răng khôn mọc lệch có cần nhổ không?", channel="test")
+    second = await service.handle_text(user, "Trám răng có đau không?", channel="test")
+    thanks = await service.handle_text(user, "cảm ơn", channel="test")
+    emergency = await service.handle_text(user, "Bố tôi đau ngực lan ra cánh tay trái, vã mồ hôi", channel="test")
+    assert DISCLAIMER not in hello.text and DISCLAIMER not in thanks.text
+    assert first.citations == ["NK-013"] and first.text.endswith(DISCLAIMER)
+    assert second.citations == ["NK-006"] and DISCLAIMER not in second.text
+    assert emergency.red_flag and emergency.text.endswith(DISCLAIMER)
+
+
+async def test_closing_lines_fit_the_entry_and_the_situation(deps):
+    denture = await ask(deps, "Vệ sinh hàm giả tháo lắp như thế nào?")
+    assert denture["citations"] == ["NK-039"] and "đặt lịch" not in denture["explain"]
+    sensitive = await ask(deps, "Răng bị ê buốt khi uống nước lạnh là bị gì?")
+    assert "bạn nên đặt lịch để nha sĩ khám trực tiếp nhé." in sensitive["explain"]
+    exercise = await ask(deps, "Tập thể dục có làm hạ đường huyết không?", "patient_diabetes")
+    assert exercise["citations"] == ["TD-015"] and "liều insulin" not in exercise["explain"]
+    forgot = await ask(deps, "Quên uống thuốc tiểu đường thì phải làm sao?", "patient_diabetes")
+    assert "Đừng tự ý thay đổi thuốc hay liều insulin" in forgot["explain"]
+    deps.config.clinic = CLINIC
+    sensitive = await ask(deps, "Răng bị ê buốt khi uống nước lạnh là bị gì?")
+    assert "khám trực tiếp nhé (đặt lịch tại https://anhduong.example/dat-lich hoặc gọi 028 3999 1234)." in sensitive["explain"]
+
+
+async def test_codes_for_doctors_a_plain_source_for_patients(deps):
+    patient = await ask(deps, "Răng khôn mọc lệch có cần nhổ không?")
+    assert "NK-013" not in patient["explain"] and "📚 Nguồn: tài liệu mẫu của MedBot, mục “Răng khôn”." in patient["explain"]
+    doctor = await ask(deps, "khi nào lấy tủy buồng", "doctor_dental")
+    assert doctor["citations"] == ["BSNK-015"] and "📚 Mã tham khảo: BSNK-015" in doctor["explain"]
+
+
+async def test_two_part_question_gets_both_parts(deps):
+    out = await ask(deps, "Răng khôn mọc lệch có cần nhổ không? Nhổ xong thì kiêng gì?")
+    assert out["citations"] == ["NK-013", "NK-017"]
+    text = out["explain"]
+    assert text.index("❓ Răng khôn mọc lệch có cần nhổ không?") < text.index("❓ Sau khi nhổ răng cần kiêng gì?")
+    one = await ask(deps, "Tiêm insulin ở đâu và tiêm thế nào cho đúng?", "patient_diabetes")
+    assert one["citations"] == ["TD-021"]  # one question with "và" in it stays one question
+
+
+async def test_follow_ups_on_evidence_not_length(sample_runtime, new_user):
+    """The trial's wrong answers: a short message that stands on its own is answered as asked; one that refers
+    back gets the previous answer's context, and the previous reply's suggestions are candidates."""
+    service = await build_service(sample_runtime)
+
+    async def talk(*texts: str) -> list[list[str]]:
+        user = await new_user(service)
+        return [(await service.handle_text(user, t, channel="test")).citations for t in texts]
+
+    _, toothache = await talk("Trẻ bị ngã gãy hoặc rơi mất răng thì phải làm sao?", "đau răng về đêm không ngủ được")
+    assert toothache == ["NK-007"]
+    _, ulcer = await talk("Bị hôi miệng kéo dài là do đâu?", "nhiệt miệng")
+    assert ulcer == ["NK-041"]
+    _, child = await talk("Răng sâu có tự lành được không?", "còn trẻ con thì sao?")
+    assert child == ["NK-022"]  # "Răng sữa bị sâu có cần chữa không…", suggested under the first answer
+    _, correction = await talk("Răng sâu có tự lành được không?", "không, ý tôi là răng sữa của bé bị sâu")
+    assert correction == ["NK-022"]
+    _, _, after_thanks = await talk("Răng khôn bị sưng đau phải làm sao?", "cảm ơn", "còn nhổ xong kiêng gì?")
+    assert after_thanks == ["NK-017"]
+
+
+async def test_dialogue_set_no_wrong_follow_up(sample_runtime):
+    """The labelled dialogue set (tests/data/dialogues.jsonl, 170 dialogues) through ``medbot eval dialogue``'s
+    path: follow-ups, corrections and taps never answer from a wrong entry; overall accuracy holds."""
+    dialogues = read_dialogues(DIALOGUES)
+    assert len(dialogues) >= 150
+    service = await build_service(sample_runtime)
+    figures = (await evaluate_dialogues(service, dialogues)).as_dict()
+    kinds = figures["by_kind"]
+    assert kinds["follow"]["wrong_answers"] == kinds["correction"]["wrong_answers"] == 0
+    assert kinds["tap"]["wrong_answers"] == kinds["service"]["wrong_answers"] == 0
+    assert kinds["switch"]["wrong_answers"] <= 1, figures  # "Bị gút kiêng ăn gì?" (see README)
+    assert figures["accuracy"] >= 0.95, figures
