@@ -26,6 +26,15 @@ class SuggestCb(CallbackData, prefix="sq"):
     i: Index
 
 
+class SuggestPageCb(CallbackData, prefix="sp"):
+    """Another page of a long suggestion list (every topic, or one topic's questions); ``m``: the answer's
+    stored message (its 👍/👎 row is kept), 0 when it has none."""
+
+    set_id: DbId
+    page: Annotated[int, Field(ge=0, le=1000)]
+    m: Annotated[int, Field(ge=0, le=2**63 - 1)]
+
+
 class FeedbackCb(CallbackData, prefix="fb"):
     message_id: DbId
     rating: Annotated[int, Field(ge=-1, le=1)]

@@ -1,5 +1,7 @@
 """Rendering replies for Telegram: HTML escaping of KB/engine text, splitting under the 4096 limit on
-paragraph boundaries, and the inline keyboards (suggestions, 👍/👎, role picker).
+paragraph boundaries, and the inline keyboards (suggestions, 👍/👎, role picker). A list longer than
+``PAGE_SIZE`` (every topic of a role, one topic's questions) is shown a page at a time with ◀ / ▶ buttons
+that edit the keyboard in place. The answer's source line is the engine's (KB codes for clinicians only).
 
 Lengths are measured in UTF-16 code units, as Telegram counts them, on the HTML source (which is never
 shorter than what Telegram shows), so every part is accepted.
@@ -14,11 +16,12 @@ from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot.service import Reply
 from bot.telegram import texts
-from bot.telegram.callbacks import FeedbackCb, RoleCb, SuggestCb
+from bot.telegram.callbacks import FeedbackCb, RoleCb, SuggestCb, SuggestPageCb
 from bot.telegram.roles import role_label
 
 LIMIT = 4000  # a margin under Telegram's 4096
 BUTTON_TEXT = 60
+PAGE_SIZE = 6
 
 
 def utf16_len(text: str) -> int:
@@ -74,16 +77,13 @@ def split_html(text: str, limit: int = LIMIT) -> list[str]:
 
 
 def answer_html(reply: Reply, *, asked: str | None = None) -> str:
-    """The whole answer as HTML: optional tapped question, escaped body, cited codes."""
+    """The whole answer as HTML: optional tapped question, escaped body (its own source line included)."""
     chunks = []
     if asked:
         chunks.append(f"❓ <b>{html.escape(asked)}</b>")
     body = (reply.text or "").strip() or texts.EMPTY_ANSWER
     # Escape each paragraph on its own so no tag ever spans a split point.
     chunks.extend(html.escape(p.strip()) for p in body.replace("\r\n", "\n").split("\n\n") if p.strip())
-    codes = [c for c in dict.fromkeys(reply.citations) if c]
-    if codes:
-        chunks.append(texts.SOURCES.format(codes=", ".join(f"<code>{html.escape(c)}</code>" for c in codes)))
     return "\n\n".join(chunks)
 
 
@@ -93,26 +93,41 @@ def short(text: str, limit: int = BUTTON_TEXT) -> str:
 
 
 def answer_keyboard(reply: Reply) -> InlineKeyboardMarkup | None:
-    """One button per suggestion (`sq:<set>:<i>`), then the 👍/👎 row (`fb:<message>:±1`)."""
+    """One button per suggestion (`sq:<set>:<i>`), a page at a time, then the 👍/👎 row (`fb:<message>:±1`)."""
+    return suggestion_keyboard(reply.suggestion_set_id, reply.suggestions, reply.message_id)
+
+
+def suggestion_keyboard(
+    set_id: int | None, questions: list[str], message_id: int | None, page: int = 0
+) -> InlineKeyboardMarkup | None:
+    """Page ``page`` of the suggestions (``PAGE_SIZE`` a page; ◀ / ▶ as `sp:<set>:<page>:<message>`) and the
+    👍/👎 row of the stored answer ``message_id``."""
     kb = InlineKeyboardBuilder()
-    if reply.suggestion_set_id is not None:
-        for i, question in enumerate(reply.suggestions):
-            kb.row(
-                InlineKeyboardButton(
-                    text=short(question), callback_data=SuggestCb(set_id=reply.suggestion_set_id, i=i).pack()
-                )
-            )
-    if reply.message_id is not None:
+    if set_id is not None and questions:
+        pages = (len(questions) + PAGE_SIZE - 1) // PAGE_SIZE
+        page = min(max(page, 0), pages - 1)
+        first = page * PAGE_SIZE
+        for i, question in enumerate(questions[first : first + PAGE_SIZE], start=first):
+            kb.row(InlineKeyboardButton(text=short(question), callback_data=SuggestCb(set_id=set_id, i=i).pack()))
+        if pages > 1:
+            nav = []
+            if page > 0:
+                nav.append(InlineKeyboardButton(text=texts.PAGE_PREV, callback_data=_page(set_id, page - 1, message_id)))
+            nav.append(InlineKeyboardButton(text=f"{page + 1}/{pages}", callback_data=_page(set_id, page, message_id)))
+            if page < pages - 1:
+                nav.append(InlineKeyboardButton(text=texts.PAGE_NEXT, callback_data=_page(set_id, page + 1, message_id)))
+            kb.row(*nav)
+    if message_id is not None:
         kb.row(
-            InlineKeyboardButton(
-                text="👍", callback_data=FeedbackCb(message_id=reply.message_id, rating=1).pack()
-            ),
-            InlineKeyboardButton(
-                text="👎", callback_data=FeedbackCb(message_id=reply.message_id, rating=-1).pack()
-            ),
+            InlineKeyboardButton(text="👍", callback_data=FeedbackCb(message_id=message_id, rating=1).pack()),
+            InlineKeyboardButton(text="👎", callback_data=FeedbackCb(message_id=message_id, rating=-1).pack()),
         )
     markup = kb.as_markup()
     return markup if markup.inline_keyboard else None
+
+
+def _page(set_id: int, page: int, message_id: int | None) -> str:
+    return SuggestPageCb(set_id=set_id, page=page, m=message_id or 0).pack()
 
 
 def role_keyboard(roles: list[str]) -> InlineKeyboardMarkup:

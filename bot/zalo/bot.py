@@ -96,7 +96,6 @@ HELP = (
     "Khi cấp cứu, hãy gọi ngay 115."
 )
 FAILED = "Xin lỗi, mình đang gặp sự cố khi trả lời. Bạn vui lòng gửi lại câu hỏi sau ít phút nhé."
-SOURCES = "📚 Nguồn: {codes}"
 
 ROLE_COMMANDS = {"chuyen khoa", "doi chuyen khoa", "chuyenkhoa", "/chuyenkhoa", "/start", "bat dau"}
 ERASE_COMMANDS = {"xoa du lieu", "xoadulieu", "/xoadulieu", "xoa du lieu cua toi"}
@@ -344,11 +343,9 @@ class ZaloBot:
 
 
 def render_text(reply: Reply) -> str:
-    """The answer as Zalo plain text, with the KB codes it relied on."""
-    text = reply.text.strip()
-    if reply.citations:
-        text += "\n\n" + SOURCES.format(codes=", ".join(reply.citations))
-    return text
+    """The answer as Zalo plain text. Its source line is the engine's: KB codes for clinicians, a plain line
+    naming the clinic's material for patients (engine/answers.py)."""
+    return reply.text.strip()
 
 
 def answer_buttons(reply: Reply) -> list[Button]:

@@ -227,10 +227,21 @@ DENTAL = [
 ]  # fmt: skip
 
 
+# Every entry added by ``add_kb``: code → answer. Patients' answers carry no KB codes (only a plain source
+# line), so a test recognises an answer by its text: ``shows(message.plain, "D001")``.
+KB_ANSWERS: dict[str, str] = {}
+
+
+def shows(plain: str, code: str) -> bool:
+    """Whether a message shows the answer of KB entry ``code`` (added by ``add_kb``)."""
+    return KB_ANSWERS[code] in plain
+
+
 async def add_kb(
     pool: asyncpg.Pool, rows: list[tuple[str, str, str, str]], role: str = "patient_dental"
 ) -> None:
     """Add entries as an import would: with their embeddings, then a new KB version."""
+    KB_ANSWERS.update({code: answer for code, _, answer, _ in rows})
     vectors = await _embedder().embed_passages([question for _, question, _, _ in rows])
     for (code, question, answer, topic), vector in zip(rows, vectors, strict=True):
         await kb.add_entry(

@@ -8,18 +8,21 @@ split on paragraph boundaries under the 4096 limit, with suggestion and 👍/�
 from __future__ import annotations
 
 import html
+import logging
 
 from aiogram import Bot, F, Router
+from aiogram.exceptions import TelegramBadRequest
 from aiogram.types import CallbackQuery, Message
 from aiogram.utils.chat_action import ChatActionSender
 
 from bot.service import ChatService, Emergency
 from bot.telegram import texts
-from bot.telegram.callbacks import FeedbackCb, SuggestCb
-from bot.telegram.render import answer_html, answer_keyboard, role_keyboard, split_html
+from bot.telegram.callbacks import FeedbackCb, SuggestCb, SuggestPageCb
+from bot.telegram.render import answer_html, answer_keyboard, role_keyboard, split_html, suggestion_keyboard
 from bot.telegram.roles import role_label
 from db.users import User
 
+log = logging.getLogger(__name__)
 router = Router(name="questions")
 TYPING_AFTER_S = 0.4
 
@@ -77,6 +80,22 @@ async def tapped(
     await query.answer()
     chat_id = query.message.chat.id if query.message else query.from_user.id
     await ask(bot, chat_id, user, text, service, tapped=True)
+
+
+@router.callback_query(SuggestPageCb.filter())
+async def paged(query: CallbackQuery, callback_data: SuggestPageCb, user: User, service: ChatService) -> None:
+    """◀ / ▶ under a long list: the same message's keyboard shows another page."""
+    questions = await service.suggestion_set(user, callback_data.set_id)
+    if questions is None:
+        await query.answer(texts.SUGGESTION_EXPIRED, show_alert=True)
+        return
+    await query.answer()
+    if isinstance(query.message, Message):
+        markup = suggestion_keyboard(callback_data.set_id, questions, callback_data.m or None, callback_data.page)
+        try:
+            await query.message.edit_reply_markup(reply_markup=markup)
+        except TelegramBadRequest:  # the page shown already ("message is not modified")
+            log.debug("suggestion page unchanged set=%s", callback_data.set_id)
 
 
 @router.callback_query(FeedbackCb.filter())
