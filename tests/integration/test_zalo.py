@@ -48,7 +48,8 @@ async def test_follow_role_question_answer_and_suggestion_tap(db: asyncpg.Pool) 
         # a question → an answer citing the KB, suggestions as #sq buttons, 👍/👎
         await z.say("u1", "Răng em bị ê buốt khi uống nước lạnh là bị gì vậy ạ?")
         answer = z.fake.to("u1")[-1]
-        assert "mòn men răng" in answer.text and "D001" in answer.text
+        assert "mòn men răng" in answer.text and "📚 Nguồn: tài liệu hỏi đáp của phòng khám" in answer.text
+        assert "D001" not in answer.text  # KB codes are for the clinic's doctors
         suggestions = [b for b in answer.buttons if b["payload"].startswith("#sq:")]
         assert 1 <= len(suggestions) <= 3 and len(answer.buttons) <= 5
         assert [b["payload"][:4] for b in answer.buttons[-2:]] == ["#fb:", "#fb:"]
