@@ -1,8 +1,15 @@
-"""Numbers for the admins' daily digest over a time window ``[start, end)``.
+"""Numbers for the admins' daily digest over a time window ``[start, end)``, and the erasure of the patients'
+words the digest quoted.
 
 "Unanswered" means a bot reply to a medical question that cited no KB entry or whose retrieval score was below
 the threshold (the answer was a clarification or a fallback rather than a curated answer). The question shown
-is the user's message just before that reply in the same conversation.
+is the user's message just before that reply in the same conversation (``question_id`` is that message).
+
+A digest queued in the outbox quotes patients' questions (and 👎 comments), so it names where each quote came
+from: ``payload["quotes"]`` is a list of ``{"message_id": int, "text": str}`` (the quote exactly as it appears
+in ``payload["text"]``, between “ and ”) and ``payload["erased_quote"]`` the text that replaces a quote whose
+message is gone. :func:`scrub_quotes` does the replacing; it runs with every erasure (``db.users.erase``) and
+after the retention purge, so a quote in the outbox never outlives the message it came from.
 """
 
 from __future__ import annotations
@@ -18,10 +25,13 @@ _UNANSWERED = """
     AND (cardinality(o.citations) = 0 OR o.retrieval_score IS NULL OR o.retrieval_score < $3)
 """
 
+# The user's message just before reply ``o`` (join as ``q``: ``q.id``, ``q.text``).
 _QUESTION = """
-    (SELECT i.text FROM messages i
-     WHERE i.conversation_id = o.conversation_id AND i.direction = 'in' AND i.id < o.id
-     ORDER BY i.id DESC LIMIT 1)
+    LEFT JOIN LATERAL (
+        SELECT i.id, i.text FROM messages i
+        WHERE i.conversation_id = o.conversation_id AND i.direction = 'in' AND i.id < o.id
+        ORDER BY i.id DESC LIMIT 1
+    ) q ON true
 """
 
 
@@ -141,8 +151,9 @@ async def numbers(
         dict(r)
         for r in await db.fetch(
             f"""
-            SELECT o.id, o.retrieval_score, o.created_at, COALESCE(c.role, '?') AS role, {_QUESTION} AS question
-            FROM messages o JOIN conversations c ON c.id = o.conversation_id
+            SELECT o.id, o.retrieval_score, o.created_at, COALESCE(c.role, '?') AS role,
+                   q.id AS question_id, q.text AS question
+            FROM messages o JOIN conversations c ON c.id = o.conversation_id {_QUESTION}
             WHERE o.created_at >= $1 AND o.created_at < $2 AND {_UNANSWERED}
             ORDER BY o.retrieval_score ASC NULLS FIRST, o.id LIMIT $4
             """,
@@ -156,9 +167,10 @@ async def numbers(
         dict(r)
         for r in await db.fetch(
             f"""
-            SELECT o.id, o.citations, COALESCE(c.role, '?') AS role, {_QUESTION} AS question, f.comment
+            SELECT o.id, o.citations, COALESCE(c.role, '?') AS role, q.id AS question_id, q.text AS question,
+                   f.comment
             FROM feedback f JOIN messages o ON o.id = f.message_id
-            JOIN conversations c ON c.id = o.conversation_id
+            JOIN conversations c ON c.id = o.conversation_id {_QUESTION}
             WHERE f.rating = -1 AND f.created_at >= $1 AND f.created_at < $2
             ORDER BY f.created_at, f.id LIMIT $3
             """,
@@ -168,3 +180,55 @@ async def numbers(
         )
     ]
     return out
+
+
+async def scrub_quotes(db: Executor, attempts: int = 5) -> int:
+    """Replace, in every outbox row, each quote whose source message no longer exists (erased by its author,
+    or deleted by retention) with the row's ``erased_quote``, and drop it from ``quotes``. Returns the number
+    of rows changed. Sent rows are scrubbed as well as pending ones: the table keeps both for weeks.
+
+    Each row is rewritten only if unchanged since it was read; a row another erasure rewrote meanwhile is
+    read again (up to ``attempts`` passes)."""
+    changed = 0
+    for _ in range(attempts):
+        missed = 0
+        for row in await db.fetch(_QUOTED_GONE):
+            payload = _scrubbed(dict(row["payload"]), set(row["gone"]))
+            status = await db.execute(
+                "UPDATE outbox SET payload = $2 WHERE id = $1 AND payload = $3",
+                row["id"],
+                payload,
+                row["payload"],
+            )
+            done = int(status.split()[-1])
+            changed += done
+            missed += 1 - done
+        if not missed:
+            break
+    return changed
+
+
+# Outbox rows quoting a message that no longer exists, with the ids of those messages.
+_QUOTED_GONE = """
+    SELECT o.id, o.payload, gone.ids AS gone
+    FROM outbox o
+    CROSS JOIN LATERAL (
+        SELECT array_agg((q->>'message_id')::bigint) AS ids
+        FROM jsonb_array_elements(CASE WHEN jsonb_typeof(o.payload->'quotes') = 'array'
+                                       THEN o.payload->'quotes' ELSE '[]' END) q
+        WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = (q->>'message_id')::bigint)
+    ) gone
+    WHERE o.payload ? 'quotes' AND gone.ids IS NOT NULL
+"""
+
+
+def _scrubbed(payload: dict[str, Any], gone: set[int]) -> dict[str, Any]:
+    text = str(payload.get("text") or "")
+    placeholder = str(payload.get("erased_quote") or "…")
+    kept = []
+    for quote in payload["quotes"]:
+        if int(quote["message_id"]) in gone:
+            text = text.replace(f"“{quote['text']}”", f"“{placeholder}”")
+        else:
+            kept.append(quote)
+    return {**payload, "text": text, "quotes": kept}

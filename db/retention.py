@@ -1,5 +1,6 @@
-"""Retention and housekeeping deletes: old messages (with their traces), emptied conversations, deferred
-erasures, old outbox rows.
+"""Retention and housekeeping deletes: old messages (with their traces), emptied conversations, old suggestion
+sets and article checks, deferred erasures, old outbox rows. (Digest quotes of deleted messages:
+``db.digest.scrub_quotes``.)
 
 Deletes run in batches (``BATCH`` rows per statement) so a first run over a large history never holds long
 locks on ``messages``. Feedback on deleted messages goes with them (ON DELETE CASCADE).
@@ -53,6 +54,17 @@ async def delete_empty_conversations_before(db: Executor, before: datetime) -> i
             before,
         )
     )
+
+
+async def delete_suggestion_sets_before(db: Executor, before: datetime) -> int:
+    """Suggestion sets (the buttons offered after an answer, which an LLM may word after the patient's
+    message) created before ``before``, even in a conversation still in use."""
+    return _count(await db.execute("DELETE FROM suggestion_sets WHERE created_at < $1", before))
+
+
+async def delete_verification_sessions_before(db: Executor, before: datetime) -> int:
+    """Article checks (the article's sentences, evidence, verdicts) last touched before ``before``."""
+    return _count(await db.execute("DELETE FROM verification_sessions WHERE updated_at < $1", before))
 
 
 async def complete_erasures(db: Executor) -> int:

@@ -7,6 +7,7 @@ from datetime import datetime
 
 import asyncpg
 
+from db import digest
 from db.types import Executor
 
 
@@ -83,8 +84,20 @@ async def set_active(db: Executor, channel: str, external_id: str, active: bool,
 
 
 async def erase(db: Executor, user_id: int) -> None:
-    """Delete the user and, by cascade, their conversations, messages, feedback and suggestion sets."""
-    await db.execute("DELETE FROM users WHERE id = $1", user_id)
+    """Delete the user and, by cascade, their conversations, messages, feedback, suggestion sets and article
+    checks; then, in the same transaction, the quotes of their messages in queued or sent digests
+    (``digest.scrub_quotes``)."""
+    if isinstance(db, asyncpg.Pool):
+        async with db.acquire() as conn:
+            await _erase(conn, user_id)
+    else:
+        await _erase(db, user_id)
+
+
+async def _erase(conn: asyncpg.Connection, user_id: int) -> None:
+    async with conn.transaction():
+        await conn.execute("DELETE FROM users WHERE id = $1", user_id)
+        await digest.scrub_quotes(conn)
 
 
 async def admin_external_ids(db: Executor, channel: str) -> list[str]:

@@ -117,6 +117,21 @@ class GuardrailViolation(ValueError):
 
     retry_now = True
 
+    def __init__(self, message: str, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.detail = detail or message
+
+
+def schema_errors(exc: ValidationError, limit: int = 3) -> tuple[str, str]:
+    """(log-safe summary, detail for the model) of a validation error of the model's output: the summary has
+    the field path and error type of each error (``input_type: literal_error``), the detail adds pydantic's
+    message (``Input should be 'greeting' or …``); neither includes the rejected value."""
+    errors = exc.errors(include_url=False, include_input=False, include_context=False)[:limit]
+    paths = [".".join(str(part) for part in e["loc"]) or "(root)" for e in errors]
+    summary = "; ".join(f"{path}: {e['type']}" for path, e in zip(paths, errors, strict=True))
+    detail = "; ".join(f"{path}: {e['msg']}" for path, e in zip(paths, errors, strict=True))
+    return f"JSON does not match the schema ({summary})", f"JSON does not match the schema: {detail}"
+
 
 class NoLLM(RuntimeError):
     retryable = False
@@ -147,6 +162,8 @@ class StructuredNode(Node):
         return dict(shared)
 
     def guardrails(self, out: Any, prep: dict[str, Any]) -> list[str]:
+        """Problems with a schema-valid output, fed back to the model and logged: name fields and limits,
+        never quote the output's values (they echo the patient's message)."""
         return []
 
     def skip(self, prep: dict[str, Any]) -> Any | None:
@@ -199,7 +216,7 @@ class StructuredNode(Node):
             try:
                 out = self.output_model.model_validate(data)
             except ValidationError as exc:
-                raise GuardrailViolation(f"JSON does not match the schema: {exc.errors()[:3]}") from exc
+                raise GuardrailViolation(*schema_errors(exc)) from exc
             problems = self.guardrails(out, prep)
             if problems:
                 raise GuardrailViolation("; ".join(problems))
@@ -576,7 +593,7 @@ class Pruning(StructuredNode):
     def guardrails(self, out: PruneOut, prep: dict[str, Any]) -> list[str]:
         known = {h.entry.code for h in prep["ctx"]["hits"]}
         unknown = [c for c in out.keep_codes if c not in known]
-        return [f"unknown codes {unknown[:5]}; use only candidate codes"] if unknown else []
+        return [f"keep_codes has {len(unknown)} unknown code(s); use only candidate codes"] if unknown else []
 
     async def offline(self, prep: dict[str, Any]) -> list[Hit]:
         return prep["ctx"]["hits"]

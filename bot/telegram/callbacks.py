@@ -51,3 +51,10 @@ class ImportCb(CallbackData, prefix="imp"):
 
 class UnansweredCb(CallbackData, prefix="ua"):
     message_id: DbId
+
+
+class KbDraftCb(CallbackData, prefix="kbd"):
+    """An admin's decision on the drafted KB question of an /unanswered answer: "ok" (use it) or "edit"."""
+
+    action: str
+    pending_id: DbId

@@ -127,8 +127,27 @@ KB_REVIEWED_UNKNOWN = "Không tìm thấy chuyên khoa “{name}”."
 UNANSWERED_NONE = "🎉 Không có câu hỏi nào cần xem lại trong 30 ngày qua."
 UNANSWERED_HEAD = "📝 <b>Câu hỏi cần xem lại</b> (điểm thấp hoặc bị 👎):"
 UNANSWERED_PROMPT = (
-    "✍️ Trả lời câu hỏi #Q{id} ({label}):\n«{question}»\n\n"
-    "Hãy <b>trả lời (Reply)</b> tin nhắn này bằng nội dung câu trả lời; nó sẽ được thêm vào KB."
+    "✍️ Trả lời câu hỏi #Q{id} ({label}):\n<code>{draft}</code>\n\n"
+    "Câu hỏi trong KB sẽ được gợi ý cho người bệnh khác, nên hãy viết bằng lời của bạn: chạm vào câu trên để "
+    "sao chép, sửa lại và bỏ tên, số điện thoại, chi tiết riêng của người hỏi.\n"
+    "Hãy <b>trả lời (Reply)</b> tin nhắn này theo dạng <code>câu hỏi | câu trả lời</code>. Nếu bạn chỉ gửi "
+    "câu trả lời, mình sẽ hỏi lại trước khi dùng nguyên văn câu trên làm câu hỏi."
 )
 UNANSWERED_GONE = "Không tìm thấy câu hỏi này (có thể người dùng đã xoá dữ liệu)."
+UNANSWERED_EMPTY = (
+    "Câu hỏi và câu trả lời đều không được để trống. Hãy trả lời lại tin nhắn ✍️ theo dạng "
+    "<code>câu hỏi | câu trả lời</code>."
+)
+KB_DRAFT_CONFIRM = (
+    "Câu hỏi sẽ được lưu vào KB <b>đúng nguyên văn tin nhắn của người hỏi</b>:\n<code>{draft}</code>\n\n"
+    "Chỉ chọn “Dùng câu hỏi này” nếu bạn xác nhận đây là cách viết của bạn và trong đó không còn thông tin "
+    "riêng của người hỏi. Muốn sửa thì chọn “Tự viết câu hỏi”."
+)
+KB_DRAFT_USE = "✅ Dùng câu hỏi này"
+KB_DRAFT_EDIT = "✏️ Tự viết câu hỏi"
+KB_DRAFT_REWRITE = (
+    "✏️ Được. Hãy trả lời tin nhắn bên dưới theo dạng <code>câu hỏi | câu trả lời</code>. "
+    "Câu trả lời bạn đã viết (chạm để sao chép):\n<code>{answer}</code>"
+)
+KB_DRAFT_EXPIRED = "Yêu cầu này đã hết hạn hoặc đã được xử lý."
 STATS_CAPTION = "📊 Tin nhắn mỗi ngày trong 30 ngày qua"

@@ -102,12 +102,24 @@ async def test_admin_stats_unanswered_kb_add(db: asyncpg.Pool, shared_fake: Fake
     await fake.wait_callback_answered(cq)
     prompt = (await fake.wait_for_messages(admin, n + 1))[-1]
     assert prompt.reply_markup and prompt.reply_markup.get("force_reply")
-    await fake.send_text(
-        admin, "Hôi miệng kéo dài nên khám nha sĩ và lấy cao răng.", reply_to=prompt.message_id
-    )
+    assert "Niềng răng mất bao lâu thì xong?" in prompt.plain  # the patient's words, as a draft to edit
+    # An answer alone adds nothing yet: the bot asks whether the patient's wording may be the KB question.
+    n = len(fake.messages[admin])
+    await fake.send_text(admin, "Thường từ 18 đến 24 tháng, tuỳ từng trường hợp.", reply_to=prompt.message_id)
+    confirm = (await fake.wait_for_messages(admin, n + 1))[n]
+    assert "nguyên văn" in confirm.plain and "Niềng răng mất bao lâu thì xong?" in confirm.plain
+    assert await kb.count_active(db, "patient_dental") == len(DENTAL)
+    # Confirmed explicitly as the admin's own wording: the entry is added with it.
+    use = confirm.button("kbd:ok:")["callback_data"]
+    await fake.wait_callback_answered(await fake.tap(admin, confirm.message_id, use))
     await fake.wait_for(lambda: "Đã thêm vào KB" in fake.messages[admin][-1].plain, what="KB entry added")
-    answers = [e.answer for e in await kb.active_entries(db, "patient_dental")]
-    assert "Hôi miệng kéo dài nên khám nha sĩ và lấy cao răng." in answers
+    assert not confirm.buttons  # used up
+    added = [(e.question, e.answer) for e in await kb.active_entries(db, "patient_dental") if e.code.startswith("TG")]
+    assert added == [("Niềng răng mất bao lâu thì xong?", "Thường từ 18 đến 24 tháng, tuỳ từng trường hợp.")]
+    # The same confirmation tapped again (a double tap that beat the removal of the buttons) adds nothing more.
+    again = await fake.wait_callback_answered(await fake.tap(admin, confirm.message_id, use, forged=True))
+    assert "hết hạn" in again.get("text", "")
+    assert await kb.count_active(db, "patient_dental") == len(DENTAL) + 1
 
     n = len(fake.messages[admin])
     await fake.send_text(

@@ -105,7 +105,9 @@ async def test_q_answer_only_as_reply_to_the_bots_own_prompt(db: asyncpg.Pool, s
         lambda: next((m for m in fake.messages[admin] if (m.reply_markup or {}).get("force_reply")), None),
         what="prompt",
     )
-    await fake.send_text(admin, "Hôi miệng kéo dài nên khám nha sĩ.", reply_to=prompt.message_id)
+    await fake.send_text(
+        admin, "Hôi miệng kéo dài phải làm sao? | Hôi miệng kéo dài nên khám nha sĩ.", reply_to=prompt.message_id
+    )
     await fake.wait_for(lambda: "Đã thêm vào KB" in fake.messages[admin][-1].plain, what="KB entry added")
     assert await db.fetchval("SELECT answer FROM kb_entries WHERE code = $1", code) == (
         "Hôi miệng kéo dài nên khám nha sĩ."

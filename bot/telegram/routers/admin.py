@@ -2,6 +2,14 @@
 /stats (+ PNG chart), /unanswered (tap to answer → new KB entry), /kb_add, /reload, /import, /duyetkb (the
 clinic's doctors reviewed a role's sample entries: ``kb_import.review``).
 
+A KB entry made from /unanswered is the admin's own writing, never the patient's message copied by the bot:
+the KB's questions are offered to other patients as suggestions and sent to the LLM, and a patient's
+/xoadulieu must leave nothing of their words behind. The prompt shows the patient's message as a draft to
+copy and edit; the admin replies "câu hỏi | câu trả lời". A reply with the answer alone stores nothing yet:
+the bot shows the draft again and adds the entry only when the admin taps "Dùng câu hỏi này", confirming that
+wording as theirs (the pending action holds the message id and the admin's answer, not the patient's text,
+which is read again at that moment — so a question erased meanwhile is not added).
+
 Every handler here is authorised by ``AdminMiddleware`` (inner middleware: it runs only once a handler
 matched), so a non-admin sending an admin command, a document or an admin callback gets a refusal and
 nothing changes — the menu is never the only guard.
@@ -30,7 +38,7 @@ from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot.service import ChatService
 from bot.telegram import charts, kb_adapter, texts
-from bot.telegram.callbacks import ImportCb, UnansweredCb
+from bot.telegram.callbacks import ImportCb, KbDraftCb, UnansweredCb
 from bot.telegram.commands import set_menus
 from bot.telegram.middlewares import AdminMiddleware
 from bot.telegram.render import short
@@ -46,6 +54,7 @@ from kb_import.review import mark_role_reviewed
 
 log = logging.getLogger("medbot.telegram.admin")
 MAX_FILE = 20 * 1024 * 1024
+DRAFT_CHARS = 300  # the drafted KB question: the patient's message on one line, at most this long
 # An answer to an unanswered question is a reply to the bot's own prompt (texts.UNANSWERED_PROMPT), matched
 # from its first character: "#Q123" typed by anyone, or quoted inside another message, is not a prompt.
 _PROMPT = re.compile("^" + re.escape(texts.UNANSWERED_PROMPT.split("{id}", 1)[0]) + r"(\d{1,18}) \(")
@@ -75,6 +84,7 @@ def build(settings: Settings) -> Router:
     router.message.register(show_unanswered, Command("unanswered"))
     router.callback_query.register(answer_prompt, UnansweredCb.filter())
     router.message.register(answer_reply, _is_prompt_reply)
+    router.callback_query.register(draft_decision, KbDraftCb.filter())
     router.message.register(kb_add, Command("kb_add"))
     router.message.register(reload, Command("reload"))
     router.message.register(kb_reviewed, Command("duyetkb"))
@@ -210,6 +220,19 @@ async def show_unanswered(message: Message, service: ChatService, settings: Sett
     await message.answer("\n".join(lines), reply_markup=kb_.as_markup())
 
 
+def _draft(text: str) -> str:
+    """The question the bot suggests for the KB entry: the patient's message on one line, shortened."""
+    return short(text, DRAFT_CHARS)
+
+
+async def _send_prompt(bot: Bot, chat_id: int, message_id: int, text: str, role: str | None) -> None:
+    prompt = texts.UNANSWERED_PROMPT.format(id=message_id, label=html.escape(role_label(role)),
+                                            draft=html.escape(_draft(text)))  # fmt: skip
+    await bot.send_message(
+        chat_id, prompt, reply_markup=ForceReply(input_field_placeholder="câu hỏi | câu trả lời")
+    )
+
+
 async def answer_prompt(
     query: CallbackQuery, callback_data: UnansweredCb, bot: Bot, service: ChatService
 ) -> None:
@@ -220,26 +243,77 @@ async def answer_prompt(
     await query.answer()
     text, role = found
     chat_id = query.message.chat.id if query.message else query.from_user.id
-    prompt = texts.UNANSWERED_PROMPT.format(id=callback_data.message_id, label=html.escape(role_label(role)),
-                                            question=html.escape(short(text, 500)))  # fmt: skip
-    await bot.send_message(
-        chat_id, prompt, reply_markup=ForceReply(input_field_placeholder="Nhập câu trả lời…")
-    )
+    await _send_prompt(bot, chat_id, callback_data.message_id, text, role)
 
 
 async def answer_reply(message: Message, bot: Bot, user: User, service: ChatService) -> None:
+    """The admin's reply to a prompt: "câu hỏi | câu trả lời" adds the entry; an answer alone asks first
+    whether the drafted question may be used as the admin's own wording."""
     message_id = _prompted_id(message, bot)
     assert message_id is not None
     found = await stats.incoming_message(service.pool, message_id)
     if found is None:
         await message.answer(texts.UNANSWERED_GONE)
         return
-    question, role = found
+    text, role = found
+    question, sep, answer = (message.text or "").partition("|")
+    if sep:
+        if not question.strip() or not answer.strip():
+            await message.answer(texts.UNANSWERED_EMPTY)
+            return
+        await message.answer(await _add_answer(service, user, message_id, role, question.strip(), answer.strip()))
+        return
+    answer = question.strip()
+    if not answer:
+        await message.answer(texts.UNANSWERED_EMPTY)
+        return
+    pid = await pending.create(service.pool, message.chat.id, "kb_draft", {"message_id": message_id, "answer": answer})
+    markup = InlineKeyboardMarkup(
+        inline_keyboard=[
+            [
+                InlineKeyboardButton(text=texts.KB_DRAFT_USE, callback_data=KbDraftCb(action="ok", pending_id=pid).pack()),
+                InlineKeyboardButton(text=texts.KB_DRAFT_EDIT, callback_data=KbDraftCb(action="edit", pending_id=pid).pack()),
+            ]
+        ]
+    )  # fmt: skip
+    await message.answer(texts.KB_DRAFT_CONFIRM.format(draft=html.escape(_draft(text))), reply_markup=markup)
+
+
+async def draft_decision(
+    query: CallbackQuery, callback_data: KbDraftCb, bot: Bot, user: User, service: ChatService
+) -> None:
+    chat_id = query.message.chat.id if query.message else query.from_user.id
+    job = None
+    if callback_data.action in ("ok", "edit"):
+        job = await pending.take(service.pool, callback_data.pending_id, chat_id, "kb_draft")
+    if job is None:
+        await query.answer(texts.KB_DRAFT_EXPIRED, show_alert=True)
+        return
+    await query.answer()
+    if isinstance(query.message, Message):
+        await query.message.edit_reply_markup(reply_markup=None)  # the buttons are used up
+    message_id, answer = int(job["message_id"]), str(job["answer"])
+    found = await stats.incoming_message(service.pool, message_id)
+    if found is None:
+        await bot.send_message(chat_id, texts.UNANSWERED_GONE)
+        return
+    text, role = found
+    if callback_data.action == "ok":
+        await bot.send_message(chat_id, await _add_answer(service, user, message_id, role, _draft(text), answer))
+        return
+    await bot.send_message(chat_id, texts.KB_DRAFT_REWRITE.format(answer=html.escape(answer if len(answer) <= 3000 else answer[:2999] + "…")))
+    await _send_prompt(bot, chat_id, message_id, text, role)
+
+
+async def _add_answer(
+    service: ChatService, user: User, message_id: int, role: str | None, question: str, answer: str
+) -> str:
+    """Add the admin's entry for question ``message_id``; returns the confirmation to show."""
     role = role or _role_for(user, service)
     code = f"TG{message_id}"
-    await _add(service, KBEntry(id=0, role=role, code=code, question=question, answer=(message.text or "").strip(),
+    await _add(service, KBEntry(id=0, role=role, code=code, question=question, answer=answer,
                                 topic="Bổ sung qua Telegram"))  # fmt: skip
-    await message.answer(texts.KB_ADDED.format(label=html.escape(role_label(role)), code=html.escape(code)))
+    return texts.KB_ADDED.format(label=html.escape(role_label(role)), code=html.escape(code))
 
 
 # ---------------------------------------------------------------- kb_add / reload

@@ -1,6 +1,10 @@
 """Daily digest to the admins: yesterday's numbers (clinic time zone), the unanswered / low-score and 👎
 questions, and a PNG chart of questions per hour — queued in the outbox, two rows per admin (text, photo).
 
+The text quotes patients' questions (and 👎 comments); the payload names the message behind each quote
+(``quotes``, format in ``db.digest``) so that when the patient erases their data, or retention deletes the
+message, the quote is replaced by ``ERASED_QUOTE`` in the queued or sent row (``db.digest.scrub_quotes``).
+
 The chart is drawn with matplotlib's Agg backend, written to ``$MEDBOT_DATA_DIR/digests/digest-DATE.png``,
 and its bytes also travel in the payload (``data_b64``) so a sender on another machine needs no shared disk.
 A scheduled run skips a day already sent (a successful ``digest`` run with the same ``date`` in its counts);
@@ -13,8 +17,10 @@ import asyncio
 import base64
 import io
 import logging
+from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
+from typing import Any
 
 from db import jobs as jobs_db
 from db import outbox
@@ -23,14 +29,30 @@ from kb_import.worker.context import Counts, JobContext, JobSkipped
 from kb_import.worker.notify import admin_chat_ids, clip, fit
 
 log = logging.getLogger("medbot.worker.digest")
+# What a digest shows instead of a quote whose message was erased by the patient or deleted by retention.
+ERASED_QUOTE = "(nội dung đã được xoá)"
+
+
+@dataclass
+class DigestText:
+    text: str
+    quotes: list[dict[str, Any]]  # {"message_id", "text"}: each quote in ``text`` and the message it came from
 
 
 def _fmt_ms(value: float | None) -> str:
     return "—" if value is None else f"{value:,.0f} ms".replace(",", ".")
 
 
-def render_text(day: date, n: DigestNumbers, threshold: float) -> str:
-    """The digest message (Vietnamese, plain text)."""
+def render_text(day: date, n: DigestNumbers, threshold: float) -> DigestText:
+    """The digest message (Vietnamese, plain text) and the quotes in it."""
+    quotes: list[dict[str, Any]] = []
+
+    def quote(message_id: int | None, text: str | None, limit: int) -> str:
+        shown = clip(text, limit)
+        if message_id is not None and shown:
+            quotes.append({"message_id": message_id, "text": shown})
+        return f"“{shown}”"
+
     answered = n.medical_questions - n.unanswered
     lines = [
         f"📊 Báo cáo ngày {day:%d/%m/%Y} — MedBot VN",
@@ -48,18 +70,19 @@ def render_text(day: date, n: DigestNumbers, threshold: float) -> str:
         lines += ["", f"❓ Câu hỏi chưa trả lời tốt (điểm dưới {threshold:g} hoặc không có mã KB):"]
         for i, q in enumerate(n.unanswered_questions, 1):
             score = "—" if q["retrieval_score"] is None else f"{q['retrieval_score']:.2f}"
-            lines.append(f"{i}. “{clip(q['question'], 160)}” ({q['role']}, điểm {score})")
+            lines.append(f"{i}. {quote(q['question_id'], q['question'], 160)} ({q['role']}, điểm {score})")
     if n.disliked:
         lines += ["", "👎 Câu trả lời bị đánh giá không hữu ích:"]
         for i, d in enumerate(n.disliked, 1):
             codes = ", ".join(d["citations"] or []) or "không có mã"
-            extra = f" — góp ý: “{clip(d['comment'], 80)}”" if d.get("comment") else ""
-            lines.append(f"{i}. “{clip(d['question'], 160)}” ({d['role']}, mã: {codes}){extra}")
+            extra = f" — góp ý: {quote(d['id'], d['comment'], 80)}" if d.get("comment") else ""
+            lines.append(f"{i}. {quote(d['question_id'], d['question'], 160)} ({d['role']}, mã: {codes}){extra}")
     if not n.messages_in:
         lines += ["", "Hôm qua không có tin nhắn nào."]
     else:
         lines += ["", "Dùng /unanswered để bổ sung câu trả lời vào kho kiến thức."]
-    return fit("\n".join(lines), outbox.TEXT_LIMIT)
+    text = fit("\n".join(lines), outbox.TEXT_LIMIT)
+    return DigestText(text, [q for q in quotes if f"“{q['text']}”" in text])  # a line cut by fit() is gone
 
 
 def render_chart(day: date, n: DigestNumbers) -> bytes:
@@ -107,13 +130,14 @@ async def run(ctx: JobContext) -> Counts:
     threshold = ctx.settings.score_threshold
     n = await numbers(ctx.pool, start, end, threshold=threshold, tz=ctx.worker.worker_timezone,
                       top=ctx.worker.worker_digest_top)
-    text = render_text(day, n, threshold)
+    digest_text = render_text(day, n, threshold)
     png = await asyncio.to_thread(render_chart, day, n)
     folder: Path = ctx.settings.medbot_data_dir / "digests"
     path = folder / f"digest-{day.isoformat()}.png"
     await asyncio.to_thread(_save, path, png)
     payloads = [
-        {"type": "text", "text": text, "kind": "digest"},
+        {"type": "text", "text": digest_text.text, "kind": "digest", "quotes": digest_text.quotes,
+         "erased_quote": ERASED_QUOTE},
         {
             "type": "photo",
             "path": str(path),
