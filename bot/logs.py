@@ -1,11 +1,14 @@
 """Logging: one levelled, structured line per event (``ts level logger event key=value ...``).
 
-Events are logged as ``log.info("event.name key=%s", value)``. Patients' full messages are never logged
-at INFO: use :func:`redact` to log a short, length-tagged prefix instead.
+Events are logged as ``log.info("event.name key=%s", value)``. Patients' words are never logged at INFO or
+above, not even a prefix (a message's first words are often the private part: "con tôi 3 tuổi bị…"): use
+:func:`redact`, which logs a length and a short digest, enough to tell whether two lines are about the
+same message.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import sys
 
@@ -29,7 +32,8 @@ def setup_logging(level: str = "INFO") -> None:
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
 
 
-def redact(text: str, keep: int = 12) -> str:
-    """A log-safe stand-in for a patient's message."""
+def redact(text: str) -> str:
+    """A log-safe stand-in for a patient's message: its length and an 8-hex digest, no words."""
     text = " ".join(text.split())
-    return f"{text[:keep]!r}…(len={len(text)})" if len(text) > keep else f"(len={len(text)})"
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    return f"(len={len(text)} sha={digest})"

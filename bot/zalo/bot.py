@@ -274,7 +274,7 @@ class ZaloBot:
         if match:
             question = await self.service.suggestion_text(user, int(match.group(1)), int(match.group(2)))
         if question is None:
-            log.info("zalo.suggestion_rejected user=%s payload=%s", user.id, redact(text, 24))
+            log.info("zalo.suggestion_rejected user=%s payload=%s", user.id, redact(text))
             await self.send_text(user, recipient, SUGGESTION_EXPIRED)
             return
         if not self.has_role(user):
