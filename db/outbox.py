@@ -1,7 +1,14 @@
 """The outbox: bulk sends (digests, broadcasts) queued in PostgreSQL and drained at Telegram's limits.
 
-Rows are claimed with ``FOR UPDATE SKIP LOCKED`` so a second drainer can never send a row twice; the
-drain itself (``bot.telegram.outbox``) runs in one process at a time under an advisory lock.
+Delivery (``bot.telegram.outbox.drain``; migration 0010): a drainer first takes the channel's drain lease,
+a row of ``outbox_drainers`` (:func:`acquire_drain`), so one drainer at a time keeps Telegram's overall
+rate. Then, message by message, :func:`claim_next` renews that lease and claims the oldest due message at
+the head of its chat's queue (``FOR UPDATE SKIP LOCKED``, ``claimed_until`` / ``claimed_by`` set) in one
+transaction on one connection; after the send, :func:`mark_sent` / :func:`mark_failed` end the claim.
+Nothing depends on a lock held by a session: a drainer that dies leaves leases that run out, after which
+another drainer takes over and sends what it had claimed. That is at-least-once: a message can go out
+twice only when its drainer died (or lost the database) between Telegram accepting it and the "sent" mark,
+or a send outlived the lease.
 
 Payload format (``outbox.payload`` jsonb), one message per row:
 
@@ -17,10 +24,12 @@ produced the row, e.g. ``"digest"`` or ``"kb_import_report"``, for logs and stat
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+import asyncpg
 
 from db.types import Executor
 
@@ -105,23 +114,111 @@ async def pending(db: Executor, channel: str = "telegram") -> list[dict[str, Any
     return [dict(r) for r in rows]
 
 
-async def due(db: Executor, limit: int, channel: str = "telegram") -> list[OutboxRow]:
-    """Pending rows whose time has come, oldest first."""
-    rows = await db.fetch(
+class DrainLeaseLost(Exception):
+    """The drain lease is someone else's now (ours ran out and another drainer took it): stop draining."""
+
+
+async def acquire_drain(db: Executor, holder: str, lease_s: float, channel: str = "telegram") -> bool:
+    """Become the channel's drainer for ``lease_s`` seconds: True when the lease was free, had run out, or
+    is already ``holder``'s."""
+    got = await db.fetchval(
         """
-        SELECT id, chat_id, payload, attempts FROM outbox
-        WHERE channel = $1 AND status = 'pending' AND not_before <= now()
-        ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED
+        INSERT INTO outbox_drainers AS d (channel, holder, lease_until)
+        VALUES ($1, $2, now() + make_interval(secs => $3))
+        ON CONFLICT (channel) DO UPDATE SET holder = EXCLUDED.holder, lease_until = EXCLUDED.lease_until
+            WHERE d.lease_until < now() OR d.holder = EXCLUDED.holder
+        RETURNING holder
         """,
         channel,
-        limit,
+        holder,
+        lease_s,
     )
-    return [OutboxRow(r["id"], r["chat_id"], r["payload"], r["attempts"]) for r in rows]
+    return got is not None
+
+
+async def release_drain(db: Executor, holder: str, channel: str = "telegram") -> None:
+    """Give the drain lease up (a drainer that finished); a later drainer need not wait for it to run out."""
+    await db.execute("DELETE FROM outbox_drainers WHERE channel = $1 AND holder = $2", channel, holder)
+
+
+async def claim_next(
+    pool: asyncpg.Pool,
+    holder: str,
+    lease_s: float,
+    *,
+    skip_chats: Sequence[str] = (),
+    channel: str = "telegram",
+) -> OutboxRow | None:
+    """Renew ``holder``'s drain lease and claim the next message to send, in one transaction: the oldest due
+    row that heads its chat's queue (no older pending row of that chat, so each chat's messages go out in
+    order), is not claimed by a live lease, and whose chat is not in ``skip_chats`` (those still within their
+    per-chat interval). None when there is no such row; :class:`DrainLeaseLost` when the drain lease is
+    gone."""
+    async with pool.acquire() as conn, conn.transaction():
+        kept = await conn.fetchval(
+            """
+            UPDATE outbox_drainers SET lease_until = now() + make_interval(secs => $3)
+            WHERE channel = $1 AND holder = $2 RETURNING 1
+            """,
+            channel,
+            holder,
+            lease_s,
+        )
+        if kept is None:
+            raise DrainLeaseLost(channel)
+        row = await conn.fetchrow(
+            """
+            WITH next AS (
+                SELECT o.id FROM outbox o
+                WHERE o.channel = $1 AND o.status = 'pending' AND o.not_before <= now()
+                  AND (o.claimed_until IS NULL OR o.claimed_until < now())
+                  AND NOT (o.chat_id = ANY($4::text[]))
+                  AND NOT EXISTS (
+                      SELECT 1 FROM outbox e
+                      WHERE e.channel = o.channel AND e.chat_id = o.chat_id AND e.status = 'pending'
+                        AND e.id < o.id
+                  )
+                ORDER BY o.id LIMIT 1
+                FOR UPDATE OF o SKIP LOCKED
+            )
+            UPDATE outbox SET claimed_until = now() + make_interval(secs => $3), claimed_by = $2
+            FROM next WHERE outbox.id = next.id
+            RETURNING outbox.id, outbox.chat_id, outbox.payload, outbox.attempts
+            """,
+            channel,
+            holder,
+            lease_s,
+            list(skip_chats),
+        )
+    return OutboxRow(row["id"], row["chat_id"], row["payload"], row["attempts"]) if row else None
+
+
+async def waiting_in(db: Executor, chat_ids: Sequence[str], channel: str = "telegram") -> bool:
+    """Whether any of these chats has a message due and unclaimed (a drainer waits for their interval)."""
+    return bool(
+        await db.fetchval(
+            """
+            SELECT EXISTS (
+                SELECT 1 FROM outbox
+                WHERE channel = $1 AND status = 'pending' AND chat_id = ANY($2::text[])
+                  AND not_before <= now() AND (claimed_until IS NULL OR claimed_until < now())
+            )
+            """,
+            channel,
+            list(chat_ids),
+        )
+    )
 
 
 async def mark_sent(db: Executor, row_id: int) -> None:
+    """The message went out (whoever holds its claim now: sending it again would only repeat it)."""
     await db.execute(
-        "UPDATE outbox SET status = 'sent', sent_at = now(), attempts = attempts + 1 WHERE id = $1", row_id
+        """
+        UPDATE outbox SET status = 'sent', sent_at = now(), attempts = attempts + 1,
+            claimed_until = NULL, claimed_by = NULL
+        WHERE id = $1
+        """,
+        row_id,
     )
 
 
@@ -131,7 +228,8 @@ async def mark_failed(db: Executor, row_id: int, error: str, *, retry_in_s: floa
         """
         UPDATE outbox SET attempts = attempts + 1, last_error = $2,
             status = CASE WHEN $3::float8 IS NULL OR attempts + 1 >= $4 THEN 'failed' ELSE 'pending' END,
-            not_before = now() + make_interval(secs => COALESCE($3::float8, 0))
+            not_before = now() + make_interval(secs => COALESCE($3::float8, 0)),
+            claimed_until = NULL, claimed_by = NULL
         WHERE id = $1
         """,
         row_id,

@@ -18,6 +18,15 @@ from db.settings import Settings
 
 log = logging.getLogger("medbot.db")
 
+# What a lost, restarting or restarted server looks like to a client: a statement that failed with one of these
+# never reached (or never finished on) the server, and an idempotent one can be tried again on a fresh connection.
+CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
+    OSError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.OperatorInterventionError,  # admin shutdown, crash shutdown, cannot connect now
+    asyncpg.InterfaceError,  # "connection is closed"
+)
+
 
 async def database_url(settings: Settings) -> str:
     """The PostgreSQL URL to use: ``DATABASE_URL`` or the embedded server's."""

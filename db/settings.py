@@ -90,6 +90,9 @@ class Settings(BaseSettings):
     port: int = Field(default=8080, ge=1, le=65535)
     kb_import_dir: Path = ROOT / ".medbot" / "import"
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # How long a claim on an incoming update holds without renewal (db/updates.py): after a crash mid-answer,
+    # the redelivery is handled once it has run out.
+    update_lease_seconds: float = Field(default=30.0, ge=1.0, le=600.0)
 
     @field_validator("admin_ids", mode="before")
     @classmethod

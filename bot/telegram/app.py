@@ -5,7 +5,9 @@ Dispatcher with its middlewares and routers, and the two ways updates arrive.
   ``POST /telegram/webhook`` and ``GET /healthz`` (200 ``{"status": "ok"}``, or 503 ``{"status": "degraded"}``
   when the database does not answer — the error itself is only logged). The secret header is compared in constant time (401
   otherwise). The handler awaits ``Dispatcher.feed_update`` and answers 200 only once the update has been
-  handled, stored and replied to — so Telegram redelivers anything a crashed worker did not finish.
+  handled, stored and replied to — so Telegram redelivers anything a crashed worker did not finish, and the
+  redelivery is handled once the crashed claim's lease has run out (``db.updates``). An update another worker
+  is handling right now is answered 503, so Telegram tries it again later.
   The secret is ``TELEGRAM_WEBHOOK_SECRET`` or, when unset, derived from the bot token (every worker of
   one bot derives the same value).
 - Long polling (development): ``Dispatcher.start_polling``; updates run as tasks, and the per-chat lock
@@ -28,6 +30,7 @@ from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 from aiogram.enums import ParseMode
 from aiogram.exceptions import TelegramForbiddenError
+from aiogram.filters import ExceptionTypeFilter
 from aiogram.types import ErrorEvent, Update
 from aiohttp import web
 
@@ -35,7 +38,13 @@ from bot.runtime import Runtime, open_runtime
 from bot.service import ChatService
 from bot.telegram import texts
 from bot.telegram.commands import set_menus
-from bot.telegram.middlewares import ChatOrderMiddleware, DedupeMiddleware, TriageMiddleware, UserMiddleware
+from bot.telegram.middlewares import (
+    ChatOrderMiddleware,
+    DedupeMiddleware,
+    TriageMiddleware,
+    UpdateInProgress,
+    UserMiddleware,
+)
 from bot.telegram.routers import all_routers
 from bot.telegram.session import DeliveryPolicy
 from bot.zalo import zalo_configured
@@ -86,10 +95,10 @@ def build_dispatcher(
     )
     dp.update.outer_middleware(TriageMiddleware(service))
     dp.update.outer_middleware(ChatOrderMiddleware(service, concurrency))
-    dp.update.outer_middleware(DedupeMiddleware(service))
+    dp.update.outer_middleware(DedupeMiddleware(service, settings.update_lease_seconds))
     dp.update.outer_middleware(UserMiddleware(service))
     dp.include_routers(*all_routers(settings))
-    dp.errors.register(on_error)
+    dp.errors.register(on_error, ~ExceptionTypeFilter(UpdateInProgress))  # that one reaches the webhook
     inline_sync_filters(dp)
     return dp
 
@@ -149,6 +158,8 @@ def webhook_app(bot: Bot, dp: Dispatcher, service: ChatService, secret: str) -> 
             return web.json_response({"ok": False, "error": "bad update"}, status=400)
         try:
             await dp.feed_update(bot, update)
+        except UpdateInProgress:
+            return web.json_response({"ok": False, "error": "in progress"}, status=503)
         except Exception:
             log.exception("webhook.failed update_id=%s", update.update_id)
             return web.json_response({"ok": False}, status=500)

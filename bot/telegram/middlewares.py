@@ -9,9 +9,11 @@ the admin authorisation middleware of the admin router.
   keep their arrival order) and the PostgreSQL advisory lock (``ChatService.chat_lock``) across workers.
   Both cover handling *and* sending. A semaphore bounds how many chats are handled at once so lock holders
   always find a free pool connection (each held lock pins one).
-- ``DedupeMiddleware`` records ``update_id`` in ``processed_updates`` before anything else happens; a
-  redelivered update is acknowledged and dropped. If handling raises, the record is released so
-  Telegram's retry is processed.
+- ``DedupeMiddleware`` claims ``update_id`` in ``processed_updates`` with a lease (``db.updates``) before
+  anything else happens, renews it while the update is handled and marks it done once answered. A
+  redelivery of an answered update is acknowledged and dropped; one whose handler died (its lease ran out)
+  is handled; one that another handler holds right now raises ``UpdateInProgress``, which the webhook
+  answers 503 so that Telegram delivers it again later. If handling raises, the claim is released.
 - ``UserMiddleware`` loads (or creates) the user and puts it in the handler data as ``user``.
 - ``AdminMiddleware`` (inner, on the admin router) lets a matched admin handler run only for ``ADMIN_IDS``
   or users flagged admin in the database; everyone else gets a polite refusal and nothing changes. Even an
@@ -34,6 +36,7 @@ from aiogram.utils.text_decorations import html_decoration
 from bot.service import ChatService, Emergency
 from bot.telegram import texts
 from db import updates, users
+from db.updates import Claim
 
 log = logging.getLogger("medbot.telegram")
 Handler = Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]]
@@ -111,21 +114,43 @@ class ChatOrderMiddleware(BaseMiddleware):
         return await self.local(key, locked)
 
 
+class UpdateInProgress(Exception):
+    """Another handler holds a live lease on this update: not handled here, and not acknowledged either."""
+
+
 class DedupeMiddleware(BaseMiddleware):
-    def __init__(self, service: ChatService) -> None:
+    def __init__(self, service: ChatService, lease_s: float = updates.DEFAULT_LEASE_SECONDS) -> None:
         self.service = service
+        self.lease_s = lease_s
 
     async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
         assert isinstance(event, Update)
-        if not await updates.claim(self.service.db, CHANNEL, event.update_id):
+        held = await updates.claim(self.service.db, CHANNEL, event.update_id, self.lease_s)
+        if held.outcome is Claim.DONE:
             log.info("update.duplicate update_id=%s", event.update_id)
             return None
+        if held.outcome is Claim.BUSY:
+            log.info("update.in_progress update_id=%s (redelivery asked for)", event.update_id)
+            raise UpdateInProgress(event.update_id)
+        if held.outcome is Claim.TAKEN_OVER:
+            log.warning(
+                "update.taken_over update_id=%s (its handler stopped before answering)", event.update_id
+            )
         try:
-            return await handler(event, data)
+            # renewals through the pool: the lock's connection is busy with the handler's queries
+            async with updates.keep_alive(self.service.pool, held, self.lease_s):
+                result = await handler(event, data)
         except BaseException:
-            # the pool, not the lock's connection: it may be the thing that failed
-            await updates.release(self.service.pool, CHANNEL, event.update_id)
+            try:  # the pool, not the lock's connection: it may be the thing that failed
+                await updates.release(self.service.pool, held)
+            except Exception as exc:
+                log.warning("update.release_failed update_id=%s error=%r", event.update_id, exc)
             raise
+        try:
+            await updates.done(self.service.db, held)
+        except Exception as exc:  # answered all the same; the lease runs out, Telegram has its 200
+            log.warning("update.done_failed update_id=%s error=%r", event.update_id, exc)
+        return result
 
 
 class UserMiddleware(BaseMiddleware):

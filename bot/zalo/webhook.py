@@ -15,13 +15,17 @@ reads it: an emergency in a stale message gets the emergency answer (and nothing
 
 Triage first: the text of a verified event goes through ``ChatService.guard`` before anything that needs the
 database, so an emergency is answered even when PostgreSQL is down (a redelivery of it repeats the card: better
-twice than never). Then the event is deduplicated on ``message.msg_id`` (``processed_updates``, channel
-``zalo``; follow / unfollow on event + user + timestamp), handled under the same per-chat advisory lock as Telegram
-(``ChatService.chat_lock("zalo", user)``), and answered 200 once the reply is stored and sent. Events the bot
-does not act on (the OA's own messages echoed back, "seen", "received", …) get 200 straight away. An
-unexpected error while handling is logged and the patient is told to try again (``ZaloBot.handle``); the
-event stays recorded, so a redelivery is not answered twice. Only an error before anything could be sent
-(database down) is answered 500, with the event forgotten so that a redelivery is processed.
+twice than never). Then the event is claimed on ``message.msg_id`` (``processed_updates``, channel
+``zalo``; follow / unfollow on event + user + timestamp) with a lease renewed while it is handled
+(``db.updates``, ``UPDATE_LEASE_SECONDS``), handled under the same per-chat advisory lock as Telegram
+(``ChatService.chat_lock("zalo", user)``), marked done and answered 200 once the reply is stored and sent. A
+redelivery of a done event → 200, dropped; of an event whose handler died (the lease ran out) → handled; of
+one being handled right now → 503 (Zalo may try again), or 200 when it was an emergency whose card just went
+out. Events the bot does not act on (the OA's own messages echoed back, "seen", "received", …) get 200
+straight away. An unexpected error while handling is logged and the patient is told to try again
+(``ZaloBot.handle``); the event is marked done, so a redelivery is not answered twice. Only an error before
+anything could be sent (database down) is answered 500, with the claim released so that a redelivery is
+processed.
 
 Within the replay window a captured, correctly signed event can only be replayed with its own ``msg_id``,
 which is dropped as a duplicate (``processed_updates``).
@@ -53,6 +57,7 @@ from bot.zalo.client import ZaloClient
 from bot.zalo.tokens import ZaloTokens
 from db import updates
 from db.settings import Settings
+from db.updates import Claim, UpdateClaim
 from engine import triage
 
 log = logging.getLogger("medbot.zalo.webhook")
@@ -189,14 +194,28 @@ async def handle_webhook(request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
     key = dedupe_key(incoming, event)
     pool = channel.service.pool
-    duplicate = False
+    lease = channel.settings.update_lease_seconds
+    held: UpdateClaim | None = None
+    carded = False
 
     async def handle(emergency: Emergency | None) -> None:
-        nonlocal duplicate
-        if key is not None and not await updates.claim(pool, CHANNEL, key):
-            duplicate = True
+        nonlocal held, carded
+        carded = emergency is not None and emergency.delivered
+        if key is None:
+            async with channel.service.chat_lock(CHANNEL, incoming.external_id):
+                await channel.bot.handle(incoming, emergency)
             return
-        async with channel.service.chat_lock(CHANNEL, incoming.external_id):
+        held = await updates.claim(pool, CHANNEL, key, lease)
+        if not held.ours:
+            return
+        if held.outcome is Claim.TAKEN_OVER:
+            log.warning(
+                "zalo.webhook.taken_over event=%s (its handler stopped before answering)", incoming.event
+            )
+        async with (
+            updates.keep_alive(pool, held, lease),
+            channel.service.chat_lock(CHANNEL, incoming.external_id),
+        ):
             await channel.bot.handle(incoming, emergency)
 
     async def deliver(answer: str) -> None:
@@ -209,15 +228,25 @@ async def handle_webhook(request: web.Request) -> web.Response:
         # Only failures before the user could be told anything get here (e.g. the database is down):
         # forget the event so a redelivery is handled, and let Zalo see the error.
         log.exception("zalo.webhook.failed event=%s", incoming.event)
-        if key is not None:
+        if held is not None and held.ours:
             try:
-                await updates.release(pool, CHANNEL, key)
+                await updates.release(pool, held)
             except Exception:
                 log.exception("zalo.webhook.release_failed")
         return web.json_response({"ok": False}, status=500)
-    if duplicate:
+    if held is not None and held.outcome is Claim.DONE:
         log.info("zalo.webhook.duplicate event=%s", incoming.event)
         return web.json_response({"ok": True, "duplicate": True})
+    if held is not None and held.outcome is Claim.BUSY:
+        log.info("zalo.webhook.in_progress event=%s carded=%s", incoming.event, carded)
+        if carded:  # the sender has the emergency answer; the live handler records the rest
+            return web.json_response({"ok": True, "in_progress": True})
+        return web.json_response({"ok": False, "error": "in progress"}, status=503)
+    if held is not None:
+        try:
+            await updates.done(pool, held)
+        except Exception as exc:  # answered all the same; the claim's lease runs out
+            log.warning("zalo.webhook.done_failed event=%s error=%r", incoming.event, exc)
     return web.json_response({"ok": True})
 
 

@@ -95,6 +95,7 @@ class WorkerSettings(BaseSettings):
     worker_processed_updates_days: int = Field(default=7, ge=1)
     worker_job_runs_keep_days: int = Field(default=30, ge=1)
     worker_outbox_keep_days: int = Field(default=30, ge=1)
+    worker_outbox_lease_seconds: float = Field(default=120.0, ge=1.0)
     worker_digest_top: int = Field(default=10, ge=1, le=50)
 
     @field_validator("worker_schedules", mode="before")

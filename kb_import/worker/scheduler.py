@@ -9,7 +9,9 @@ lock connection at the same pace and steps down (stops scheduling, cancels runni
 
 On taking over, the new leader runs at once every job that is overdue: an interval job whose last run
 started more than one interval ago, a cron job whose last due time has passed since its last success
-(so a daily digest missed during a failover still goes out).
+(so a daily digest missed during a failover still goes out). Taking over also clears the failure backoff of
+every job: after a database restart (which makes running jobs fail and the leader step down), the worker
+reconnects, leads again and carries on at once rather than after a backoff earned during the outage.
 
 Failures: a failed run puts the job on hold for a backoff delay (``WORKER_RETRY_BASE_SECONDS`` doubling up
 to ``WORKER_RETRY_MAX_SECONDS``). Regular ticks inside the hold are skipped; when the next regular tick is
@@ -168,6 +170,9 @@ class Worker:
 
     async def _become_leader(self) -> None:
         log.info("worker.leader id=%s", self.worker_id)
+        # A new term starts clean: failures of the last one (typically the database going away, which is also
+        # what ended it) put no job on hold, so the catch-up below runs every overdue job at once.
+        self.state = {name: _JobState() for name in self.jobs}
         scheduler = AsyncIOScheduler(timezone=self.tz)
         self.active = {}
         for name, schedule in self.schedules.items():

@@ -47,6 +47,17 @@ _ENTITY = re.compile(r"&(#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
 BOT_USER = {"id": 123, "is_bot": True, "first_name": "MedBot VN", "username": "medbot_vn_bot"}
 
 
+@dataclass
+class Hold:
+    """A call of ``method`` the fake keeps mid-flight: ``arrived`` is set when it comes in, and the fake takes
+    it (records, answers) only once ``release`` is set. A client killed meanwhile never got an answer, and,
+    while ``release`` stays unset, Telegram never saw the call."""
+
+    method: str
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+
+
 class ApiError(Exception):
     def __init__(self, code: int, description: str, parameters: dict[str, Any] | None = None) -> None:
         super().__init__(description)
@@ -174,6 +185,7 @@ class FakeTelegram:
         self.blocked_chats: set[int] = set()  # users who blocked the bot: sends to them get 403
         self.delivery_started: dict[int, float] = {}  # update_id → monotonic time of the first POST
         self._fail: deque[tuple[str, int, str, dict[str, Any] | None]] = deque()
+        self._holds: list[Hold] = []
         self._ids = itertools.count(1)
         # Like Telegram's, update ids never repeat across fake instances sharing one database.
         self._update_ids = itertools.count(int(time.time() * 1000) % 1_000_000_000)
@@ -228,6 +240,12 @@ class FakeTelegram:
         )
         for _ in range(times):
             self._fail.append((method, code, desc, params))
+
+    def hold(self, method: str) -> Hold:
+        """Keep the next call of ``method`` mid-flight until the test sets ``release`` (see :class:`Hold`)."""
+        held = Hold(method)
+        self._holds.append(held)
+        return held
 
     def _user(self, chat_id: int, first_name: str = "Lan") -> dict[str, Any]:
         return {"id": chat_id, "is_bot": False, "first_name": first_name, "language_code": "vi"}
@@ -389,6 +407,11 @@ class FakeTelegram:
             )
         method = request.match_info["method"]
         params = await _params(request)
+        held = next((h for h in self._holds if h.method == method), None)
+        if held is not None:
+            self._holds.remove(held)
+            held.arrived.set()
+            await held.release.wait()
         try:
             result = await self._call(method, params)
         except ApiError as exc:

@@ -27,6 +27,7 @@ EXPECTED_TABLES = {
     "job_runs",
     "telegram_pending_actions",  # 0003_telegram
     "embedding_models",  # 0009
+    "outbox_drainers",  # 0010
 }
 
 

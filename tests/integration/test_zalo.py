@@ -126,7 +126,10 @@ async def test_duplicate_msg_id_gets_one_reply(db: asyncpg.Pool) -> None:
         raw = json.dumps(event).encode()
         first, second = await asyncio.gather(z.post(event, body=raw), z.post(event, body=raw))
         third = await z.post(event, body=raw)
-        assert {first.status_code, second.status_code, third.status_code} == {200}
+        # A copy that arrives while the first is being answered is not acknowledged (503: Zalo may try it again
+        # later, it is then dropped); once answered, every copy gets 200.
+        assert sorted([first.status_code, second.status_code]) in ([200, 200], [200, 503])
+        assert third.status_code == 200
         answers = [m for m in z.fake.to("u2") if "6 tháng" in m.text]
         assert len(answers) == 1
         incoming = await db.fetchval("SELECT count(*) FROM messages WHERE direction = 'in'")

@@ -1,12 +1,14 @@
 """Outbox drain: sends pending ``outbox`` rows (digests, import reports) through the Telegram sender
 (``bot.telegram.outbox.drain``), which keeps Telegram's limits (≤ 25 msg/s overall, ≤ 1 msg/s per chat,
-429 → wait, 403 → user inactive) and lets only one process drain at a time.
+429 → wait, 403 → user inactive) and lets only one process drain at a time (a lease row, renewed as it sends;
+``WORKER_OUTBOX_LEASE_SECONDS`` is how long a dead drainer's claims hold before another takes over).
 Without ``TELEGRAM_BOT_TOKEN`` the job is unavailable: not scheduled, skipped by ``--once``.
 """
 
 from __future__ import annotations
 
 from kb_import.worker.context import Counts, JobContext, JobSkipped
+from kb_import.worker.runner import worker_identity
 
 
 def unavailable(ctx: JobContext) -> str | None:
@@ -24,6 +26,9 @@ async def run(ctx: JobContext) -> Counts:
 
     bot = build_bot(ctx.settings, ctx.pool)
     try:
-        return {"sent": await drain(bot, ctx.pool)}
+        # One holder per process: a run that failed half-way (the database went away) leaves its lease behind,
+        # and this process's next run picks it up at once instead of waiting for it to run out.
+        lease = ctx.worker.worker_outbox_lease_seconds
+        return {"sent": await drain(bot, ctx.pool, lease=lease, holder=worker_identity())}
     finally:
         await bot.session.close()
