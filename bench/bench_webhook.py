@@ -251,7 +251,7 @@ async def run_once(db_url: str, workers: int, kind: str, chats: int, messages: i
 
 async def amain(args: argparse.Namespace) -> int:
     os.environ.pop("OPENAI_API_KEY", None)  # offline mode, whatever the caller's shell has
-    os.environ.pop("EMBEDDING_BACKEND", None)  # the product's default local query embedding
+    os.environ["EMBEDDING_BACKEND"] = args.backend  # for the sample KB import and the bot processes
     load_before = os.getloadavg()
     db_url = await _database()
     rows = [
@@ -267,14 +267,14 @@ async def amain(args: argparse.Namespace) -> int:
             f"{r['p95_ms']:>7} {r['max_ms']:>7} |             {cpu['bot']:>5} {cpu['postgres'] or '-':>5} "
             f"{cpu['fake_api']:>5} | {r['load_avg_1m'][0]}→{r['load_avg_1m'][1]}"
         )
-    out = ROOT / "bench" / "results" / "webhook.json"
+    out = ROOT / "bench" / "results" / ("webhook.json" if args.backend == DEFAULT_BACKEND else f"webhook_{args.backend}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     meta = {
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
         "engine": "real (bot/wiring.py build_service → run_medical_flow), offline, local query embedding",
         "kb": "kb_import/sample (patient_dental + patient_diabetes chats)",
-        "embedding_backend": DEFAULT_BACKEND,
+        "embedding_backend": args.backend,
         "load_avg_before": [round(x, 2) for x in load_before],
         "load_avg_after": [round(x, 2) for x in os.getloadavg()],
     }
@@ -289,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--text", nargs="+", choices=["cold", "repeat"], default=["cold", "repeat"])
     parser.add_argument("--chats", type=int, default=40)
     parser.add_argument("--messages", type=int, default=20, help="messages per chat")
+    parser.add_argument("--backend", default=DEFAULT_BACKEND, help="EMBEDDING_BACKEND (default: the product's)")
     return asyncio.run(amain(parser.parse_args(argv if argv is not None else [])))
 
 
