@@ -19,6 +19,7 @@ from tests.kb_files import write_xlsx
 SAMPLE_LINE = "Thông tin dưới đây lấy từ bộ tài liệu mẫu của MedBot, chưa được bác sĩ của phòng khám duyệt lại:"
 CLINIC_INTRO = "Về câu hỏi của bạn, mình xin chia sẻ thông tin từ bác sĩ của phòng khám:"
 QUESTION = "Niềng răng mất bao lâu thì xong?"  # D004
+D004_ANSWER = next(answer for code, _, answer, _ in DENTAL if code == "D004")
 
 
 async def ask(fake: FakeTelegram, chat: int, text: str) -> str:
@@ -42,7 +43,8 @@ async def test_duyetkb_marks_sample_entries_reviewed(
     patient, stranger = 4301, 4302
     await onboard(fake, patient)
     before = await ask(fake, patient, QUESTION)
-    assert "D004" in before and before.startswith(SAMPLE_LINE), before
+    assert D004_ANSWER in before and before.startswith(SAMPLE_LINE), before
+    assert "📚 Nguồn: tài liệu mẫu của MedBot" in before  # patients see no KB code
 
     await onboard(fake, stranger)
     refusal = await ask(fake, stranger, "/duyetkb patient_dental")
@@ -61,7 +63,7 @@ async def test_duyetkb_marks_sample_entries_reviewed(
     assert await kb.sample_counts(db) == {}
 
     after = await ask(fake, patient, QUESTION)
-    assert "D004" in after and after.startswith(CLINIC_INTRO) and "tài liệu mẫu" not in after, after
+    assert D004_ANSWER in after and after.startswith(CLINIC_INTRO) and "tài liệu mẫu" not in after, after
 
     again = await ask(fake, ADMIN_ID, "/duyetkb patient_dental")
     assert "không có mục nào là tài liệu mẫu chưa duyệt" in again
