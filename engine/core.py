@@ -7,7 +7,8 @@ attempt bounded by ``timeout``; when attempts run out ``exec_fallback`` decides 
 
 A ``Flow`` follows actions from its start node (``a >> b`` for "default", ``a - "x" >> b`` for action "x").
 Every node is shallow-copied per run, so per-run attributes never leak between concurrent conversations,
-and every run appends ``{node, action, ms, retries, error}`` to ``shared["trace"]``.
+and every run appends ``{node, action, ms, retries, error}`` to ``shared["trace"]``, plus whatever the run put
+in ``self.trace_extra`` (e.g. an LLM step's model time and tokens).
 
 Node classes are registered by name (``@register``) so a flow can also be built from a declarative
 definition (plain data: node ids with type names, edges with actions) — the same graph, which
@@ -49,6 +50,7 @@ class Node:
         self.successors: dict[str, Node] = {}
         self.cur_retry = 0
         self.last_error: BaseException | None = None
+        self.trace_extra: dict[str, Any] = {}
 
     # ----- graph building -------------------------------------------------------------------------------
     def next(self, node: Node, action: str = DEFAULT) -> Node:
@@ -113,6 +115,7 @@ class Node:
         t0 = time.perf_counter()
         action: str | None = None
         error: str | None = None
+        self.trace_extra = {}  # this run's own (the node is a shallow copy: never the class's dict)
         try:
             prep_res = await self.prep(shared)
             exec_res = await self._exec(prep_res)
@@ -131,6 +134,7 @@ class Node:
                     "ms": round((time.perf_counter() - t0) * 1000, 2),
                     "retries": self.cur_retry,
                     "error": error,
+                    **self.trace_extra,
                 }
             )
 

@@ -73,6 +73,12 @@ class EngineConfig:
     llm_attempts: int = 3  # LLM node attempts (first try + retries)
     llm_wait: float = 0.5  # base backoff before the 2nd attempt, doubled each time, with jitter
     llm_max_wait: float = 10.0
+    # Seconds per message for every LLM step together (LLM_BUDGET_SECONDS): when they are spent the offline
+    # result goes out. A small reserve is kept for the offline steps after the last LLM call.
+    llm_budget: float = 8.0
+    # LLM steps switched on (classify, expand = rag_questions, prune, compose): ``medbot llm check`` switches
+    # off the ones that hurt, the admin can override (engine/llm_steps.py).
+    llm_steps: dict[str, bool] = field(default_factory=dict)
     search_timeout: float = 5.0
 
 

@@ -5,7 +5,13 @@
 ``run_medical_flow`` never raises: any unexpected error becomes a polite apology with the disclaimer.
 
 Output ``confidence``: the retrieval score when the answer comes from the KB, 1.0 for an emergency, else the
-classification confidence.
+classification confidence. ``llm``: per LLM step, its model time, tokens, calls and outcome (also in the
+step's trace record); ``disagreements``: where the model and the offline path disagreed, and what was kept.
+
+LLM time budget: every LLM step of one message shares ``EngineConfig.llm_budget`` seconds from the start of
+the flow, less a small reserve for the offline steps after the last call (``llm_reserve``), so that even with
+a model that never answers the message is answered within the budget. The caller may set ``llm_allowed``
+False in the shared store to answer one message with no LLM at all (fair use, …).
 """
 
 from __future__ import annotations
@@ -103,8 +109,15 @@ def _output(shared: dict[str, Any], t0: float) -> dict[str, Any]:
         "red_flag": bool(shared.get("red_flag", False)),
         "trace": list(shared.get("trace") or []),
         "tokens": usage.as_dict(),
+        "llm": dict(shared.get("llm_steps") or {}),
+        "disagreements": list(shared.get("disagreements") or []),
         "latency_ms": round((time.perf_counter() - t0) * 1000, 2),
     }
+
+
+def llm_reserve(budget: float) -> float:
+    """Seconds of the budget kept for the offline steps that follow the last LLM call."""
+    return min(0.5, 0.15 * budget)
 
 
 async def run_medical_flow(deps: EngineDeps, shared: dict[str, Any]) -> dict[str, Any]:
@@ -115,6 +128,8 @@ async def run_medical_flow(deps: EngineDeps, shared: dict[str, Any]) -> dict[str
     t0 = time.perf_counter()
     shared["deps"] = deps
     shared.setdefault("trace", [])
+    budget = deps.config.llm_budget
+    shared["llm_deadline"] = time.monotonic() + budget - llm_reserve(budget)
     try:
         await medical_flow().run(shared)
     except Exception:
@@ -128,6 +143,7 @@ async def run_medical_flow(deps: EngineDeps, shared: dict[str, Any]) -> dict[str
         shared["explain"] = "\n\n".join([*parts, deps.config.disclaimer])
     finally:
         shared.pop("deps", None)
+        shared.pop("llm_deadline", None)
     return _output(shared, t0)
 
 

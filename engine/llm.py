@@ -6,18 +6,35 @@ that says whether a retry makes sense and, for 429, how long the server asked us
 
 ``extract_json`` pulls the first JSON value out of model text (code fences, prose before or after, trailing
 commas). Token usage is taken from the response, or estimated as characters / 4 when the provider sends none.
+
+Structured outputs: ``complete(..., schema=...)`` asks the server to enforce a JSON schema
+(``response_format={"type": "json_schema", "json_schema": {..., "strict": true}}``, which OpenAI, llama.cpp's
+server, vLLM and Ollama understand). Whether the server supports it is learnt from the first such call and
+remembered for the life of the client (one per process): a 400/404/422/501 to a request that carried a schema,
+before any schema request ever succeeded, means "not supported" — the same call is sent again without it and
+the caller's own extraction and refine loop does the work from then on. ``LLMConfig.structured`` forces it
+(True: always send, False: never). ``strict_schema`` turns a pydantic model's schema into the strict subset
+(every property required, no extra properties, no length keywords, which strict mode rejects).
+
+``CircuitBreaker``: after ``threshold`` consecutive failed LLM steps (a step failed when it fell back to the
+offline result: errors, timeouts, replies it could not use) the model is not called for ``cooldown`` seconds;
+then one step is let through (half-open) and its outcome closes or re-opens the breaker. One per client.
 """
 
 from __future__ import annotations
 
 import email.utils
 import json
+import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import openai
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +45,7 @@ class LLMConfig:
     timeout: float = 30.0
     temperature: float = 0.2
     max_tokens: int = 900
+    structured: bool | None = None  # None: detect whether the server enforces a JSON schema
 
 
 @dataclass(slots=True)
@@ -62,6 +80,7 @@ class LLMReply:
     text: str
     usage: Usage
     ms: float
+    structured: bool = False  # the server was asked to enforce the JSON schema
 
 
 class LLMError(RuntimeError):
@@ -100,14 +119,93 @@ def parse_retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+class CircuitBreaker:
+    """Stops calling a model that keeps failing: closed → open after ``threshold`` consecutive failures →
+    half-open after ``cooldown`` seconds (one trial let through) → closed on a success, open again on a
+    failure. ``clock`` is injectable for tests (monotonic seconds)."""
+
+    def __init__(
+        self, threshold: int = 3, cooldown: float = 60.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.threshold, self.cooldown, self.clock = threshold, cooldown, clock
+        self.failures = 0
+        self.opened_at: float | None = None
+        self.trial_out = False
+        self.opened_count = 0
+
+    @property
+    def state(self) -> str:
+        if self.opened_at is None:
+            return "closed"
+        return "half_open" if self.clock() - self.opened_at >= self.cooldown else "open"
+
+    def allow(self) -> bool:
+        """May a step call the model now? In half-open state only one trial at a time."""
+        state = self.state
+        if state == "closed":
+            return True
+        if state == "half_open" and not self.trial_out:
+            self.trial_out = True
+            return True
+        return False
+
+    def success(self) -> None:
+        if self.opened_at is not None:
+            log.info("LLM circuit breaker closed: the model answered again")
+        self.failures, self.opened_at, self.trial_out = 0, None, False
+
+    def failure(self) -> None:
+        self.failures += 1
+        if self.opened_at is not None or self.failures >= self.threshold:
+            if self.opened_at is None or self.trial_out:
+                self.opened_count += 1
+                log.warning(
+                    "LLM circuit breaker open: %d failed step(s) in a row, offline for %.0f s",
+                    self.failures,
+                    self.cooldown,
+                )
+            self.opened_at, self.trial_out = self.clock(), False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"state": self.state, "failures": self.failures, "opened": self.opened_count}
+
+
+_UNSUPPORTED_SCHEMA_STATUS = (400, 404, 422, 501)
+_DROP_KEYWORDS = frozenset(
+    ("title", "default", "minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum", "description")
+)
+
+
+def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The strict-mode subset of a JSON schema (pydantic's ``model_json_schema()``): every object lists all
+    its properties as required and allows no others; keywords strict mode rejects are dropped (the pydantic
+    model still validates them after the reply)."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: walk(v) for k, v in node.items() if k not in _DROP_KEYWORDS}
+        if out.get("type") == "object" and "properties" in out:
+            out["required"] = list(out["properties"])
+            out["additionalProperties"] = False
+        return out
+
+    return walk(schema)
+
+
 class LLMClient:
     """Chat completions with our error model. One instance per process; safe for concurrent use."""
 
-    def __init__(self, config: LLMConfig) -> None:
+    def __init__(self, config: LLMConfig, breaker: CircuitBreaker | None = None) -> None:
         self.config = config
         self._client = openai.AsyncOpenAI(
             base_url=config.base_url, api_key=config.api_key, timeout=config.timeout, max_retries=0
         )
+        # Whether the server enforces a JSON schema: None until the first schema request tells.
+        self.structured: bool | None = config.structured
+        self.breaker = breaker or CircuitBreaker()
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -118,16 +216,44 @@ class LLMClient:
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        schema: dict[str, Any] | None = None,
+        schema_name: str = "output",
+        time_limit: float | None = None,
     ) -> LLMReply:
+        """One chat completion. ``schema``: a strict JSON schema the server is asked to enforce when it
+        supports structured outputs; ``time_limit``: this call's timeout in seconds (at most the client's)."""
         t0 = time.perf_counter()
         prompt_chars = sum(len(m.get("content", "")) for m in messages)
+        kwargs: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": messages,
+            "max_tokens": max_tokens or self.config.max_tokens,
+            "temperature": self.config.temperature if temperature is None else temperature,
+        }
+        if time_limit is not None:
+            kwargs["timeout"] = max(0.01, min(time_limit, self.config.timeout))
+        structured = schema is not None and self.structured is not False
+        if structured:
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema_name, "schema": schema, "strict": True},
+            }
         try:
-            resp = await self._client.chat.completions.create(
-                model=self.config.model,
-                messages=messages,  # type: ignore[arg-type]
-                max_tokens=max_tokens or self.config.max_tokens,
-                temperature=self.config.temperature if temperature is None else temperature,
-            )
+            try:
+                resp = await self._client.chat.completions.create(**kwargs)
+            except openai.APIStatusError as exc:
+                if not (
+                    structured and self.structured is None and exc.status_code in _UNSUPPORTED_SCHEMA_STATUS
+                ):
+                    raise
+                log.info(
+                    "LLM server answered HTTP %d to a JSON-schema request: structured outputs off, "
+                    "JSON extraction and refine instead",
+                    exc.status_code,
+                )
+                self.structured, structured = False, False
+                kwargs.pop("response_format")
+                resp = await self._client.chat.completions.create(**kwargs)
         except openai.RateLimitError as exc:
             retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
             raise LLMError("LLM rate limited (429)", retry_after=retry_after) from exc
@@ -141,6 +267,9 @@ class LLMClient:
         except openai.OpenAIError as exc:  # malformed body and other client-side surprises
             raise LLMError(f"LLM error: {type(exc).__name__}: {exc}") from exc
         ms = (time.perf_counter() - t0) * 1000
+        if structured and self.structured is None:
+            log.info("LLM server accepts JSON-schema requests: structured outputs on")
+            self.structured = True
         text = ""
         if resp.choices and resp.choices[0].message and resp.choices[0].message.content:
             text = resp.choices[0].message.content
@@ -150,7 +279,7 @@ class LLMClient:
             usage = Usage(max(1, prompt_chars // 4), estimate_tokens(text), True, 1)
         if not text.strip():
             raise LLMError("LLM returned an empty reply", usage=usage)
-        return LLMReply(text=text, usage=usage, ms=ms)
+        return LLMReply(text=text, usage=usage, ms=ms, structured=structured)
 
 
 _FENCE = re.compile(r"```(?:json|JSON|javascript|js)?\s*\n?(.*?)```", re.DOTALL)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -20,11 +21,11 @@ from pydantic import BaseModel, Field, ValidationError
 
 from engine import followups, prompts, triage
 from engine.answers import curated_answer, source_line
-from engine.classify import classify, fold, has_question
+from engine.classify import Intent, classify, fold, has_question
 from engine.core import Node, register
 from engine.deps import EngineDeps
 from engine.intents import SERVICE_INTENTS
-from engine.llm import LLMError, Usage, extract_json
+from engine.llm import LLMClient, LLMError, Usage, extract_json, strict_schema
 from engine.roles import Role, get_role
 from engine.safety import InvalidInput, normalize_input, validate_input
 from engine.types import Hit, KBEntry, Turn
@@ -134,7 +135,37 @@ def schema_errors(exc: ValidationError, limit: int = 3) -> tuple[str, str]:
 
 
 class NoLLM(RuntimeError):
+    """The step does not call the model (none configured, not allowed, switched off, breaker open, budget
+    spent before the first call): the offline result, and not an error."""
+
     retryable = False
+
+
+class BudgetSpent(RuntimeError):
+    """The message's LLM time budget ran out while the step was trying: the offline result goes out."""
+
+    retryable = False
+
+
+LLM_STEPS = ("classify", "expand", "prune", "compose")
+
+
+def llm_deadline(shared: dict[str, Any]) -> float:
+    """The monotonic time by which every LLM step of this message must be done (``run_medical_flow`` sets it
+    from ``EngineConfig.llm_budget``; a node run alone starts the budget now)."""
+    if "llm_deadline" not in shared:
+        shared["llm_deadline"] = time.monotonic() + deps_of(shared).config.llm_budget
+    return float(shared["llm_deadline"])
+
+
+def step_on(shared: dict[str, Any], step: str) -> bool:
+    return deps_of(shared).config.llm_steps.get(step, True)
+
+
+def disagree(shared: dict[str, Any], node: Node, record: dict[str, Any]) -> None:
+    """The LLM and the offline path disagreed: kept in the shared store and in the node's trace record."""
+    shared.setdefault("disagreements", []).append(record)
+    node.trace_extra.setdefault("disagreements", []).append(record)
 
 
 @dataclass(slots=True)
@@ -147,16 +178,29 @@ class Structured:
 class StructuredNode(Node):
     """An LLM step with a typed output: prompt templates → JSON → pydantic model → guardrails.
 
-    A violation (no JSON, invalid fields, too long, a guardrail) is fed back to the model and retried at once;
-    transport failures (429, 5xx, timeouts, empty output) are retried with backoff (429: Retry-After).
-    When attempts run out — or no LLM is configured — ``offline(prep)`` produces the result instead.
+    The server is asked to enforce the output's JSON schema when it supports structured outputs
+    (``engine.llm``); the reply is validated either way. A violation (no JSON, invalid fields, too long, a
+    guardrail) is fed back to the model and retried at once; transport failures (429, 5xx, timeouts, empty
+    output) are retried with backoff (429: Retry-After) — all within the message's time budget
+    (``llm_deadline``): each call's timeout is what is left of it, and when it is spent the step stops.
+    When attempts run out — or the step does not call the model at all (no LLM configured, the message's
+    ``llm_allowed`` is False, the step switched off, the circuit breaker open) — ``offline(prep)`` produces
+    the result instead. The trace record carries ``llm``: the step's model time, tokens, calls and outcome.
     """
 
+    step: ClassVar[str] = ""
     output_model: ClassVar[type[BaseModel]]
     system_template: ClassVar[str]
     user_template: ClassVar[str]
     max_output_chars: ClassVar[int] = 6000
     max_tokens: ClassVar[int | None] = None
+    _schemas: ClassVar[dict[type[BaseModel], dict[str, Any]]] = {}
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        if cls.output_model not in StructuredNode._schemas:
+            StructuredNode._schemas[cls.output_model] = strict_schema(cls.output_model.model_json_schema())
+        return StructuredNode._schemas[cls.output_model]
 
     def context(self, shared: dict[str, Any]) -> dict[str, Any]:
         return dict(shared)
@@ -170,42 +214,93 @@ class StructuredNode(Node):
         """A value to use without calling the LLM at all (e.g. nothing to prune), or None."""
         return None
 
+    def steps_on(self, shared: dict[str, Any]) -> bool:
+        """Whether the switches let this step call the model."""
+        return step_on(shared, self.step)
+
     async def offline(self, prep: dict[str, Any]) -> Any:
         raise NotImplementedError
 
     async def apply(self, shared: dict[str, Any], prep: dict[str, Any], res: Structured) -> str | None:
         return None
 
+    def unavailable(self, shared: dict[str, Any]) -> str | None:
+        """Why this step will not call the model for this message, or None."""
+        deps = deps_of(shared)
+        if deps.llm is None:
+            return "no LLM configured"
+        if shared.get("llm_allowed") is False:  # set by the caller per message (fair use, …)
+            return "LLM not allowed for this message"
+        if not self.steps_on(shared):
+            return "step switched off"
+        return None
+
     async def prep(self, shared: dict[str, Any]) -> dict[str, Any]:
         deps = deps_of(shared)
         cfg = deps.config
         self.max_retries, self.wait, self.max_wait = cfg.llm_attempts, cfg.llm_wait, cfg.llm_max_wait
-        if deps.llm is not None:
-            self.timeout = deps.llm.config.timeout + 5  # the client's own timeout fires first
+        deadline = llm_deadline(shared)
+        if deps.llm is not None:  # the client's own timeout (capped by the budget) fires first
+            self.timeout = min(deps.llm.config.timeout, max(0.0, deadline - time.monotonic())) + 5
         self.usage = Usage()
+        self.llm_ms = 0.0
+        self.calls = 0
+        self.structured_calls = 0
         self.feedback: list[dict[str, str]] = []
         ctx = self.context(shared)
+        why_not = self.unavailable(shared)
         messages = []
-        if deps.llm is not None:  # offline: no prompt to render
+        if why_not is None:  # offline: no prompt to render
             messages = [
                 {"role": "system", "content": prompts.render(self.system_template, ctx)},
                 {"role": "user", "content": prompts.render(self.user_template, ctx)},
             ]
-        return {"llm": deps.llm, "ctx": ctx, "messages": messages}
+        return {
+            "llm": deps.llm if why_not is None else None,
+            "why_not": why_not,
+            "deadline": deadline,
+            "ctx": ctx,
+            "messages": messages,
+        }
+
+    def retry_delay(self, attempt: int, exc: BaseException) -> float:
+        # Never sleep past the budget: the next attempt then sees it spent and the offline answer goes out.
+        remaining = getattr(self, "_deadline", float("inf")) - time.monotonic()
+        return max(0.0, min(super().retry_delay(attempt, exc), remaining))
 
     async def exec(self, prep: dict[str, Any]) -> Structured:
         skipped = self.skip(prep)
         if skipped is not None:
             return Structured(skipped, "skipped")
-        if prep["llm"] is None:
-            raise NoLLM("no LLM configured")
+        llm: LLMClient | None = prep["llm"]
+        if llm is None:
+            raise NoLLM(prep["why_not"] or "no LLM configured")
+        self._deadline = prep["deadline"]
+        remaining = prep["deadline"] - time.monotonic()
+        if remaining <= 0.05:
+            if self.calls == 0:
+                raise NoLLM("time budget spent")
+            raise BudgetSpent(f"time budget spent after {self.calls} call(s)")
+        if self.calls == 0 and not llm.breaker.allow():
+            raise NoLLM("circuit breaker open")
+        self.calls += 1
+        t0 = time.perf_counter()
         try:
-            reply = await prep["llm"].complete(prep["messages"] + self.feedback, max_tokens=self.max_tokens)
+            reply = await llm.complete(
+                prep["messages"] + self.feedback,
+                max_tokens=self.max_tokens,
+                schema=self.json_schema(),
+                schema_name=self.step or self.name,
+                time_limit=remaining,
+            )
         except LLMError as exc:
             if exc.usage:
                 self.usage.add(exc.usage)
             raise
+        finally:
+            self.llm_ms += (time.perf_counter() - t0) * 1000
         self.usage.add(reply.usage)
+        self.structured_calls += reply.structured
         try:
             if len(reply.text) > self.max_output_chars:
                 raise GuardrailViolation(f"reply longer than {self.max_output_chars} characters")
@@ -233,14 +328,32 @@ class StructuredNode(Node):
             log.warning(
                 "%s: LLM failed after %d attempt(s), offline fallback: %r", self.name, self.cur_retry + 1, exc
             )
+        if self.calls and prep["llm"] is not None:  # the model was tried and did not deliver
+            prep["llm"].breaker.failure()
         return Structured(
             await self.offline(prep), "offline", None if isinstance(exc, NoLLM) else str(exc)[:200]
         )
 
     async def post(self, shared: dict[str, Any], prep: dict[str, Any], res: Structured) -> str | None:
         usage_of(shared).add(self.usage)
-        if isinstance(self.last_error, NoLLM):
+        if res.source == "llm" and prep["llm"] is not None:
+            prep["llm"].breaker.success()
+        not_called = self.last_error if isinstance(self.last_error, NoLLM) else None
+        if not_called is not None:
             self.last_error = None  # offline mode is not an error
+        if self.step and deps_of(shared).llm is not None:
+            record: dict[str, Any] = {
+                "step": self.step,
+                "source": res.source,
+                "calls": self.calls,
+                "ms": round(self.llm_ms, 1),
+                "tokens": self.usage.as_dict(),
+                "structured": bool(self.structured_calls),
+            }
+            if not_called is not None:
+                record["not_called"] = str(not_called)
+            self.trace_extra["llm"] = record
+            shared.setdefault("llm_steps", {})[self.step] = record
         return await self.apply(shared, prep, res)
 
 
@@ -352,10 +465,25 @@ class Classification(BaseModel):
     rag_questions: list[str] = Field(default_factory=list, max_length=5)
 
 
+# The offline classifier's decision stands at this confidence or above: the model cannot turn a confident
+# greeting, thanks or medical question into something else (it still adds rag_questions to a medical one).
+OFFLINE_SURE = 0.85
+
+
+def offline_sure(intent: Intent) -> bool:
+    return intent.input_type in CLINIC_INTENTS or intent.confidence >= OFFLINE_SURE
+
+
 @register
 class MainDecisionAgent(StructuredNode):
-    """input_type + confidence + reason (+ rag_questions with an LLM); offline: classifier + rules."""
+    """input_type + confidence + reason (+ rag_questions with an LLM); offline: classifier + rules.
 
+    The offline classifier always runs first. A confident offline decision that is not a medical question (a
+    greeting, thanks, a request about the clinic…) is final and the model is not asked; for the rest the
+    model is asked, but a confident offline decision still wins over it (the disagreement is recorded) and
+    the model's rag_questions are used when the message goes to retrieval (step "expand")."""
+
+    step = "classify"
     actions = tuple(ROUTES.values())
     output_model = Classification
     system_template = prompts.CLASSIFY_SYSTEM
@@ -368,29 +496,54 @@ class MainDecisionAgent(StructuredNode):
             "role": role_of(shared),
             "query": shared["query"],
             "history_text": history_text(shared["history"]),
+            "offline": classify(shared["query"]),
         }
+
+    def steps_on(self, shared: dict[str, Any]) -> bool:
+        return step_on(shared, "classify") or step_on(shared, "expand")
+
+    def skip(self, prep: dict[str, Any]) -> Classification | None:
+        offline: Intent = prep["ctx"]["offline"]
+        if offline.input_type != "medical_question" and offline_sure(offline):
+            return self.as_output(offline)
+        return None
 
     def guardrails(self, out: Classification, prep: dict[str, Any]) -> list[str]:
         bad = [q for q in out.rag_questions if not q.strip() or len(q) > 300]
         return ["rag_questions must be non-empty and under 300 characters"] if bad else []
 
+    @staticmethod
+    def as_output(intent: Intent) -> Classification:
+        return Classification(input_type=intent.input_type, confidence=intent.confidence, reason=intent.reason)
+
     async def offline(self, prep: dict[str, Any]) -> Classification:
-        intent = classify(prep["ctx"]["query"])
-        return Classification(
-            input_type=intent.input_type, confidence=intent.confidence, reason=intent.reason
-        )
+        return self.as_output(prep["ctx"]["offline"])
 
     async def apply(self, shared: dict[str, Any], prep: dict[str, Any], res: Structured) -> str:
         out: Classification = res.value
+        offline: Intent = prep["ctx"]["offline"]
         if res.source == "llm":
-            offline = classify(shared["query"])
-            if offline.input_type in CLINIC_INTENTS and out.input_type != offline.input_type:
-                # The offline rules recognised a request about the clinic (booking, a person, a complaint…):
-                # the model may not turn it into something the bot would answer falsely.
-                out = out.model_copy(update={"input_type": offline.input_type, "reason": offline.reason})
+            llm_type = out.input_type
+            if not step_on(shared, "classify") or offline_sure(offline):
+                # Only rag_questions are taken from the model (the classify step is off, or offline is sure).
+                out = out.model_copy(
+                    update={
+                        "input_type": offline.input_type,
+                        "confidence": offline.confidence,
+                        "reason": offline.reason,
+                    }
+                )
             elif out.input_type != "medical_question" and out.confidence < 0.7:
                 if offline.input_type == "medical_question" and offline.confidence >= 0.8:  # prefer retrieval
                     out = out.model_copy(update={"input_type": "medical_question", "reason": offline.reason})
+            if llm_type != offline.input_type:
+                disagree(
+                    shared,
+                    self,
+                    {"step": "classify", "offline": offline.input_type, "llm": llm_type, "kept": out.input_type},
+                )
+            if not step_on(shared, "expand"):
+                out = out.model_copy(update={"rag_questions": []})
         history: list[Turn] = shared.get("history") or []
         if out.input_type in ("statement", "nonsense", "topic_suggest") and last_medical_turn(history):
             query = shared["query"]
@@ -408,8 +561,10 @@ class MainDecisionAgent(StructuredNode):
         shared["input_type"] = out.input_type
         shared["classification_confidence"] = round(out.confidence, 4)
         shared["classification_reason"] = out.reason
-        shared["classification_source"] = res.source
-        shared["rag_questions"] = [q.strip() for q in out.rag_questions if q.strip()][:3]
+        shared["classification_source"] = "offline" if res.source == "skipped" else res.source
+        shared["rag_questions"] = (
+            [q.strip() for q in out.rag_questions if q.strip()][:3] if out.input_type == "medical_question" else []
+        )
         return ROUTES[out.input_type]
 
 
@@ -482,6 +637,7 @@ class RetrieveFromKB(Node):
             "refers": refers,
             "suggestions": list(history[-1].suggestions) if history else [],
             "extra": tuple(rag),
+            "top_k": cfg.top_k,
             "k": cfg.candidate_k if (deps.llm is not None and rag) else cfg.top_k,
             "exclude": set(prev.citations) if prev else set(),
             "threshold": threshold_of(shared),
@@ -492,6 +648,8 @@ class RetrieveFromKB(Node):
         search, role = p["searcher"].search, p["role"]
         own = await search(role, p["own"], extra_queries=p["extra"], k=p["k"])
         out: dict[str, Any] = {"own": list(own.hits), "timings": dict(own.timings or {})}
+        if p["extra"]:  # the model's rag_questions joined the search: what offline mode would have found
+            out["plain"] = list((await search(role, p["own"], k=p["top_k"])).hits)
         if p["contexts"]:
             out["context"] = []
             for context in p["contexts"]:
@@ -521,6 +679,9 @@ class RetrieveFromKB(Node):
             shared["follow_up_reason"] = reading.reason
             if reading.follow_up:
                 hits, query, follow_up = reading.hits, p["contexts"][0], True
+        plain: list[Hit] = res.get("plain") or []
+        if plain and not follow_up and plain[0].score >= p["threshold"]:
+            hits = self.pin(shared, plain[0], hits)
         second = second_part(hits, res.get("parts") or [], p["threshold"])
         if second is not None:  # both parts answered: the second entry is a candidate too
             hits = [hits[0], second, *[h for h in hits[1:] if h.entry.code != second.entry.code]]
@@ -531,6 +692,16 @@ class RetrieveFromKB(Node):
         shared["retrieval_score"] = round(hits[0].score, 4) if hits else 0.0
         shared["retrieval_timings"] = res["timings"]
         return "default"
+
+
+    def pin(self, shared: dict[str, Any], top: Hit, hits: list[Hit]) -> list[Hit]:
+        """The offline top entry clears the threshold: it stays first whatever the rag_questions found."""
+        shared["pinned"] = top.entry.code
+        if hits and hits[0].entry.code == top.entry.code:
+            return hits
+        llm_top = hits[0].entry.code if hits else None
+        disagree(shared, self, {"step": "expand", "offline": top.entry.code, "llm": llm_top, "kept": top.entry.code})
+        return [top, *[h for h in hits if h.entry.code != top.entry.code]]
 
 
 def best_of(readings: list[list[Hit]]) -> list[Hit]:
@@ -564,6 +735,7 @@ class Pruning(StructuredNode):
     """When candidates exceed the threshold and an LLM is configured, it keeps the top N for composing.
     Any failure or invalid reply keeps the original list (deduplicated by code)."""
 
+    step = "prune"
     output_model = PruneOut
     system_template = prompts.PRUNE_SYSTEM
     user_template = prompts.PRUNE_USER
@@ -603,6 +775,12 @@ class Pruning(StructuredNode):
         if res.source == "llm":
             by_code = {h.entry.code: h for h in hits}
             kept = dedup_hits([by_code[c] for c in res.value.keep_codes])[: prep["ctx"]["keep"]]
+            pinned = shared.get("pinned")
+            if pinned in by_code and (not kept or kept[0].entry.code != pinned):
+                # The model may reorder and drop candidates, never the confident offline answer.
+                llm_top = kept[0].entry.code if kept else None
+                disagree(shared, self, {"step": "prune", "offline": pinned, "llm": llm_top, "kept": pinned})
+                kept = [by_code[pinned], *[h for h in kept if h.entry.code != pinned]]
         else:
             kept = res.value
         shared["pruning"] = {
@@ -666,6 +844,7 @@ class ComposeAnswer(StructuredNode):
     curated answer of the best entry (both entries of a two-part question, ``second_part``) framed by the
     persona (``engine.answers``); other hits as suggestions."""
 
+    step = "compose"
     output_model = ComposeOut
     system_template = prompts.COMPOSE_SYSTEM
     user_template = prompts.COMPOSE_USER
@@ -681,6 +860,7 @@ class ComposeAnswer(StructuredNode):
             "hits": hits,
             "entries": [hits[0].entry, second.entry] if second is not None and hits else [h.entry for h in hits[:1]],
             "clinic": deps_of(shared).config.clinic,
+            "pinned": shared.get("pinned"),
             "history_text": history_text(shared.get("history") or []),
             "min_suggestions": deps_of(shared).config.min_suggestions,
             "entries_text": "\n\n".join(
@@ -693,6 +873,9 @@ class ComposeAnswer(StructuredNode):
         problems = []
         if not out.used_codes or any(c not in known for c in out.used_codes):
             problems.append(f"used_codes must be a non-empty subset of {sorted(known)}")
+        pinned = prep["ctx"]["pinned"]
+        if pinned in known and pinned not in out.used_codes:  # the confident offline answer stays in
+            problems.append(f"the answer must rely on entry {pinned} (used_codes must include it)")
         if not out.explanation.strip():
             problems.append("explanation is empty")
         return problems

@@ -38,12 +38,22 @@ def render(template: str, context: Any) -> str:
 CLASSIFY_SYSTEM = """You route messages for a Vietnamese medical Q&A bot of a clinic ({{ role.label }}).
 Classify the user's last message into exactly one input_type:
 - medical_question: any health question or description of a symptom/problem (when in doubt, choose this)
-- greeting: hello, thanks, goodbye
+- greeting: hello ("xin chào", "chào bác sĩ")
+- thanks: thanks without a new question ("cảm ơn bác sĩ", "ok cảm ơn nhé")
+- goodbye: ends the conversation ("tạm biệt", "thôi mình đi nhé")
+- booking: wants to book, change or cancel an appointment ("cho tôi đặt lịch sáng mai", "đổi lịch hẹn")
+- human: wants to talk to a person of the clinic (doctor, staff, receptionist), not the bot
+- complaint: complains about the clinic, its staff, waiting, prices or the bot (not about a symptom)
+- praise: compliments the clinic or the bot
+- clinic_info: asks for the clinic's hours, address, phone, prices, insurance or services
+- english: the message is written in English
 - topic_suggest: asks what topics/questions the bot can help with
 - statement: personal information or acknowledgement without a question ("tôi bị tiểu đường 5 năm rồi", "vâng")
-- nonsense: random characters or clearly unrelated to health
+- nonsense: random characters or clearly unrelated to health and to the clinic
+A symptom described together with a complaint is a medical_question; a booking request is booking even when it
+mentions a symptom.
 For medical_question also write up to 3 rag_questions: standalone Vietnamese search questions (with diacritics)
-that resolve pronouns and follow-ups using the conversation.
+that resolve pronouns and follow-ups using the conversation; otherwise rag_questions is [].
 Reply with JSON only: {"input_type": "...", "confidence": 0.0-1.0, "reason": "short, Vietnamese", "rag_questions": ["..."]}"""
 
 CLASSIFY_USER = """Conversation so far:

@@ -9,7 +9,10 @@ an exhausted script shows the client's error path). A reply is either
 * an agent step: an assistant message dict (``tool_calls(...)`` or ``answer(...)``), or a callable that
   receives the request body and returns one (the verifier's tool loop).
 
-Every request body is kept in ``server.requests`` for assertions. Driven through the real
+Every request body is kept in ``server.requests`` for assertions. ``structured`` says whether the server
+supports structured outputs: True (default) accepts ``response_format`` (the scripted reply is what a
+schema-constrained model would send); False answers a request carrying ``response_format`` with HTTP 400, as
+servers without the feature do. Driven through the real
 ``openai.AsyncOpenAI`` client pointed at ``server.base_url``.
 
 ``/v1/embeddings`` answers as the OpenAI API does (``data`` items with ``index``, float lists or base64 of
@@ -112,6 +115,7 @@ class FakeOpenAI:
         self.script: list[Reply | Step] = []
         self.default = Reply(status=500, content=None)
         self.requests: list[dict[str, Any]] = []
+        self.structured = True
         self._runner: web.AppRunner | None = None
         self.base_url = ""
         self.embedding_seed = 0
@@ -125,6 +129,9 @@ class FakeOpenAI:
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append(body)
+        if not self.structured and "response_format" in body:
+            err = {"error": {"message": "response_format is not supported", "type": "invalid_request_error"}}
+            return web.json_response(err, status=400)
         reply = self.script.pop(0) if self.script else self.default
         if not isinstance(reply, Reply):  # an agent step
             message = reply(body) if callable(reply) else reply

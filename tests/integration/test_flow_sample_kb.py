@@ -35,6 +35,8 @@ KEYS = {
     "red_flag",
     "trace",
     "tokens",
+    "llm",
+    "disagreements",
     "latency_ms",
 }
 ANSWERED = ["ingest", "red_flag", "memory", "decide", "retrieve", "prune", "score", "compose", "finalize"]

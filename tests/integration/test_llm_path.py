@@ -9,6 +9,8 @@ question: a good medical answer costs three calls (classify, prune, compose).
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import time
 from typing import Any
 
@@ -298,3 +300,177 @@ async def test_no_pruning_when_candidates_within_threshold(server, make_deps):
     server.push(Reply(content=CLASSIFY_OK), Reply(content=COMPOSE_OK))
     _, shared = await run(make_deps(prune_threshold=20))
     assert shared["pruning"]["source"] == "skipped" and len(server.requests) == 2
+
+
+# ----- offline first: the model can only add (issue 20) --------------------------------------------------
+
+
+async def test_confident_greeting_never_asks_the_model(server, make_deps):
+    # The weak model of the issue read "Xin chào bác sĩ" as a medical question; it is not even asked.
+    server.default = Reply(content=CLASSIFY_OK)
+    deps = make_deps()
+    out, _ = await run(deps, "Xin chào bác sĩ")
+    assert out["input_type"] == "greeting" and server.requests == []
+    assert out["explain"].startswith(deps.roles["patient_dental"].greeting) and out["citations"] == []
+
+
+async def test_confident_thanks_and_booking_stay_what_they_are(server, make_deps):
+    server.default = Reply(content=CLASSIFY_OK)
+    deps = make_deps()
+    thanks, _ = await run(deps, "cảm ơn bác sĩ nhiều")
+    booking, _ = await run(deps, "cho tôi đặt lịch khám sáng mai")
+    assert (thanks["input_type"], booking["input_type"]) == ("thanks", "booking") and server.requests == []
+    assert thanks["citations"] == booking["citations"] == []
+
+
+async def test_confident_medical_question_is_not_turned_into_a_greeting(server, make_deps):
+    as_greeting = chat_json({"input_type": "greeting", "confidence": 0.99, "reason": "chào", "rag_questions": []})
+    server.push(Reply(content=as_greeting))
+    server.default = Reply(content=COMPOSE_OK)
+    out, _ = await run(make_deps())
+    assert out["input_type"] == "medical_question" and out["citations"] == ["NK-027"]
+    assert out["disagreements"] == [
+        {"step": "classify", "offline": "medical_question", "llm": "greeting", "kept": "medical_question"}
+    ]
+    assert node(out, "decide")["disagreements"] == out["disagreements"]  # also in the trace
+
+
+WISDOM = "Răng khôn mọc lệch có cần nhổ không?"  # offline: NK-013; NK-016 is the pregnancy entry
+CLASSIFY_PREGNANT = chat_json(
+    {
+        "input_type": "medical_question",
+        "confidence": 0.9,
+        "reason": "răng khôn",
+        "rag_questions": ["Đang mang thai có nhổ răng khôn được không?", "Bà bầu nhổ răng được không?"],
+    }
+)
+
+
+async def test_model_cannot_move_the_confident_offline_entry_out(server, make_deps):
+    offline_out, _ = await run(make_deps(), WISDOM)  # no script: every call fails, offline answer
+    assert offline_out["citations"] == ["NK-013"]
+    server.requests.clear()
+    pregnancy = chat_json({"explanation": "Khi mang thai nên hoãn nhổ răng.", "suggestion_questions": [],
+                           "used_codes": ["NK-016"]})  # fmt: skip
+    server.push(
+        Reply(content=CLASSIFY_PREGNANT),
+        Reply(content=chat_json({"keep_codes": ["NK-016", "NK-020"]})),  # drops NK-013
+        *[Reply(content=pregnancy)] * 3,
+    )
+    out, shared = await run(make_deps(), WISDOM)
+    assert [h.entry.code for h in shared["retrieved"]][:2] == ["NK-013", "NK-016"]
+    assert {"step": "prune", "offline": "NK-013", "llm": "NK-016", "kept": "NK-013"} in out["disagreements"]
+    # The compose step was told to rely on NK-013, would not, and the curated NK-013 answer went out.
+    assert "NK-013" in server.requests[3]["messages"][-1]["content"]
+    assert shared["answer_source"] == "offline" and out["citations"] == ["NK-013"]
+    assert "mang thai" not in out["explain"].split("\n\n")[0]
+
+
+async def test_model_adds_an_entry_when_offline_is_unsure(server, make_deps):
+    # "răng bị đau" alone does not clear the threshold offline (clarify); the model's phrasing adds candidates.
+    offline_out, _ = await run(make_deps(), "răng bị đau")
+    server.requests.clear()
+    rag = chat_json({"input_type": "medical_question", "confidence": 0.9, "reason": "đau răng",
+                     "rag_questions": ["Răng khôn bị sưng đau phải làm sao?"]})  # fmt: skip
+    server.push(
+        Reply(content=rag),
+        Reply(content=chat_json({"keep_codes": ["NK-014"]})),
+        Reply(content=chat_json({"explanation": "Đau răng khôn: súc miệng nước muối, đi khám sớm.",
+                                 "suggestion_questions": [], "used_codes": ["NK-014"]})),
+    )  # fmt: skip
+    out, shared = await run(make_deps(), "răng bị đau")
+    assert offline_out["citations"] == [] and "pinned" not in shared
+    assert out["citations"] == ["NK-014"] and shared["answer_source"] == "llm"
+
+
+# ----- time budget and circuit breaker --------------------------------------------------------------------
+
+
+async def test_slow_model_the_offline_answer_goes_out_when_the_budget_is_spent(server, make_deps):
+    # The model never answers (its reply is held) and its own timeout is long: only the budget ends the wait.
+    arrived, gate = asyncio.Event(), asyncio.Event()
+    server.default = Reply(content=CLASSIFY_OK, arrived=arrived, gate=gate)
+    deps = make_deps(llm_budget=0.6)
+    deps.llm.config = dataclasses.replace(deps.llm.config, timeout=60.0)
+    out, _ = await run(deps)
+    gate.set()
+    assert arrived.is_set() and len(server.requests) == 1  # one call, no retry, compose not even tried
+    assert out["citations"] == ["NK-027"] and out["explain"].endswith(DISCLAIMER)
+    assert out["llm"]["classify"]["source"] == "offline" and out["llm"]["classify"]["calls"] == 1
+    assert out["llm"]["compose"]["not_called"] == "time budget spent"
+
+
+async def test_emergency_is_answered_while_the_model_hangs(server, make_deps):
+    gate = asyncio.Event()
+    server.default = Reply(content=CLASSIFY_OK, gate=gate)
+    out, _ = await run(make_deps(llm_budget=30.0), "bố tôi đau ngực dữ dội, vã mồ hôi, khó thở")
+    gate.set()
+    assert out["red_flag"] and "115" in out["explain"] and server.requests == []
+
+
+async def test_circuit_breaker_stops_calling_a_failing_model_and_tries_again_later(server, make_deps):
+    server.default = Reply(status=500)
+    deps = make_deps(llm_attempts=1)
+    now = [0.0]
+    deps.llm.breaker.clock = lambda: now[0]
+    for _ in range(2):  # classify and compose fail: 4 failed steps, the breaker opened at the 3rd
+        out, _ = await run(deps)
+        assert out["citations"] == ["NK-027"]
+    assert len(server.requests) == 3 and deps.llm.breaker.state == "open"
+    out, _ = await run(deps)
+    assert len(server.requests) == 3 and out["citations"] == ["NK-027"]
+    assert out["llm"]["classify"]["not_called"] == "circuit breaker open"
+    now[0] += deps.llm.breaker.cooldown  # later: one trial step, and the model answers again
+    server.push(Reply(content=CLASSIFY_OK), Reply(content=PRUNE_OK), Reply(content=COMPOSE_OK))
+    out, shared = await run(deps)
+    assert deps.llm.breaker.state == "closed" and shared["answer_source"] == "llm"
+    assert len(server.requests) == 6 and out["citations"] == ["NK-027"]
+
+
+async def test_llm_not_allowed_for_one_message(server, make_deps):
+    server.default = Reply(content=CLASSIFY_OK)
+    shared: dict[str, Any] = {"role": "patient_dental", "input": QUESTION, "llm_allowed": False}
+    out = await run_medical_flow(make_deps(), shared)
+    assert server.requests == [] and out["citations"] == ["NK-027"] and shared["answer_source"] == "offline"
+
+
+async def test_switched_off_step_is_not_asked(server, make_deps):
+    server.push(Reply(content=CLASSIFY_OK), Reply(content=PRUNE_OK))
+    out, shared = await run(make_deps(llm_steps={"compose": False}))
+    assert len(server.requests) == 2 and shared["answer_source"] == "offline" and out["citations"] == ["NK-027"]
+    assert out["llm"]["compose"]["not_called"] == "step switched off"
+
+
+# ----- structured outputs -----------------------------------------------------------------------------------
+
+
+async def test_structured_outputs_requested_when_the_server_supports_them(server, make_deps):
+    server.push(Reply(content=CLASSIFY_OK), Reply(content=PRUNE_OK), Reply(content=COMPOSE_OK))
+    deps = make_deps()
+    out, _ = await run(deps)
+    formats = [r["response_format"] for r in server.requests]
+    assert [f["json_schema"]["name"] for f in formats] == ["classify", "prune", "compose"]
+    classify_schema = formats[0]["json_schema"]
+    assert classify_schema["strict"] is True and classify_schema["schema"]["additionalProperties"] is False
+    assert set(classify_schema["schema"]["required"]) == {"input_type", "confidence", "reason", "rag_questions"}
+    assert "greeting" in classify_schema["schema"]["properties"]["input_type"]["enum"]
+    assert deps.llm.structured is True and out["llm"]["compose"]["structured"] is True
+    assert out["citations"] == ["NK-027"]
+
+
+async def test_server_without_structured_outputs_detected_once(server, make_deps):
+    server.structured = False
+    server.push(
+        Reply(content=f"Đây là kết quả:\n```json\n{CLASSIFY_OK}\n```"), Reply(content=PRUNE_OK), Reply(content=COMPOSE_OK)
+    )
+    deps = make_deps()
+    out, shared = await run(deps)
+    # One 400 to the first schema request, then the same call without it; no schema asked for again.
+    assert ["response_format" in r for r in server.requests] == [True, False, False, False]
+    assert deps.llm.structured is False and shared["answer_source"] == "llm"
+    assert out["llm"]["classify"] == {
+        "step": "classify", "source": "llm", "calls": 1, "ms": out["llm"]["classify"]["ms"],
+        "tokens": {"prompt": 11, "completion": 7, "total": 18, "estimated": False, "calls": 1},
+        "structured": False,
+    }  # fmt: skip
+    assert out["citations"] == ["NK-027"]
