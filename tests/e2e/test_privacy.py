@@ -221,7 +221,9 @@ async def test_no_trace_of_the_patients_words_after_erasure_then_after_retention
     assert await places(db, erased_marker) == []
 
     # Round 2: others write another marker; then time passes and the retention job purges the old data.
-    await _journey(fake, db, llm, zalo, zalo_sender, tmp_path, aged_marker, AGEING)
+    # Round 1's garbage replies opened the bot's LLM circuit breaker (issue 20): round 2 runs offline, and its
+    # words must not reach the model at all.
+    await _journey(fake, db, llm, zalo, zalo_sender, tmp_path, aged_marker, AGEING, llm_reachable=False)
     await _age_everything(db, 3)
     result = await run_job(make_ctx(db, tmp_path, retention_days=1), JOBS["retention"])
     assert result.status == "ok", result.error
@@ -245,7 +247,7 @@ async def test_no_trace_of_the_patients_words_after_erasure_then_after_retention
 
 async def _journey(
     fake: FakeTelegram, db: asyncpg.Pool, llm: FakeOpenAI, zalo: FakeZalo, zalo_sender: ZaloSender,
-    tmp_path: Path, marker: str, people: People,
+    tmp_path: Path, marker: str, people: People, llm_reachable: bool = True,
 ) -> None:  # fmt: skip
     """The marker through every path, the LLM quoting it in every (invalid) reply; each step checks that it
     really ran, and at the end the marker is in the messages, the digest and the article check."""
@@ -256,7 +258,8 @@ async def _journey(
     await onboard(fake, patient)
     first = await _ask(fake, patient, f"Cho mình hỏi răng bị ê buốt khi uống nước lạnh thì làm sao? Mã {marker}")
     assert "kem đánh răng dành cho răng nhạy cảm" in first.plain and first.buttons  # D001's answer
-    assert any(marker in json.dumps(r, ensure_ascii=False) for r in llm.requests[asked:])  # it reached the LLM
+    reached = any(marker in json.dumps(r, ensure_ascii=False) for r in llm.requests[asked:])
+    assert reached == llm_reachable  # it reached the LLM, unless the breaker is open
     # A typed follow-up, and a tapped suggestion.
     follow = await _ask(fake, patient, f"Còn trẻ em thì mấy tuổi nên đi khám răng lần đầu? {marker}")
     assert follow.buttons
