@@ -158,11 +158,19 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     p.add_argument("--dry-run", action="store_true", help="validate and report only")
     p.add_argument("--skip-invalid", action="store_true", help="import valid rows, list skipped ones")
     p.add_argument("--template", metavar="OUT.xlsx", help="write an empty template workbook and exit")
-    p.add_argument("--keep-missing", action="store_true", help="do not deactivate entries missing from the file")
+    p.add_argument(
+        "--keep-missing", action="store_true", help="add and update only: hide no entry missing from the file"
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="confirm hiding a large share of a role (more than 10 entries or 20%% of its active entries): "
+        "without it such an import is refused",
+    )
     p.add_argument("--allow-blank-question", action="store_true", help="accept rows with an answer but no question")
     p.add_argument("--no-embed", action="store_true", help="leave embeddings to the background backfill")
 
-    p = add("kb", _kb, "KB maintenance: export to a workbook, mark a role's sample entries reviewed.")
+    p = add("kb", _kb, "KB maintenance: export, mark a role's sample entries reviewed, undo the last import.")
     kbsub = p.add_subparsers(dest="kb_command", metavar="ACTION", required=True)
     ex = kbsub.add_parser("export", help="write the active entries to an .xlsx that imports back unchanged")
     ex.add_argument("out", metavar="OUT.xlsx")
@@ -173,6 +181,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     )
     rv.add_argument("role", metavar="ROLE", help="role id (patient_dental) or its Vietnamese label")
     rv.set_defaults(handler_name="kb")
+    ud = kbsub.add_parser(
+        "undo", help="undo the last import of ROLE: its entries back exactly as they were before it"
+    )
+    ud.add_argument("role", metavar="ROLE", help="role id (patient_dental) or its Vietnamese label")
+    ud.set_defaults(handler_name="kb")
 
     p = add("worker", _worker, "Run the scheduled background jobs (APScheduler).")
     p.add_argument("--once", metavar="JOB", help="run one job now and exit")

@@ -4,9 +4,12 @@
   workbook the import reads back unchanged (one sheet per role, the template's columns, KHẨN CẤP included).
 * ``medbot kb reviewed ROLE``: the clinic's doctors have reviewed the role's entries; answers from them stop
   saying they are unreviewed sample material (``kb_import.review``).
+* ``medbot kb undo ROLE``: undo the role's last import: its entries back exactly as they were before it, the
+  entries it added removed (``kb_import.undo``); again, to step back one more import.
 
-Output is English like ``medbot import`` (an admin tool). Exit codes: 0 done, 1 nothing could be done (an
-unknown role, a role without entries), 2 usage.
+Output is English like ``medbot import`` (an admin tool), with the Vietnamese line for clinic staff where an
+import is involved. Exit codes: 0 done, 1 nothing could be done (an unknown role, a role without entries, no
+import to undo), 2 usage.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from db.settings import Settings
 from engine.roles import load_roles
 from kb_import.export import export_kb
 from kb_import.review import mark_role_reviewed
+from kb_import.undo import undo_last_import, undoable
 
 
 async def kb_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -31,6 +35,8 @@ async def kb_command(args: argparse.Namespace, settings: Settings) -> int:
     try:
         if args.kb_command == "export":
             return await _export(runtime.pool, Path(args.out), args.role or [])
+        if args.kb_command == "undo":
+            return await _undo(runtime.pool, args.role)
         return await _reviewed(runtime.pool, args.role)
     finally:
         await runtime.close()
@@ -65,4 +71,20 @@ async def _reviewed(pool: asyncpg.Pool, name: str) -> int:
             "answers from them no longer say they are unreviewed sample material"
         )
     print(f"roles still holding sample entries: {pending}")
+    return 0
+
+
+async def _undo(pool: asyncpg.Pool, name: str) -> int:
+    result = await undo_last_import(
+        pool, name, requested_by=f"cli:{getpass.getuser()}", extra_roles=list(load_roles())
+    )
+    if not result.ok:
+        print(f"medbot kb undo: {result.message}", file=sys.stderr)
+        print(result.message_vi, file=sys.stderr)
+        left = ", ".join(f"{u.role} (#{u.import_id})" for u in await undoable(pool)) or "none"
+        print(f"roles with an import to undo: {left}", file=sys.stderr)
+        return 1
+    print(result.message)
+    print(result.message_vi)
+    print("to redo it, import the same file again")
     return 0

@@ -1,4 +1,5 @@
-"""The ``kb_imports`` audit table: one row per import attempt (applied, unchanged, rejected, dry run, failed).
+"""The ``kb_imports`` audit table: one row per import attempt (applied, unchanged, rejected, dry run, failed)
+and per undo of an import (status ``undo``, ``counts.undo_of`` the import undone).
 
 ``counts`` holds the totals, the per-role counts, the files (name, sha256, rows), the KB version of each
 role after the import and the import's fingerprint (files + options), used to recognise an identical
@@ -13,7 +14,7 @@ from db.types import Executor
 
 MAX_STORED_PROBLEMS = 2000
 
-STATUSES = ("applied", "unchanged", "rejected", "dry_run", "failed")
+STATUSES = ("applied", "unchanged", "rejected", "dry_run", "failed", "undo")  # undo: an import undone (db.kb_undo)
 
 
 async def record(

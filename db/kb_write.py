@@ -5,6 +5,10 @@ imports of the same role never interleave; the write itself is one transaction: 
 temporary table and upserted by (role, code) with ``INSERT … ON CONFLICT``; entries of a fully re-imported
 role that are no longer in the file are deactivated (``active = false``; re-adding the code restores them).
 Each staged row carries its ``urgent`` mark and the import's ``sample`` flag.
+
+Before anything is written, every entry the import will change or hide is copied, as it is, into
+``kb_import_snapshots`` (the whole row as jsonb; NULL for an entry the import creates) under the import's id,
+in the same transaction: ``db.kb_undo`` puts them back when the import is undone.
 """
 
 from __future__ import annotations
@@ -98,6 +102,14 @@ async def write_entries(
         await conn.copy_records_to_table("kb_import_stage", records=records, columns=STAGE_COLUMNS)
         await conn.execute(
             """
+            INSERT INTO kb_import_snapshots (import_id, role, code, entry)
+            SELECT $1, s.role, s.code, to_jsonb(e) FROM kb_import_stage s
+            LEFT JOIN kb_entries e ON e.role = s.role AND e.code = s.code
+            """,
+            import_id,
+        )
+        await conn.execute(
+            """
             INSERT INTO kb_entries (role, code, topic, subtopic, question, answer, explanation, keywords,
                                     search_text, content_hash, embedding, embedding_model, urgent, sample,
                                     active, import_id)
@@ -116,6 +128,16 @@ async def write_entries(
         )
     deactivated: dict[str, int] = {}
     for role, codes in keep_codes.items():
+        await conn.execute(
+            """
+            INSERT INTO kb_import_snapshots (import_id, role, code, entry)
+            SELECT $3, role, code, to_jsonb(kb_entries) FROM kb_entries
+            WHERE role = $1 AND active AND NOT (code = ANY($2::text[]))
+            """,
+            role,
+            codes,
+            import_id,
+        )
         status = await conn.execute(
             """
             UPDATE kb_entries SET active = false, import_id = $3, updated_at = now()

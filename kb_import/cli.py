@@ -1,8 +1,10 @@
 """``medbot import``: the KB import from the command line, with a progress bar and a summary table.
 
-Exit codes: 0 when the import did what was asked (applied, nothing to change, or a clean dry run);
-1 when the input was rejected or the import failed (the KB is unchanged); 2 for a usage error.
-The report is in English (an admin tool); every problem names file, sheet, row and column.
+Exit codes: 0 when the import did what was asked (applied, nothing to change, or a dry run — which says
+in its first line when the real import would need ``--force``); 1 when the input was rejected, the import
+would hide a large share of a role without ``--force``, or the import failed (the KB is unchanged in each
+case); 2 for a usage error. The report is in English (an admin tool) with its first line repeated in
+Vietnamese for clinic staff; every problem names file, sheet, row and column.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -40,7 +43,19 @@ STAGE_LABELS = {
 def render_report(report: ImportReport, console: Console) -> None:
     """The summary: status line, per-role counts, then problems and warnings with their locations."""
     style = "green" if report.ok else "red"
-    console.print(f"[bold {style}]{report.status.upper()}[/] {report.message}")
+    console.print(f"[bold {style}]{report.status.upper()}[/] {escape(report.message)}", highlight=False, soft_wrap=True)
+    console.print(report.message_vi, markup=False, highlight=False, soft_wrap=True)
+    if report.needs_confirmation:
+        console.print(
+            "To import it anyway and hide those entries: run again with --force. To add and update without "
+            "hiding anything: --keep-missing.\nNếu đúng là muốn ẩn các mục đó: chạy lại với --force. Nếu chỉ "
+            "muốn thêm và cập nhật, không ẩn mục nào: dùng --keep-missing.",
+            style="yellow",
+            highlight=False,
+        )
+    if report.status == "applied" and not report.dry_run:
+        undo = "; ".join(f"medbot kb undo {role}" for role in sorted(report.roles))
+        console.print(f"undo / hoàn tác: {undo} (or /hoantac ROLE in Telegram)", style="dim", highlight=False)
     if report.import_id is not None:
         console.print(f"import #{report.import_id}", style="dim")
     if report.roles:
@@ -116,6 +131,7 @@ async def run_cli(args: argparse.Namespace, settings: Settings) -> int:
             skip_invalid=args.skip_invalid,
             allow_blank_question=getattr(args, "allow_blank_question", False),
             keep_missing=getattr(args, "keep_missing", False),
+            force=getattr(args, "force", False),
             embed=not getattr(args, "no_embed", False),
             requested_by=f"cli:{getpass.getuser()}",
         )

@@ -40,6 +40,7 @@ from engine.verify.documents import (
     DocumentError,
     limit_error,
     read_blocks,
+    unsupported,
 )
 from kb_import.embedders import make_inner_embedder
 
@@ -145,11 +146,11 @@ async def import_document(
     """Read, chunk, embed and store one guideline document (replacing an earlier version of the same name)."""
     name = Path(filename).name
     if Path(name).suffix.lower() not in SUPPORTED_GUIDELINE:
-        raise DocumentError(f"unsupported file type {Path(name).suffix!r}: use .md, .txt, .docx or .pdf")
+        raise unsupported(Path(name).suffix.lower(), ".md, .txt, .docx hoặc .pdf")
     # Reading (.docx/.pdf unzipping and parsing) and chunking are CPU work: off the event loop.
     blocks, chunks = await asyncio.to_thread(_read_and_chunk, data, name)
     if not chunks:
-        raise DocumentError("no text found in the document")
+        raise DocumentError("không tìm thấy chữ nào trong tài liệu (tệp trống, hoặc chỉ có hình ảnh)")
     title = document_title(blocks, name)
     cached = CachedEmbedder(embedder, PgEmbeddingCache(pool), registry=PgModelRegistry(pool))
     texts = [c.embed_text() for c in chunks]

@@ -17,12 +17,20 @@ Used by ``medbot import`` and by the Telegram admin flow (``run_import`` with a 
    cache (only text never embedded before reaches the model), with progress reported.
 6. One transaction: COPY into a staging table, ``INSERT … ON CONFLICT (role, code)``, deactivation of the
    entries of each imported role that the file no longer has (unless ``keep_missing``; codes of skipped
-   invalid rows are kept), the ``kb_imports`` record, and a KB version bump (NOTIFY ``kb_changed``) for every
-   role that changed. Running bot processes rebuild that role's index.
+   invalid rows and of the template's example row are kept), the ``kb_imports`` record, a snapshot of every
+   entry written or hidden as it was before (``kb_import_snapshots``: ``kb_import.undo`` puts them back), and
+   a KB version bump (NOTIFY ``kb_changed``) for every role that changed. Running bot processes rebuild that
+   role's index.
 7. Each written row carries its KHẨN CẤP (urgent) mark and the import's ``sample`` option: only the import of
    the shipped sample KB (``ImportOptions(sample=True)``, ``medbot setup``) marks rows as unreviewed sample
    material; any other import of a row, even with unchanged content, makes it the clinic's own (counted as
    updated).
+8. The file is the whole KB of each role it holds: entries of the role whose codes it lacks are hidden
+   (``keep_missing`` adds and updates only). So that an accidental partial file never empties a role, an
+   import that would hide a large share of a role (``large_hide``: more than ``MASS_HIDE_MAX_ENTRIES``
+   entries, or more than ``MASS_HIDE_SHARE`` of the role's active entries) is refused, nothing written,
+   unless ``force`` is set (``--force``, the bot's separate confirmation button; the watched folder never
+   sets it). Whatever an import hides is said in the first sentence of its message, role by role.
 
 Progress callbacks are always invoked on the event loop's thread: ``progress(stage, done, total)`` with
 stage in ``validate``, ``lock``, ``embed``, ``write``; ``total`` may be None when unknown.
@@ -46,15 +54,16 @@ from db import imports as import_log
 from db import kb, kb_write
 from engine.embedding import EmbeddingUnavailable, model_name
 from kb_import.isolated import validate_isolated
-from kb_import.limits import DEFAULT_LIMITS, ReadLimits
+from kb_import.limits import DEFAULT_LIMITS, MASS_HIDE_MAX_ENTRIES, MASS_HIDE_SHARE, ReadLimits, large_hide
 from kb_import.roles import known_roles as builtin_and
+from kb_import.roles import role_label
 from kb_import.texts import content_hash, embedding_text, search_text
 from kb_import.validate import FileInfo, Problem, Validation
 
 log = logging.getLogger("medbot.kb_import")
 
 Progress = Callable[[str, int, int | None], None]
-MASS_DEACTIVATION = 0.5  # warn when an import deactivates more than this share of a role's active entries
+HIDDEN_CODES_SHOWN = 5  # hidden codes named in a report, per role
 
 
 @dataclass
@@ -64,6 +73,7 @@ class ImportOptions:
     skip_invalid: bool = False
     allow_blank_question: bool = False
     keep_missing: bool = False  # merge: do not deactivate entries missing from the file
+    force: bool = False  # confirmed: the import may hide a large share of a role (``large_hide``)
     embed: bool = True  # False: leave embeddings NULL for the backfill job
     requested_by: str | None = None
     known_roles: Sequence[str] = ()
@@ -90,6 +100,26 @@ class RoleCounts:
 
 
 @dataclass
+class Hide:
+    """What an import hides (or would hide) of one role: entries whose codes the file lacks."""
+
+    role: str
+    hidden: int
+    active: int  # active entries of the role before the import
+    codes: list[str]  # the first few hidden codes, sorted
+    file: str  # where the role's rows came from
+    sheet: str | None = None
+
+    @property
+    def large(self) -> bool:
+        return large_hide(self.hidden, self.active)
+
+    def codes_text(self) -> str:
+        more = " …" if self.hidden > len(self.codes) else ""
+        return ", ".join(self.codes) + more
+
+
+@dataclass
 class ImportReport:
     """Everything an import did or would do; ``ok`` is True only when it did what was asked."""
 
@@ -110,6 +140,17 @@ class ImportReport:
     embedding_cached: int = 0  # texts found in the embedding cache
     timings: dict[str, float] = field(default_factory=dict)
     dry_run: bool = False
+    hides: list[Hide] = field(default_factory=list)  # roles the import hides entries of (or would)
+    forced: bool = False  # the import was confirmed to hide a large share (``force``)
+
+    @property
+    def large_hides(self) -> list[Hide]:
+        return [h for h in self.hides if h.large]
+
+    @property
+    def needs_confirmation(self) -> bool:
+        """The import (dry run: the import of this file) hides a large share without ``force``: refused."""
+        return bool(self.large_hides) and not self.forced
 
     @property
     def totals(self) -> RoleCounts:
@@ -329,25 +370,35 @@ async def run_import(
                 continue
             staged.append(i)
         keep: dict[str, list[str]] = {}
+        report.hides = []
         if not options.keep_missing:
             for role in roles:
-                codes = {r.code for r in rows if r.role == role} | validation.invalid_codes.get(role, set())
+                codes = (
+                    {r.code for r in rows if r.role == role}
+                    | validation.invalid_codes.get(role, set())
+                    | validation.example_codes.get(role, set())
+                )
                 keep[role] = sorted(codes)
                 active = [code for (r, code), e in existing.items() if r == role and e.active]
-                gone = sum(1 for code in active if code not in codes)
-                report.roles[role].deactivated = gone
-                if active and gone / len(active) > MASS_DEACTIVATION:
-                    report.problems.append(
-                        Problem(
-                            "mass_deactivation",
-                            f"this import deactivates {gone} of the {len(active)} active entries of role {role} "
-                            "(entries missing from the file); use --keep-missing to add rows without removing others",
-                            f"Lần nhập này sẽ ẩn {gone}/{len(active)} mục đang dùng của vai trò {role} (không có "
-                            "trong tệp).",
-                            filename,
-                            severity="warning",
+                gone = sorted(code for code in active if code not in codes)
+                report.roles[role].deactivated = len(gone)
+                if gone:
+                    first = next((r for r in rows if r.role == role), None)
+                    report.hides.append(
+                        Hide(
+                            role,
+                            len(gone),
+                            len(active),
+                            gone[:HIDDEN_CODES_SHOWN],
+                            first.file if first else filename,
+                            first.sheet if first else None,
                         )
                     )
+        report.forced = options.force
+        refused = report.needs_confirmation and not options.dry_run
+        for hide in report.large_hides:
+            done = options.force and not options.dry_run
+            report.problems.append(_hide_problem(hide, done=done, refused=refused))
         return staged, keep
 
     # --- dry run --------------------------------------------------------------------------------------------
@@ -358,13 +409,14 @@ async def run_import(
                 report.roles[role].version = await kb.version(conn, role)
         report.status, report.ok = "dry_run", True
         t = report.totals
+        hidden, hidden_vi = _hidden_clause(report, done=False)
         report.message = (
-            f"dry run: would add {t.added}, update {t.updated}, restore {t.reactivated}, "
+            f"dry run: {hidden}would add {t.added}, update {t.updated}, restore {t.reactivated}, "
             f"deactivate {t.deactivated}; {t.unchanged} unchanged, {t.skipped} invalid row(s) skipped"
         )
         report.message_vi = (
-            f"Kiểm tra thử: sẽ thêm {t.added}, cập nhật {t.updated}, khôi phục {t.reactivated}, ẩn {t.deactivated} "
-            f"mục; {t.unchanged} mục không đổi; bỏ qua {t.skipped} dòng lỗi."
+            f"Kiểm tra thử: {hidden_vi}sẽ thêm {t.added}, cập nhật {t.updated}, khôi phục {t.reactivated}, "
+            f"ẩn {t.deactivated} mục; {t.unchanged} mục không đổi; bỏ qua {t.skipped} dòng lỗi."
         )
         report.import_id = await record("dry_run", report)
         return report
@@ -400,6 +452,12 @@ async def run_import(
 
             t0 = time.perf_counter()
             staged, keep = diff(await kb_write.existing_entries(conn, roles))
+            if report.needs_confirmation:  # a large share of a role would be hidden: nothing is written
+                report.status = "rejected"
+                report.message, report.message_vi = _refusal(report)
+                report.import_id = await record("rejected", report, conn)
+                log.info("kb_import.rejected roles=%s %s", roles, report.message)
+                return report
             vectors: list[Any] = [None] * len(staged)
             if use_embedder is not None and staged:
                 texts = [embedding_text(rows[i].question, rows[i].answer) for i in staged]
@@ -477,14 +535,71 @@ async def run_import(
         report.message = f"no changes: all {t.unchanged} entries are already up to date"
         report.message_vi = f"Không có thay đổi: {t.unchanged} mục đã được cập nhật từ trước."
     else:
+        hidden, hidden_vi = _hidden_clause(report, done=True)
         report.message = (
-            f"imported: {t.added} added, {t.updated} updated, {t.reactivated} restored, {t.deactivated} "
+            f"{hidden}imported: {t.added} added, {t.updated} updated, {t.reactivated} restored, {t.deactivated} "
             f"deactivated, {t.unchanged} unchanged"
             + (f", {t.skipped} invalid row(s) skipped" if t.skipped else "")
         )
         report.message_vi = (
-            f"Đã nhập: thêm {t.added}, cập nhật {t.updated}, khôi phục {t.reactivated}, ẩn {t.deactivated}, "
-            f"{t.unchanged} mục không đổi" + (f"; bỏ qua {t.skipped} dòng lỗi" if t.skipped else "") + "."
+            f"{hidden_vi}Đã nhập: thêm {t.added}, cập nhật {t.updated}, khôi phục {t.reactivated}, "
+            f"ẩn {t.deactivated}, {t.unchanged} mục không đổi"
+            + (f"; bỏ qua {t.skipped} dòng lỗi" if t.skipped else "")
+            + "."
         )
     log.info("kb_import.%s id=%s roles=%s %s", status, import_id, roles, report.message)
     return report
+
+
+# --- what an import hides, in words ------------------------------------------------------------------------
+
+
+def _hidden_clause(report: ImportReport, *, done: bool) -> tuple[str, str]:
+    """The opening clause naming what the import hid (``done``) or would hide, role by role ("" if nothing)."""
+    if not report.hides:
+        return "", ""
+    if done:
+        en = ", ".join(f"{h.hidden} entries of {h.role}" for h in report.hides)
+        vi = ", ".join(f"{h.hidden} mục của vai trò {role_label(h.role)}" for h in report.hides)
+        return (
+            f"HID {en} (their codes are not in the file); ",
+            f"Đã ẩn {vi} vì mã của chúng không có trong tệp. ",
+        )
+    en = ", ".join(f"{h.hidden} of the {h.active} active entries of {h.role}" for h in report.hides)
+    vi = ", ".join(f"{h.hidden}/{h.active} mục đang dùng của vai trò {role_label(h.role)}" for h in report.hides)
+    confirm = " — this needs --force" if report.needs_confirmation else ""
+    confirm_vi = " — cần xác nhận riêng mới được nhập" if report.needs_confirmation else ""
+    return (
+        f"would HIDE {en} (their codes are not in the file){confirm}; ",
+        f"sẽ ẩn {vi} vì mã của chúng không có trong tệp{confirm_vi}; ",
+    )
+
+
+def _refusal(report: ImportReport) -> tuple[str, str]:
+    large = report.large_hides
+    en = ", ".join(f"{h.hidden} of the {h.active} active entries of {h.role}" for h in large)
+    vi = ", ".join(f"{h.hidden}/{h.active} mục đang dùng của vai trò {role_label(h.role)}" for h in large)
+    return (
+        f"refused: this import would hide {en} (their codes are not in the file); nothing was changed. "
+        f"An import may hide at most {MASS_HIDE_MAX_ENTRIES} entries and at most {MASS_HIDE_SHARE:.0%} of a "
+        "role's active entries without an explicit confirmation",
+        f"Chưa nhập: lần nhập này sẽ ẩn {vi} vì mã của chúng không có trong tệp; kho kiến thức chưa thay đổi. "
+        f"Muốn ẩn nhiều hơn {MASS_HIDE_MAX_ENTRIES} mục hoặc hơn {MASS_HIDE_SHARE:.0%} số mục đang dùng của một "
+        "vai trò thì phải xác nhận riêng.",
+    )
+
+
+def _hide_problem(hide: Hide, *, done: bool, refused: bool) -> Problem:
+    """The ``mass_deactivation`` problem of a role: fatal when the import is refused for it, else a warning
+    (a dry run: what the import would need; a confirmed import: what it hides)."""
+    en_verb, vi_verb = ("hides", "Ẩn") if done else ("would hide", "Sẽ ẩn")
+    return Problem(
+        "mass_deactivation",
+        f"{en_verb} {hide.hidden} of the {hide.active} active entries of role {hide.role}: their codes "
+        f"({hide.codes_text()}) are not in the file" + (" (confirmed with --force)" if done else ""),
+        f"{vi_verb} {hide.hidden}/{hide.active} mục đang dùng của vai trò {role_label(hide.role)} vì mã của "
+        f"chúng không có trong tệp (ví dụ {hide.codes_text()})" + (" (đã xác nhận)." if done else "."),
+        hide.file,
+        sheet=hide.sheet,
+        severity="fatal" if refused else "warning",
+    )

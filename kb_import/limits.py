@@ -17,6 +17,12 @@ the processes that serve patients, and together they keep any import under 1 GB 
   time a cell uses it: that is the text the import will hold, fold and write).
 * Shared strings (the text table of an .xlsx): at most ``MAX_SHARED_STRINGS`` entries and
   ``MAX_TEXT_CHARS`` characters in all.
+* Hiding: an import may hide (deactivate, because the file lacks their codes) at most
+  ``MASS_HIDE_MAX_ENTRIES`` entries of a role and at most ``MASS_HIDE_SHARE`` of its active entries; more
+  needs an explicit confirmation (``large_hide``; ``kb_import.job``).
+* Other uploads, for the channels that receive them: an article for the check (``MAX_ARTICLE_BYTES``) and a
+  guideline document (``MAX_GUIDELINE_BYTES``); both are enforced where the document is read
+  (``engine.verify``) and re-exported here so that every upload limit has one home.
 * Reading and validating run in a child process (``engine.sandbox``) capped at ``PARSE_MEMORY_BYTES`` of
   address space and ``PARSE_TIMEOUT_S`` seconds; a child that runs out of either is reported as "could not
   be read safely".
@@ -27,6 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.untrusted import MB, ZipLimits
+from engine.verify.article import MAX_ARTICLE_BYTES as MAX_ARTICLE_BYTES  # re-exported
+from engine.verify.documents import MAX_DOCUMENT_BYTES
 
 MAX_FILE_BYTES = 20 * MB
 MAX_UNCOMPRESSED_BYTES = 250 * MB
@@ -40,6 +48,16 @@ MAX_SHARED_STRINGS = 1_000_000
 PARSE_MEMORY_BYTES = 1024 * MB
 PARSE_TIMEOUT_S = 300.0
 MAX_PROBLEMS_KEPT = 1000  # problems of one import returned and stored; the rest are counted
+MAX_SPREADSHEET_BYTES = MAX_FILE_BYTES  # a KB spreadsheet, whichever way it comes
+MAX_GUIDELINE_BYTES = MAX_DOCUMENT_BYTES  # a guideline document (.md/.txt/.docx/.pdf)
+MASS_HIDE_MAX_ENTRIES = 10
+MASS_HIDE_SHARE = 0.20
+
+
+def large_hide(hidden: int, active: int) -> bool:
+    """Whether hiding ``hidden`` of a role's ``active`` entries needs an explicit confirmation: more than
+    ``MASS_HIDE_MAX_ENTRIES`` entries, or more than ``MASS_HIDE_SHARE`` of them."""
+    return hidden > MASS_HIDE_MAX_ENTRIES or hidden > MASS_HIDE_SHARE * active
 
 
 @dataclass(frozen=True, slots=True)

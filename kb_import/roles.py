@@ -34,3 +34,9 @@ def resolve_role(name: str, known: set[str] | frozenset[str]) -> str | None:
 
 def known_roles(extra: list[str] | set[str] | tuple[str, ...] = ()) -> frozenset[str]:
     return frozenset(BUILTIN_ROLES) | frozenset(extra)
+
+
+def role_label(role: str) -> str:
+    """A role as staff read it in messages: ``patient_dental (Bệnh nhân nha khoa)``, or the id alone."""
+    label = BUILTIN_ROLES.get(role)
+    return f"{role} ({label})" if label else role

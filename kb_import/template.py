@@ -1,14 +1,17 @@
 """The empty KB template clinics fill in (``medbot import --template OUT.xlsx``).
 
 Sheet ``KB``: the headers, one example row, sensible column widths, wrapped text, frozen header. Sheet
-``Hướng dẫn``: notes in Vietnamese for the clinic (the importer skips it: it holds no KB table).
+``Hướng dẫn``: notes in Vietnamese for the clinic (the importer skips it: it holds no KB table). The example
+row has the reserved code ``VD-MẪU`` and is never imported (``kb_import.example``): a clinic may leave it in.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from kb_import.example import EXAMPLE, EXAMPLE_CODE
 from kb_import.headers import FIELD_HEADERS
+from kb_import.limits import MASS_HIDE_MAX_ENTRIES, MASS_HIDE_SHARE
 from kb_import.roles import BUILTIN_ROLES
 from kb_import.validate import MAX_LENGTH
 
@@ -24,20 +27,6 @@ WIDTHS = {
     "urgent": 12,
 }
 
-EXAMPLE = {
-    "topic": "Răng nhạy cảm",
-    "subtopic": "Ê buốt",
-    "code": "NK-001",
-    "question": "Răng bị ê buốt khi uống nước lạnh là bị gì?",
-    "answer": (
-        "Ê buốt khi uống nước lạnh thường do men răng mòn hoặc nướu tụt làm lộ ngà răng. Bạn nên chải răng "
-        "bằng bàn chải lông mềm, dùng kem đánh răng dành cho răng nhạy cảm và hạn chế đồ quá chua. Nếu ê buốt "
-        "kéo dài trên hai tuần, đau tự nhiên hoặc đau về đêm, hãy đến nha sĩ để được khám."
-    ),
-    "keywords": "ê buốt; e buot; buốt răng; nhạy cảm ngà; răng ê khi uống lạnh",
-    "explanation": "",
-    "urgent": "",
-}
 
 
 def _notes() -> list[tuple[str, str]]:
@@ -48,6 +37,11 @@ def _notes() -> list[tuple[str, str]]:
         (
             "Mỗi dòng",
             "Một cặp câu hỏi – trả lời do bác sĩ biên soạn. Không gộp ô (merge) trong vùng dữ liệu.",
+        ),
+        (
+            "Dòng ví dụ",
+            f"Dòng có mã {EXAMPLE_CODE} ở trang KB chỉ để minh hoạ: hệ thống luôn bỏ qua, không bao giờ nhập "
+            "dòng này. Có thể để nguyên hoặc xoá đi.",
         ),
         (
             "Vai trò",
@@ -62,7 +56,7 @@ def _notes() -> list[tuple[str, str]]:
         (
             FIELD_HEADERS["code"],
             "Mã duy nhất trong vai trò, ví dụ NK-001. Sửa nội dung thì giữ nguyên mã; "
-            "mã mới là mục mới. Bắt buộc.",
+            f"mã mới là mục mới. Bắt buộc. Không dùng mã {EXAMPLE_CODE} (dành cho dòng ví dụ).",
         ),
         (
             FIELD_HEADERS["question"],
@@ -86,8 +80,22 @@ def _notes() -> list[tuple[str, str]]:
         ("", ""),
         (
             "Nhập lại",
-            "Gửi lại cả tệp của vai trò: mục có mã mới được thêm, mục sửa được cập nhật, mục không còn "
-            "trong tệp sẽ bị ẩn (có thể khôi phục bằng cách thêm lại đúng mã).",
+            "Tệp là toàn bộ kho kiến thức của mỗi vai trò có trong tệp: mục có mã mới được thêm, mục sửa được "
+            "cập nhật, mục của vai trò đó không còn trong tệp sẽ bị ẩn (có thể khôi phục bằng cách thêm lại đúng "
+            "mã). Chỉ muốn thêm vài mục? Dùng tuỳ chọn “chỉ thêm và cập nhật” (--keep-missing) để không ẩn mục "
+            "nào.",
+        ),
+        (
+            "Ẩn nhiều mục",
+            f"Nếu lần nhập sẽ ẩn hơn {MASS_HIDE_MAX_ENTRIES} mục, hoặc hơn {MASS_HIDE_SHARE:.0%} số mục đang "
+            "dùng của một vai trò, hệ thống dừng lại và "
+            "chưa nhập gì; muốn nhập thật thì phải xác nhận riêng (nút xác nhận trong Telegram, hoặc --force "
+            "khi nhập bằng lệnh). Tệp thả vào thư mục nhập tự động thì không bao giờ được ẩn nhiều mục như vậy.",
+        ),
+        (
+            "Hoàn tác",
+            "Lần nhập gần nhất của một vai trò có thể hoàn tác, các mục trở lại đúng như trước: lệnh "
+            "/hoantac patient_dental trong Telegram, hoặc medbot kb undo patient_dental.",
         ),
         (
             "Lỗi",

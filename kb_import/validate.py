@@ -11,7 +11,9 @@ Rules (each problem carries a stable ``code``, an English ``message`` and a Viet
   without its computed value), ``control_chars``, ``unknown_role`` (a role cell naming no known role),
   ``invalid_urgent`` (a KHẨN CẤP cell that is neither blank nor a recognised yes/no).
 * warnings (reported, nothing skipped): ``sheet_skipped`` (a sheet without a KB table, e.g. the template's
-  notes), ``ignored_column``, ``duplicate_column``.
+  notes), ``ignored_column``, ``duplicate_column``; ``example_row``: the template's example row (code
+  ``VD-MẪU``, or its exact text under an older template's code) is skipped, never imported
+  (``kb_import.example``).
 
 Decisions:
 
@@ -19,7 +21,8 @@ Decisions:
   entry without a question is still found by its answer, but a doctor who forgot to type it should be told.
 * A blank ĐỀ MỤC inherits the topic of the row above (merged cells read as blank); a row with only a topic
   is a section heading, not an entry.
-* ``keywords`` are split on ``;`` or new lines (on ``,`` when the cell has no ``;``), trimmed, de-duplicated.
+* ``keywords`` are split on ``;`` or new lines (on ``,`` when the cell has no ``;``), trimmed, de-duplicated
+  ignoring case (the first spelling is kept), in linear time.
 * The optional KHẨN CẤP column marks entries that send the reader to urgent care (their answers get no
   routine closing line). A blank cell is "no"; ``x``, ``có``, ``1``, ``yes``, ``true``, ``khẩn``, a check mark
   … are "yes"; ``0``, ``không``, ``no``, ``false`` are "no" (compared folded); anything else is an error, so
@@ -37,6 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kb_import.example import is_example, is_example_code
 from kb_import.headers import (
     FIELD_HEADERS,
     HEADER_SCAN_ROWS,
@@ -165,6 +169,8 @@ class Validation:
     invalid_rows: int = 0
     # codes present in the file but invalid, per role: never deactivated by a --skip-invalid import
     invalid_codes: dict[str, set[str]] = field(default_factory=dict)
+    # codes of skipped template example rows of older templates (e.g. NK-001), per role: never deactivated
+    example_codes: dict[str, set[str]] = field(default_factory=dict)
 
     @property
     def fatal(self) -> list[Problem]:
@@ -222,12 +228,15 @@ def split_keywords(text: str) -> list[str]:
     if not text:
         return []
     parts = _KEYWORD_SPLIT.split(text) if (";" in text or "\n" in text) else text.split(",")
-    seen: dict[str, None] = {}
+    keywords: list[str] = []
+    seen: set[str] = set()  # folded case of the keywords kept
     for part in parts:
         kw = " ".join(part.split())
-        if kw and kw.lower() not in {k.lower() for k in seen}:
-            seen[kw] = None
-    return list(seen)
+        key = kw.lower()
+        if kw and key not in seen:
+            seen.add(key)
+            keywords.append(kw)
+    return keywords
 
 
 class _Validator:
@@ -426,6 +435,9 @@ class _Validator:
             ):
                 topic = values.get("topic", "") or topic  # a section heading row
                 continue
+            if is_example(code, question, answer):
+                self.example_row(raw, header, number, code, role, values.get("role", ""))
+                continue
             if role is None and "role" not in columns:
                 self.problem(
                     "missing_role",
@@ -525,6 +537,29 @@ class _Validator:
         out.rows_seen += count
         info.rows += count
         return count
+
+    def example_row(
+        self, raw: RawSheet, header: HeaderMap, number: int, code: str, role: str | None, role_text: str
+    ) -> None:
+        """Skip the template's example row with a warning; an older template's code is kept (not hidden)."""
+        column = header.columns["code"]
+        self.problem(
+            "example_row",
+            f"the template's example row (code {code!r}) is skipped: it only shows how to fill a row and is "
+            "never imported",
+            f"Bỏ qua dòng ví dụ của tệp mẫu (mã “{code}”): dòng này chỉ để minh hoạ cách điền, không bao giờ "
+            "được nhập vào kho kiến thức.",
+            raw.file,
+            sheet=raw.sheet,
+            row=number,
+            column=column_letter(column),
+            header=header.header_of("code"),
+            severity="warning",
+            value=code,
+        )
+        row_role = resolve_role(role_text, self.known_roles) if role_text else role
+        if row_role and code and not is_example_code(code):
+            self.out.example_codes.setdefault(row_role, set()).add(code)
 
     @staticmethod
     def _cell_problem(

@@ -27,6 +27,7 @@ ADMIN_COMMANDS = [
     BotCommand(command="unanswered", description="Câu hỏi chưa trả lời tốt"),
     BotCommand(command="kb_add", description="Thêm một câu hỏi vào KB"),
     BotCommand(command="duyetkb", description="Xác nhận bác sĩ đã duyệt KB mẫu"),
+    BotCommand(command="hoantac", description="Hoàn tác lần nhập KB gần nhất"),
     BotCommand(command="reload", description="Tải lại KB"),
 ]
 

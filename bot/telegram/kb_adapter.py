@@ -3,7 +3,11 @@
 An uploaded spreadsheet is written to a private temporary file (keeping its original name for the report)
 and passed to the same job as ``medbot import``: validation with file/sheet/row/column in every problem,
 one transaction, embeddings through the cache, ``kb_imports`` history. The job's report is rendered here as
-plain Vietnamese for the chat.
+plain Vietnamese for the chat; its first line says what the import hid (or would hide), role by role.
+
+A dry run whose import would hide a large share of a role (``kb_import.limits.large_hide``) reports
+``needs_confirmation``: the admin router then offers a separate confirmation (``force``) and "add and update
+only" (``keep_missing``) instead of the plain "Nhập".
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 
 import asyncpg
 
+from bot.telegram import texts
 from db.settings import get_settings
 from kb_import.cli import make_cached_embedder
 from kb_import.job import ImportOptions
@@ -33,6 +38,8 @@ class ImportReport:
     ok: bool
     text: str
     counts: dict[str, int] = field(default_factory=dict)
+    needs_confirmation: bool = False  # the import would hide a large share of a role: confirm separately
+    hidden: int = 0  # entries the import hides (or would hide), all roles
 
 
 def render(report: JobReport, *, dry: bool) -> ImportReport:
@@ -55,8 +62,17 @@ def render(report: JobReport, *, dry: bool) -> ImportReport:
             lines.append(f"… và {len(errors) - MAX_PROBLEMS_SHOWN} lỗi khác (xem bằng lệnh medbot import).")
     for p in report.warnings[:5]:
         lines.append(f"⚠️ {p.location_vi()}: {p.message_vi}")
+    hidden = sum(h.hidden for h in report.hides)
+    if dry and report.ok and report.needs_confirmation:
+        lines.append(texts.IMPORT_HIDE_EXPLAIN.format(n=hidden))
+    elif not dry and report.needs_confirmation:  # the KB changed since the dry run
+        lines.append(texts.IMPORT_HIDE_RESEND)
+    if not dry and report.status == "applied":
+        commands = ", ".join(f"/hoantac {role}" for role in sorted(report.roles))
+        lines.append(texts.IMPORT_UNDO_HINT.format(commands=commands))
     counts = {"added": t.added, "updated": t.updated, "deactivated": t.deactivated, "errors": len(errors)}
-    return ImportReport(ok=report.ok, text="\n".join(lines), counts=counts)
+    return ImportReport(ok=report.ok, text="\n".join(lines), counts=counts,
+                        needs_confirmation=report.needs_confirmation, hidden=hidden)  # fmt: skip
 
 
 async def _run(
@@ -116,7 +132,11 @@ async def run_import(
     default_role: str,
     roles: list[str],
     progress: Progress,
+    force: bool = False,
+    keep_missing: bool = False,
 ) -> ImportReport:
-    """Import the file (all or nothing, strict), reporting progress as ``progress(done, total)``."""
-    options = ImportOptions(role=default_role, requested_by=requested_by, known_roles=roles)
+    """Import the file (all or nothing, strict), reporting progress as ``progress(done, total)``. ``force``:
+    the admin confirmed hiding a large share of a role; ``keep_missing``: add and update only."""
+    options = ImportOptions(role=default_role, requested_by=requested_by, known_roles=roles, force=force,
+                            keep_missing=keep_missing)  # fmt: skip
     return render(await _run(pool, data, filename, options, progress), dry=False)

@@ -58,6 +58,7 @@ HELP_ADMIN = (
     "/unanswered — câu hỏi chưa trả lời tốt\n"
     "/kb_add — thêm một câu hỏi vào KB\n"
     "/duyetkb — xác nhận bác sĩ đã duyệt KB mẫu của một chuyên khoa\n"
+    "/hoantac — hoàn tác lần nhập KB gần nhất của một chuyên khoa\n"
     "/reload — tải lại KB"
 )
 
@@ -95,7 +96,7 @@ IMPORT_HOWTO = (
     "📥 Gửi tệp <b>.xlsx</b> hoặc <b>.csv</b> vào đây. Mình sẽ kiểm tra trước rồi mới hỏi bạn có nhập không."
 )
 IMPORT_BAD_TYPE = "Mình chỉ nhận tệp .xlsx hoặc .csv để nhập KB."
-IMPORT_TOO_BIG = "Tệp quá lớn (tối đa 20 MB)."
+IMPORT_TOO_BIG = "Tệp quá lớn (tối đa {mb} MB)."
 IMPORT_CHECKING = "🔎 Đang kiểm tra tệp <b>{name}</b>…"
 IMPORT_CONFIRM = "✅ Nhập"
 IMPORT_CANCEL = "✖️ Huỷ"
@@ -104,6 +105,25 @@ IMPORT_EXPIRED = "Yêu cầu nhập này đã hết hạn hoặc đã được x
 IMPORT_STARTED = "Đang nhập…"
 IMPORT_PROGRESS = "⏳ Đang nhập <b>{name}</b>: {done}/{total} dòng ({pct}%)"
 IMPORT_FAILED = "❌ Nhập không thành công: {error}\nKB vẫn giữ nguyên như trước."
+# A file that would hide a large share of a role: "Nhập" is replaced by a separate, explicit confirmation.
+IMPORT_FORCE = "⚠️ Nhập và ẩn {n} mục"
+IMPORT_KEEP = "➕ Chỉ thêm và cập nhật, không ẩn mục nào"
+IMPORT_HIDE_EXPLAIN = (
+    "⚠️ Tệp là toàn bộ kho kiến thức của vai trò trong tệp: các mục có mã không nằm trong tệp sẽ bị ẩn. "
+    "Nếu đúng là muốn thay cả kho bằng tệp này, bấm “⚠️ Nhập và ẩn {n} mục”. Nếu chỉ muốn thêm các mục mới "
+    "và cập nhật mục trùng mã, bấm “➕ Chỉ thêm và cập nhật”."
+)
+IMPORT_HIDE_RESEND = "Kho kiến thức đã thay đổi từ lúc kiểm tra: gửi lại tệp để xem lại và xác nhận."
+IMPORT_UNDO_HINT = "↩️ Hoàn tác lần nhập này: {commands}"
+UNDO_USAGE = (
+    "Cách dùng: <code>/hoantac chuyên_khoa</code>, ví dụ <code>/hoantac patient_dental</code>.\n"
+    "Hoàn tác lần nhập KB gần nhất của chuyên khoa đó: các mục trở lại đúng như trước lần nhập (nội dung, "
+    "ẩn/hiện, khẩn cấp), mục do lần nhập đó thêm vào sẽ được gỡ bỏ. Gõ lại lệnh để lùi thêm một lần nhập."
+)
+UNDO_CHOICES = "📋 Lần nhập có thể hoàn tác:\n{items}"
+UNDO_CHOICE_ITEM = "• <code>/hoantac {role}</code> — {what}: {n} mục"
+UNDO_NOTHING = "Chưa có lần nhập nào có thể hoàn tác."
+UNDO_REDO = "Muốn làm lại lần nhập đó: gửi lại tệp."
 KB_ADD_USAGE = (
     "Cách dùng: <code>/kb_add [chuyên khoa] câu hỏi | câu trả lời</code>\n"
     "Ví dụ: <code>/kb_add patient_dental Răng khôn mọc lệch có cần nhổ không? | Nên khám để chụp phim…</code>"

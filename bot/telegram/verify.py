@@ -61,13 +61,13 @@ from engine.verify.documents import SUPPORTED_ARTICLE, SUPPORTED_GUIDELINE, Docu
 from engine.verify.report import Report, report_stem
 from engine.verify.types import STATUS_VI
 from kb_import.guidelines import import_document, summary_vi
+from kb_import.limits import MAX_ARTICLE_BYTES, MAX_GUIDELINE_BYTES
 
 log = logging.getLogger("medbot.telegram.verify")
 
 router = Router(name="verify")
 CHANNEL = "telegram"
 MAX_MESSAGE = 4096
-MAX_FILE_BYTES = 5 * 1024 * 1024
 KB_SPREADSHEETS = (".csv", ".xlsx")
 _MD_HEADING = re.compile(r"(?m)^\s{0,3}#{1,6}\s+\S")
 ICON = {"VALID": "✅", "FLAGGED": "⚠️", "UNCLEAR": "❔"}
@@ -284,8 +284,9 @@ async def on_document(
     assert document is not None and message.from_user is not None
     name = document.file_name or "tai-lieu.txt"
     suffix = Path(name).suffix.lower()
-    if (document.file_size or 0) > MAX_FILE_BYTES:
-        await message.answer("Tệp quá lớn (tối đa 5 MB).")
+    cap = MAX_GUIDELINE_BYTES if vf_kind == "guideline" else MAX_ARTICLE_BYTES
+    if (document.file_size or 0) > cap:
+        await message.answer(f"Tệp quá lớn (tối đa {cap // 2**20} MB).")
         return
     if not service.is_staff(vf_user):
         log.warning("guideline.refused user=%s", vf_user.id)

@@ -17,8 +17,9 @@ A .docx is a zip archive: the sizes its parts declare are checked before python-
 (``engine.untrusted.check_zip`` with ``DOCX_ZIP_LIMITS``: the sum of the decompressed parts and the
 compression ratio, the mark of a "zip bomb"). .docx and .pdf files are then parsed in a child process capped
 at ``PARSE_MEMORY_BYTES`` of memory and ``PARSE_TIMEOUT_S`` seconds (``engine.sandbox``), so a file that
-would still blow up costs only that child. The refusals are ``DocumentError`` with a Vietnamese message that
-names the limit (written to follow "Không đọc được bài viết: …").
+would still blow up costs only that child. Every ``DocumentError`` carries a Vietnamese message for the
+clinician (a damaged file, a format, an encoding, a limit named with its value), written to follow "Không
+đọc được bài viết: …" or "không nhập được (…)"; the technical cause goes to the log.
 """
 
 from __future__ import annotations
@@ -45,7 +46,19 @@ log = logging.getLogger("medbot.verify")
 
 
 class DocumentError(ValueError):
-    """The file cannot be read as a document (unsupported format, damaged file, no text, over a limit)."""
+    """The file cannot be read as a document (unsupported format, damaged file, no text, over a limit); the
+    message is Vietnamese, for the clinician, starting in lower case."""
+
+
+def unreadable(kind: str, exc: BaseException) -> DocumentError:
+    """A damaged or mislabelled ``.docx``/``.pdf``: the cause logged, a Vietnamese message for the clinician."""
+    log.info("document.unreadable kind=%s error=%s", kind, type(exc).__name__)
+    what = "Word" if kind == "docx" else "PDF"
+    return DocumentError(f"tệp .{kind} bị hỏng hoặc không phải tệp {what} thật — thử mở tệp rồi lưu lại")
+
+
+def unsupported(suffix: str, accepted: str) -> DocumentError:
+    return DocumentError(f"định dạng “{suffix or 'không có đuôi'}” chưa được hỗ trợ — hãy dùng tệp {accepted}")
 
 
 def limit_error(exc: UnsafeFile) -> DocumentError:
@@ -189,7 +202,7 @@ def _docx_blocks(data: bytes) -> list[Block]:
     except UnsafeFile as exc:
         raise limit_error(exc) from None
     except (zipfile.BadZipFile, ValueError, OSError) as exc:
-        raise DocumentError(f"not a readable .docx file ({exc.__class__.__name__})") from exc
+        raise unreadable("docx", exc) from exc
     return _isolated("engine.verify.documents:parse_docx", data)
 
 
@@ -202,7 +215,7 @@ def parse_docx(data: bytes) -> list[Block]:
     except MemoryError:
         raise
     except Exception as exc:
-        raise DocumentError(f"not a readable .docx file ({exc.__class__.__name__})") from exc
+        raise unreadable("docx", exc) from exc
     blocks: list[Block] = []
     for paragraph in document.paragraphs:
         text = squash(nfc(paragraph.text))
@@ -237,7 +250,7 @@ def parse_pdf(data: bytes) -> list[Block]:
     except MemoryError:
         raise
     except Exception as exc:
-        raise DocumentError(f"not a readable .pdf file ({exc.__class__.__name__})") from exc
+        raise unreadable("pdf", exc) from exc
     blocks: list[Block] = []
     para: list[str] = []
     more: list[str] = []  # continuation lines of the last list item, joined once (linear time)
@@ -295,22 +308,22 @@ def read_blocks(data: bytes | str, filename: str, *, max_bytes: int = MAX_DOCUME
         raise limit_error(exc) from None
     if suffix == ".docx":
         if isinstance(data, str):
-            raise DocumentError(".docx content must be bytes")
+            raise DocumentError("nội dung .docx phải được gửi dưới dạng tệp, không phải văn bản dán vào")
         return _docx_blocks(data)
     if suffix == ".pdf":
         if isinstance(data, str):
-            raise DocumentError(".pdf content must be bytes")
+            raise DocumentError("nội dung .pdf phải được gửi dưới dạng tệp, không phải văn bản dán vào")
         return _isolated("engine.verify.documents:parse_pdf", data)
     if suffix in (".md", ".markdown", ".txt", ""):
         if isinstance(data, bytes):
             try:
                 text = data.decode("utf-8-sig")
             except UnicodeDecodeError as exc:
-                raise DocumentError("the text file is not UTF-8") from exc
+                raise DocumentError("tệp văn bản không dùng bảng mã UTF-8 — hãy lưu lại với bảng mã UTF-8") from exc
         else:
             text = data
         return blocks_from_text(text, markdown=suffix in (".md", ".markdown"))
-    raise DocumentError(f"unsupported file type {suffix!r}")
+    raise unsupported(suffix, ".txt, .md, .docx hoặc .pdf")
 
 
 def read_file(path: str | Path) -> list[Block]:

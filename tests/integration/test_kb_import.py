@@ -347,7 +347,8 @@ async def test_identical_reimport_is_a_noop_that_says_so(db, embedder, tmp_path)
     statuses = [r["status"] for r in await db.fetch("SELECT status FROM kb_imports ORDER BY id")]
     assert statuses == ["applied", "unchanged"]
     # once the KB moved on (another import of the role), the same file applies again
-    await imp(db, write_xlsx(tmp_path / "other.xlsx", {"patient_dental": rows(1)}), embedder=embedder)
+    other = write_xlsx(tmp_path / "other.xlsx", {"patient_dental": rows(1)})
+    assert (await imp(db, other, embedder=embedder, force=True)).status == "applied"  # hides 1 of 2: confirmed
     back = await imp(db, path, embedder=embedder)
     assert back.status == "applied" and back.totals.reactivated == 1
 
@@ -367,8 +368,9 @@ async def test_concurrent_imports_of_a_role_serialise(db, embedder, tmp_path):
         return progress
 
     ra, rb = await asyncio.gather(
-        run_import(db, [a], ImportOptions(), embedder=embedder, progress=tracker("a")),
-        run_import(db, [b], ImportOptions(), embedder=embedder, progress=tracker("b")),
+        # whichever comes second hides all of the first's entries: confirmed (force)
+        run_import(db, [a], ImportOptions(force=True), embedder=embedder, progress=tracker("a")),
+        run_import(db, [b], ImportOptions(force=True), embedder=embedder, progress=tracker("b")),
     )
     assert ra.ok and rb.ok
     first = events[0][0]
@@ -420,6 +422,9 @@ async def test_cli_template_then_dry_run_and_import(db, db_url, tmp_path):
     wb = openpyxl.load_workbook(template)
     assert wb.sheetnames == ["KB", "Hướng dẫn"]
     assert [c.value for c in wb["KB"][1]][:5] == ["ĐỀ MỤC", "CHỦ ĐỀ CON", "MÃ SỐ", "CÂU HỎI", "CÂU TRẢ LỜI"]
+    # the example row is never imported (tests/integration/test_kb_import_safety.py): add the clinic's own row
+    wb["KB"].append(["Răng khôn", "", "NK-050", "Răng khôn mọc lệch có cần nhổ không?", "Nên chụp phim."])
+    wb.save(template)
     proc = await asyncio.to_thread(_cli, db_url, str(template))  # no role: rejected
     assert proc.returncode == 1 and "missing_role" in proc.stdout
     proc = await asyncio.to_thread(_cli, db_url, str(template), "--role", "patient_dental", "--dry-run")

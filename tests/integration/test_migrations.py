@@ -28,6 +28,7 @@ EXPECTED_TABLES = {
     "telegram_pending_actions",  # 0003_telegram
     "embedding_models",  # 0009
     "outbox_drainers",  # 0010
+    "kb_import_snapshots",  # 0012
 }
 
 

@@ -11,9 +11,11 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from kb_import.job import ImportOptions, run_import
 from kb_import.worker.jobs import default_jobs
 from kb_import.worker.runner import run_job
 from tests.integration.worker_helpers import make_ctx
+from tests.kb_files import rows, write_xlsx
 
 pytest.importorskip("kb_import.job")
 
@@ -67,3 +69,27 @@ async def test_dropped_spreadsheet_is_imported_and_broken_one_rejected(db: async
     assert [n["chat_id"] for n in notices] == ["111", "111"]
     assert "✅" in notices[0]["payload"]["text"] and "kb_rang.csv" in notices[0]["payload"]["text"]
     assert "❌" in notices[1]["payload"]["text"] and "kb_hong.csv" in notices[1]["payload"]["text"]
+
+
+async def test_watched_folder_refuses_to_hide_a_large_share(db: asyncpg.Pool, tmp_path: Path) -> None:
+    """A partial file dropped in the folder would hide 43 entries: refused (the folder never confirms that),
+    the KB unchanged, and the report says why and how to import it by hand."""
+    seeded = await run_import(db, [write_xlsx(tmp_path / "kb.xlsx", {"patient_dental": rows(43, "NK-")})],
+                              ImportOptions())  # fmt: skip
+    assert seeded.ok
+    before = await _kb(db)
+    ctx = make_ctx(db, tmp_path, admin_ids=[111])
+    folder = ctx.settings.kb_import_dir
+    folder.mkdir(parents=True)
+    (folder / "ba_muc.csv").write_text(GOOD.replace("W00", "NK-9"), encoding="utf-8")
+
+    result = await run_job(ctx, FOLDER_IMPORT)
+    assert result.status == "ok", result.error
+    assert result.counts["rejected"] == 1 and result.counts["imported"] == 0
+    assert await _kb(db) == before
+    report = (folder / "rejected" / "ba_muc.csv.report.txt").read_text(encoding="utf-8")
+    assert "BỊ TỪ CHỐI" in report
+    assert "sẽ ẩn 43/43 mục đang dùng của vai trò patient_dental" in report
+    assert "medbot import ba_muc.csv --force" in report and "--keep-missing" in report
+    notice = (await db.fetchrow("SELECT payload FROM outbox ORDER BY id DESC LIMIT 1"))["payload"]["text"]
+    assert "❌" in notice and "sẽ ẩn 43/43 mục" in notice and "--force" in notice

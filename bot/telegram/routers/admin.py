@@ -1,6 +1,13 @@
 """Admin features: KB import from a sent .xlsx/.csv (dry run → "Nhập"/"Huỷ" → progress → summary),
 /stats (+ PNG chart), /unanswered (tap to answer → new KB entry), /kb_add, /reload, /import, /duyetkb (the
-clinic's doctors reviewed a role's sample entries: ``kb_import.review``).
+clinic's doctors reviewed a role's sample entries: ``kb_import.review``), /hoantac (undo a role's last import:
+``kb_import.undo``).
+
+A file that would hide a large share of a role (``kb_import.limits.large_hide``) is never imported by the
+plain "Nhập": the dry run offers instead a separate confirmation naming how many entries it hides ("⚠️ Nhập
+và ẩn N mục", the import's ``force``), "➕ Chỉ thêm và cập nhật" (``keep_missing``) and "Huỷ". The pending
+action records whether the confirmation was offered, so a forged "force" on an ordinary file is an ordinary
+import (refused if it would hide a large share).
 
 A KB entry made from /unanswered is the admin's own writing, never the patient's message copied by the bot:
 the KB's questions are offered to other patients as suggestions and sent to the LLM, and a patient's
@@ -50,10 +57,11 @@ from engine.embedding import passage_text
 from engine.text import fold
 from engine.types import KBEntry
 from kb_import.cli import make_cached_embedder
+from kb_import.limits import MAX_SPREADSHEET_BYTES
 from kb_import.review import mark_role_reviewed
+from kb_import.undo import describe, undo_last_import, undoable
 
 log = logging.getLogger("medbot.telegram.admin")
-MAX_FILE = 20 * 1024 * 1024
 DRAFT_CHARS = 300  # the drafted KB question: the patient's message on one line, at most this long
 # An answer to an unanswered question is a reply to the bot's own prompt (texts.UNANSWERED_PROMPT), matched
 # from its first character: "#Q123" typed by anyone, or quoted inside another message, is not a prompt.
@@ -88,6 +96,7 @@ def build(settings: Settings) -> Router:
     router.message.register(kb_add, Command("kb_add"))
     router.message.register(reload, Command("reload"))
     router.message.register(kb_reviewed, Command("duyetkb"))
+    router.message.register(undo_import, Command("hoantac"))
     return router
 
 
@@ -107,8 +116,8 @@ async def document(message: Message, bot: Bot, user: User, service: ChatService)
     if not name.lower().endswith((".xlsx", ".csv")):
         await message.answer(texts.IMPORT_BAD_TYPE)
         return
-    if (doc.file_size or 0) > MAX_FILE:
-        await message.answer(texts.IMPORT_TOO_BIG)
+    if (doc.file_size or 0) > MAX_SPREADSHEET_BYTES:
+        await message.answer(texts.IMPORT_TOO_BIG.format(mb=MAX_SPREADSHEET_BYTES // 2**20))
         return
     status = await message.answer(texts.IMPORT_CHECKING.format(name=html.escape(name)))
     data = await _download(bot, doc.file_id)
@@ -116,21 +125,25 @@ async def document(message: Message, bot: Bot, user: User, service: ChatService)
                                       default_role=_role_for(user, service), roles=service.roles)  # fmt: skip
     markup = None
     if report.ok:
+        confirm = report.needs_confirmation
         pid = await pending.create(
-            service.pool, message.chat.id, "import", {"file_id": doc.file_id, "name": name}
+            service.pool, message.chat.id, "import", {"file_id": doc.file_id, "name": name, "confirm": confirm}
         )
-        markup = InlineKeyboardMarkup(
-            inline_keyboard=[
-                [
-                    InlineKeyboardButton(
-                        text=texts.IMPORT_CONFIRM, callback_data=ImportCb(action="ok", pending_id=pid).pack()
-                    ),
-                    InlineKeyboardButton(
-                        text=texts.IMPORT_CANCEL, callback_data=ImportCb(action="no", pending_id=pid).pack()
-                    ),
-                ]
+
+        def button(text: str, action: str) -> InlineKeyboardButton:
+            return InlineKeyboardButton(text=text, callback_data=ImportCb(action=action, pending_id=pid).pack())
+
+        if confirm:  # a large share of a role would be hidden: a separate, explicit confirmation
+            rows = [
+                [button(texts.IMPORT_FORCE.format(n=report.hidden), "force")],
+                [button(texts.IMPORT_KEEP, "keep")],
+                [button(texts.IMPORT_CANCEL, "no")],
             ]
-        )
+        else:
+            rows = [[button(texts.IMPORT_CONFIRM, "ok"), button(texts.IMPORT_CANCEL, "no")]]
+            if report.hidden:  # a few entries would be hidden: adding and updating only is one tap away
+                rows.insert(1, [button(texts.IMPORT_KEEP, "keep")])
+        markup = InlineKeyboardMarkup(inline_keyboard=rows)
     await status.edit_text(html.escape(report.text), reply_markup=markup)
 
 
@@ -150,10 +163,12 @@ async def import_decision(
         return
     if isinstance(query.message, Message):
         await query.message.edit_reply_markup(reply_markup=None)  # the buttons are used up
-    if callback_data.action != "ok":
+    if callback_data.action not in ("ok", "force", "keep"):
         await query.answer()
         await bot.send_message(chat_id, texts.IMPORT_CANCELLED)
         return
+    force = callback_data.action == "force" and bool(job.get("confirm"))  # only when it was offered
+    keep_missing = callback_data.action == "keep"
     await query.answer(texts.IMPORT_STARTED)
     name = str(job["name"])
     progress_msg = await bot.send_message(
@@ -174,7 +189,7 @@ async def import_decision(
         data = await _download(bot, str(job["file_id"]))
         report = await kb_adapter.run_import(service.pool, data, name, requested_by=f"telegram:{user.external_id}",
                                              default_role=_role_for(user, service), roles=service.roles,
-                                             progress=progress)  # fmt: skip
+                                             progress=progress, force=force, keep_missing=keep_missing)  # fmt: skip
         summary = html.escape(report.text)
     except Exception as exc:
         log.exception("import.failed file=%s", name)
@@ -386,3 +401,22 @@ async def kb_reviewed(message: Message, command: CommandObject, user: User, serv
     else:
         label = html.escape(role_label(result.role))
         await message.answer(texts.KB_REVIEWED.format(n=result.marked, label=label))
+
+
+# ---------------------------------------------------------------- hoantac
+async def undo_import(message: Message, command: CommandObject, user: User, service: ChatService) -> None:
+    """``/hoantac ROLE``: undo the role's last import; without a role, what can be undone."""
+    name = (command.args or "").strip()
+    if not name:
+        items = "\n".join(
+            texts.UNDO_CHOICE_ITEM.format(role=html.escape(u.role), what=html.escape(describe(u)[1]), n=u.changed)
+            for u in await undoable(service.pool)
+        )
+        await message.answer(texts.UNDO_USAGE + "\n\n" + (texts.UNDO_CHOICES.format(items=items) if items
+                                                            else texts.UNDO_NOTHING))  # fmt: skip
+        return
+    result = await undo_last_import(
+        service.pool, name, requested_by=f"telegram:{user.external_id}", extra_roles=service.roles
+    )
+    reply = html.escape(result.message_vi)
+    await message.answer(reply + ("\n" + texts.UNDO_REDO if result.ok else ""))

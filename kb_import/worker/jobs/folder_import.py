@@ -2,7 +2,10 @@
 strict mode (any invalid row → nothing written), then moved out of the way with their report:
 
 * imported (or identical to what was imported, which the import job reports as a no-op) → ``done/``;
-* rejected → ``rejected/``; the KB is unchanged.
+* rejected → ``rejected/``; the KB is unchanged. This includes a file that would hide a large share of a
+  role's entries (``kb_import.limits.large_hide``: a partial file dropped by mistake): the folder never
+  confirms that, and the report says why and how to import it by hand (``medbot import --force`` or the
+  bot's confirmation button).
 
 The report is written beside the moved file as ``<file name>.report.txt`` (e.g. ``kb.xlsx.report.txt``) and
 sent to the admins through the outbox. A file name already taken in ``done/``/``rejected/`` gets a time stamp.
@@ -108,13 +111,17 @@ async def _notify(ctx: JobContext, text: str) -> int:
         return await outbox.enqueue_to_all(conn, admins, [payload])
 
 
-async def _finish(ctx: JobContext, path: Path, sha: str, accepted: bool, body: str) -> dict[str, Any]:
+async def _finish(
+    ctx: JobContext, path: Path, sha: str, accepted: bool, body: str, hidden: int = 0
+) -> dict[str, Any]:
     folder = ctx.settings.kb_import_dir / ("done" if accepted else "rejected")
     destination = free_name(folder, path.name)
     report = report_text(path, sha, accepted, body, destination)
     target = await asyncio.to_thread(move_with_report, path, folder, report)
     icon = "✅" if accepted else "❌"
     verdict = "đã nhập" if accepted else "bị từ chối, kho kiến thức không thay đổi"
+    if accepted and hidden:  # what was hidden, in the notice's first line (the body says which role)
+        verdict += f", đã ẩn {hidden} mục không có trong tệp"
     notice = (
         f"{icon} Nhập tự động từ thư mục: {path.name} — {verdict}.\n"
         f"Báo cáo đầy đủ: {target.name}.report.txt (thư mục {folder.name}/)\n\n{body.strip()}"
@@ -150,7 +157,7 @@ async def run(ctx: JobContext) -> Counts:
                 failed.append(f"{path.name}: {type(exc).__name__}: {exc}")
             continue
         errors.pop(sha, None)
-        await _finish(ctx, path, sha, outcome.accepted, outcome.report)
+        await _finish(ctx, path, sha, outcome.accepted, outcome.report, int(outcome.counts.get("deactivated", 0)))
         counts["imported" if outcome.accepted else "rejected"] += 1
     if failed:
         raise RuntimeError(f"import error(s), file(s) left in place for a retry: {'; '.join(failed)} "
