@@ -21,6 +21,11 @@ Clinician roles (``clinician = true`` in ``engine/data/roles.toml``) belong to c
 clinician role to anyone else (``RoleChoice.STAFF_ONLY``), and ``answer_role`` withholds one a user still
 holds from before (picked before the rule existed, or no longer staff): such a user is asked to pick a
 patient role and is never answered, nor carded in an emergency, as a clinician.
+
+Fair use (``bot.fair_use``): a channel asks ``admit`` before handling a sender's message (after the guard,
+never for an emergency; staff always pass) and drops a refused one, sending the notice when there is one.
+``handle_text`` runs the flow with ``llm_allowed`` False (the offline path) once the sender's daily LLM budget
+is spent, and records the LLM requests each answer made.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from typing import Any, Literal
 import asyncpg
 
 from bot.access import StaffRule
+from bot.fair_use import ADMITTED, Admission, FairUse
 from bot.logs import redact
 from db import conversations, feedback, suggestions, users
 from db.conversations import StoredTurn
@@ -119,6 +125,7 @@ class ChatService:
         staff: StaffRule | None = None,
         disclaimer: str = "",
         clinic: ClinicProfile | None = None,
+        fair_use: FairUse | None = None,
     ) -> None:
         self.pool = pool
         self.answer = answer
@@ -128,6 +135,7 @@ class ChatService:
         self.staff = staff or StaffRule()
         self.disclaimer = disclaimer
         self.clinic = clinic or ClinicProfile()
+        self.fair_use = fair_use  # None: no limits (tools, tests)
 
     # -- triage first ------------------------------------------------------------------------------------
 
@@ -204,6 +212,31 @@ class ChatService:
     async def user(self, channel: str, external_id: str | int, display_name: str | None = None) -> User:
         return await users.get_or_create(self.db, channel, str(external_id), display_name)
 
+    # -- fair use ------------------------------------------------------------------------------------------
+
+    async def admit(self, user: User) -> Admission:
+        """Count one message of ``user`` (not an emergency: channels never ask for one) and say whether it is
+        answered; clinic staff always are, uncounted."""
+        if self.fair_use is None or self.is_staff(user):
+            return ADMITTED
+        admission = await self.fair_use.admit(self.db, user)
+        if not admission.admitted:
+            log.info(
+                "fair_use.refused user=%s channel=%s notice=%s", user.id, user.channel, admission.notice is not None
+            )
+        return admission
+
+    async def _llm_budget(self, user: User, shared: dict[str, Any]) -> bool:
+        """Whether ``user``'s message is on a daily LLM budget with room left (its calls are then recorded).
+        Once the budget is spent the message is answered offline (``llm_allowed`` False); staff have none."""
+        if self.fair_use is None or not self.fair_use.budgets_llm or self.is_staff(user):
+            return False
+        if await self.fair_use.llm_allowed(self.db, user):
+            return True
+        log.info("fair_use.llm_budget_spent user=%s channel=%s", user.id, user.channel)
+        shared["llm_allowed"] = False
+        return False
+
     # -- roles and staff -----------------------------------------------------------------------------------
 
     def is_staff(self, user: User) -> bool:
@@ -270,6 +303,7 @@ class ChatService:
             "channel": channel,
             "trace": [],
         }
+        budgeted = await self._llm_budget(user, shared)
         result = await self.answer(shared)
         latency_ms = int((time.perf_counter() - started) * 1000)
         tokens = result.get("tokens") or {}
@@ -286,6 +320,8 @@ class ChatService:
             tokens_out=int(tokens.get("completion", 0)),
             trace=result.get("trace"),
         )
+        if budgeted and self.fair_use is not None and tokens.get("calls"):
+            await self.fair_use.spent(self.db, user, int(tokens["calls"]))
         questions = [q for q in result.get("suggestion_questions") or [] if q][:MAX_SUGGESTIONS]
         # Both turns, the conversation's activity and the suggestion set: one statement (atomic by itself).
         _, out_id, set_id = await conversations.store_exchange(self.db, conversation_id, user.id, turn, questions)

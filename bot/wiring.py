@@ -10,6 +10,7 @@ import logging
 from typing import Any
 
 from bot.access import StaffRule
+from bot.fair_use import FairUse, Limits
 from bot.runtime import Runtime
 from bot.service import ChatService
 from db.settings import Settings
@@ -113,4 +114,5 @@ async def build_service(runtime: Runtime) -> ChatService:
         staff=StaffRule.from_settings(runtime.settings),
         disclaimer=runtime.settings.disclaimer,
         clinic=runtime.settings.clinic,
+        fair_use=FairUse(Limits.from_settings(runtime.settings), runtime.settings.clinic),
     )

@@ -98,6 +98,15 @@ class Settings(BaseSettings):
     # the redelivery is handled once it has run out.
     update_lease_seconds: float = Field(default=30.0, ge=1.0, le=600.0)
 
+    # Fair use (bot/fair_use.py), per sender on Telegram and Zalo; clinic staff exempt, emergencies always
+    # answered and never counted; 0 = no limit.
+    rate_limit_per_minute: int = Field(default=20, ge=0)
+    rate_limit_per_day: int = Field(default=200, ge=0)
+    llm_daily_calls_per_user: int = Field(default=100, ge=0)  # LLM requests a day, then the offline answers
+    # Zalo events handled at once per process (each holds a pool connection for its chat lock); the pool is
+    # sized for it (bot/zalo/webhook.py: pool_share).
+    zalo_concurrency: int = Field(default=8, ge=1, le=200)
+
     @field_validator("admin_ids", mode="before")
     @classmethod
     def _split_ids(cls, value: object) -> object:

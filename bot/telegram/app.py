@@ -41,6 +41,7 @@ from bot.telegram.commands import set_menus
 from bot.telegram.middlewares import (
     ChatOrderMiddleware,
     DedupeMiddleware,
+    FairUseMiddleware,
     TriageMiddleware,
     UpdateInProgress,
     UserMiddleware,
@@ -48,7 +49,7 @@ from bot.telegram.middlewares import (
 from bot.telegram.routers import all_routers
 from bot.telegram.session import DeliveryPolicy
 from bot.zalo import zalo_configured
-from bot.zalo.webhook import build_channel, zalo_routes
+from bot.zalo.webhook import build_channel, pool_share, zalo_routes
 from db.settings import Settings
 
 log = logging.getLogger("medbot.telegram")
@@ -97,6 +98,7 @@ def build_dispatcher(
     dp.update.outer_middleware(ChatOrderMiddleware(service, concurrency))
     dp.update.outer_middleware(DedupeMiddleware(service, settings.update_lease_seconds))
     dp.update.outer_middleware(UserMiddleware(service))
+    dp.update.outer_middleware(FairUseMiddleware(service))  # after triage: emergencies always answered
     dp.include_routers(*all_routers(settings))
     dp.errors.register(on_error, ~ExceptionTypeFilter(UpdateInProgress))  # that one reaches the webhook
     inline_sync_filters(dp)
@@ -191,7 +193,9 @@ async def _wait_for_stop() -> None:
 async def run_telegram(settings: Settings) -> int:
     from bot.wiring import build_service
 
-    runtime: Runtime = await open_runtime(settings, pool_size=POOL_SIZE)
+    # With Zalo on the same app, its handlers get connections of their own (bot/zalo/webhook.py).
+    zalo_share = pool_share(settings) if settings.telegram_webhook_url and zalo_configured(settings) else 0
+    runtime: Runtime = await open_runtime(settings, pool_size=POOL_SIZE + zalo_share)
     service = await build_service(runtime)
     bot = build_bot(settings, runtime.pool)
     dp = build_dispatcher(service, settings)

@@ -15,6 +15,11 @@ the admin authorisation middleware of the admin router.
   is handled; one that another handler holds right now raises ``UpdateInProgress``, which the webhook
   answers 503 so that Telegram delivers it again later. If handling raises, the claim is released.
 - ``UserMiddleware`` loads (or creates) the user and puts it in the handler data as ``user``.
+- ``FairUseMiddleware`` counts each message and button tap of a sender (``ChatService.admit``,
+  ``bot/fair_use.py``) after the dedupe claim, so a redelivery is not counted twice, and under the chat lock,
+  so the notice keeps its place among the chat's replies. An emergency (``emergency`` in the handler data,
+  answered by the triage middleware already) is neither counted nor refused. A refused update is dropped: a
+  callback query is answered (no spinning button), and the first refusal of a window sends the notice.
 - ``AdminMiddleware`` (inner, on the admin router) lets a matched admin handler run only for ``ADMIN_IDS``
   or users flagged admin in the database; everyone else gets a polite refusal and nothing changes. Even an
   admin is served only in a private chat: in a group or channel (where the answer would show patients'
@@ -166,6 +171,28 @@ class UserMiddleware(BaseMiddleware):
                 user.active = True
             data["user"] = user
         return await handler(event, data)
+
+
+class FairUseMiddleware(BaseMiddleware):
+    def __init__(self, service: ChatService) -> None:
+        self.service = service
+
+    async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
+        assert isinstance(event, Update)
+        user = data.get("user")
+        counted = event.message is not None or event.callback_query is not None
+        if user is None or not counted or data.get("emergency") is not None:
+            return await handler(event, data)
+        admission = await self.service.admit(user)
+        if admission.admitted:
+            return await handler(event, data)
+        if event.callback_query is not None:
+            await event.callback_query.answer()
+        chat: Chat | None = data.get("event_chat")
+        if admission.notice and chat is not None:
+            bot: Bot = data["bot"]
+            await bot.send_message(chat.id, html_decoration.quote(admission.notice))
+        return None
 
 
 class AdminMiddleware(BaseMiddleware):

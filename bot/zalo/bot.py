@@ -19,6 +19,10 @@ Everything patients can do on Telegram works here through ChatService, as a user
   An emergency never waits for a role: the triage guard (``ChatService.guard``, called by the webhook before
   the dedupe claim and the lock) has already answered it from the text alone (115 first); the picker follows.
 * Images, stickers, audio, files… → "vui lòng gõ câu hỏi".
+* Fair use (``bot/fair_use.py``): every message event (typed text, a tapped button, a sticker…) counts
+  against the sender's per-minute and per-day limits (``ChatService.admit``; follow / unfollow do not, nor
+  does an emergency, which the guard has answered). One over a limit is not handled; the first of a window
+  gets the notice.
 * Sending errors: 230 (no interaction for 7 days) marks the user inactive (``inactive_reason='zalo_230'``)
   and nothing more is sent to them until they write again (a message from them reactivates them); other
   errors are logged and, where a plain text can still get through, the user is told to try again.
@@ -179,6 +183,12 @@ class ZaloBot:
             await users.set_active(self.service.pool, CHANNEL, incoming.external_id, True, None)
             user.active = True
         try:
+            if incoming.event != "follow" and emergency is None:
+                admission = await self.service.admit(user)
+                if not admission.admitted:
+                    if admission.notice:
+                        await self.send_text(user, incoming.recipient, admission.notice)
+                    return
             if incoming.event == "follow":
                 await self.welcome(user, incoming.recipient)
             elif incoming.event in TEXT_EVENTS:

@@ -30,6 +30,15 @@ processed.
 Within the replay window a captured, correctly signed event can only be replayed with its own ``msg_id``,
 which is dropped as a duplicate (``processed_updates``).
 
+Bounded concurrency: at most ``ZALO_CONCURRENCY`` events (default 8) are handled at once per process — claim,
+chat lock, answer — and the others wait for a slot (``ZaloChannel.slots``) *after* triage, so an emergency's
+answer never waits. Each event being handled holds one pool connection for its chat lock and borrows
+another now and then for the engine's short queries, so the pool is sized ``pool_share`` (two per slot)
+plus a reserve (``serve``; ``bot/telegram/app.py`` adds the share to Telegram's pool when both run in one
+process), and the slots never exceed half the pool they are given. Without the bound, a burst of events
+from more users than the pool has connections left every connection held by a chat lock whose handler
+waited for one more: the process stopped answering (``bench/bench_zalo_burst.py`` measures a burst of 200).
+
 Mounting (``bot/main.py``): with Telegram configured, call :func:`zalo_routes` on the Telegram webhook app
 when :func:`bot.zalo.zalo_configured` is true; with Zalo alone, serve :func:`build_app` (``/zalo/webhook`` and
 ``GET /healthz``) on ``PORT``, e.g. with :func:`serve`.
@@ -61,6 +70,8 @@ from db.updates import Claim, UpdateClaim
 from engine import triage
 
 log = logging.getLogger("medbot.zalo.webhook")
+
+POOL_RESERVE = 2  # connections beyond the handlers': emergency role lookups, /healthz, the token refresh
 
 PATH = "/zalo/webhook"
 SIGNATURE_HEADER = "X-ZEvent-Signature"
@@ -153,6 +164,7 @@ class ZaloChannel:
     tokens: ZaloTokens
     client: ZaloClient
     bot: ZaloBot
+    slots: asyncio.Semaphore  # events handled at once (after triage)
 
     async def close(self) -> None:
         await self.client.close()
@@ -160,6 +172,21 @@ class ZaloChannel:
 
 
 CHANNEL_KEY: web.AppKey[ZaloChannel] = web.AppKey("zalo_channel", ZaloChannel)
+
+
+def pool_share(settings: Settings) -> int:
+    """Pool connections the Zalo channel needs: one held by each slot's chat lock, one beside it for the
+    engine's short queries."""
+    return 2 * settings.zalo_concurrency
+
+
+def handling_slots(settings: Settings, pool_size: int) -> int:
+    """``ZALO_CONCURRENCY``, but at most half of a pool of ``pool_size`` (a smaller pool than ``pool_share``
+    must still leave every lock holder a connection for its queries)."""
+    slots = max(1, min(settings.zalo_concurrency, pool_size // 2))
+    if slots < settings.zalo_concurrency:
+        log.warning("zalo.concurrency_capped wanted=%d slots=%d pool=%d", settings.zalo_concurrency, slots, pool_size)
+    return slots
 
 
 async def build_channel(runtime: Runtime, service: ChatService) -> ZaloChannel:
@@ -170,7 +197,8 @@ async def build_channel(runtime: Runtime, service: ChatService) -> ZaloChannel:
     tokens = ZaloTokens(runtime.pool, settings)
     await tokens.seed()
     client = ZaloClient(tokens, settings.zalo_api_base)
-    return ZaloChannel(service, settings, tokens, client, ZaloBot(service, client, settings))
+    slots = asyncio.Semaphore(handling_slots(settings, runtime.pool.get_max_size()))
+    return ZaloChannel(service, settings, tokens, client, ZaloBot(service, client, settings), slots)
 
 
 async def handle_webhook(request: web.Request) -> web.Response:
@@ -201,22 +229,23 @@ async def handle_webhook(request: web.Request) -> web.Response:
     async def handle(emergency: Emergency | None) -> None:
         nonlocal held, carded
         carded = emergency is not None and emergency.delivered
-        if key is None:
-            async with channel.service.chat_lock(CHANNEL, incoming.external_id):
+        async with channel.slots:  # after triage: an emergency's answer has gone out already
+            if key is None:
+                async with channel.service.chat_lock(CHANNEL, incoming.external_id):
+                    await channel.bot.handle(incoming, emergency)
+                return
+            held = await updates.claim(pool, CHANNEL, key, lease)
+            if not held.ours:
+                return
+            if held.outcome is Claim.TAKEN_OVER:
+                log.warning(
+                    "zalo.webhook.taken_over event=%s (its handler stopped before answering)", incoming.event
+                )
+            async with (
+                updates.keep_alive(pool, held, lease),
+                channel.service.chat_lock(CHANNEL, incoming.external_id),
+            ):
                 await channel.bot.handle(incoming, emergency)
-            return
-        held = await updates.claim(pool, CHANNEL, key, lease)
-        if not held.ours:
-            return
-        if held.outcome is Claim.TAKEN_OVER:
-            log.warning(
-                "zalo.webhook.taken_over event=%s (its handler stopped before answering)", incoming.event
-            )
-        async with (
-            updates.keep_alive(pool, held, lease),
-            channel.service.chat_lock(CHANNEL, incoming.external_id),
-        ):
-            await channel.bot.handle(incoming, emergency)
 
     async def deliver(answer: str) -> None:
         await channel.client.send_text(incoming.recipient, answer)
@@ -297,7 +326,7 @@ async def serve(settings: Settings) -> int:
     """``medbot run`` with Zalo alone: serve :func:`build_app` on ``PORT`` until cancelled."""
     from bot.runtime import open_runtime
 
-    runtime = await open_runtime(settings)
+    runtime = await open_runtime(settings, pool_size=pool_share(settings) + POOL_RESERVE)
     runner: web.AppRunner | None = None
     try:
         runner = web.AppRunner(await build_app(runtime))

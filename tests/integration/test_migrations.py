@@ -29,6 +29,7 @@ EXPECTED_TABLES = {
     "embedding_models",  # 0009
     "outbox_drainers",  # 0010
     "kb_import_snapshots",  # 0012
+    "rate_counters",  # 0013
 }
 
 

@@ -1,6 +1,7 @@
 """Housekeeping: expired suggestion sets, processed-update records older than
 ``WORKER_PROCESSED_UPDATES_DAYS`` (7), job runs older than ``WORKER_JOB_RUNS_KEEP_DAYS`` (30), outbox rows no
-longer pending older than ``WORKER_OUTBOX_KEEP_DAYS`` (30) and digest charts as old.
+longer pending older than ``WORKER_OUTBOX_KEEP_DAYS`` (30) and digest charts as old; fair-use counters whose
+day is over (``db.rate_limits``).
 """
 
 from __future__ import annotations
@@ -8,8 +9,8 @@ from __future__ import annotations
 import time
 
 from db import jobs as jobs_db
+from db import rate_limits, suggestions, updates
 from db import retention as retention_db
-from db import suggestions, updates
 from kb_import.worker.context import Counts, JobContext
 
 
@@ -20,6 +21,7 @@ async def run(ctx: JobContext) -> Counts:
         "processed_updates": await updates.delete_older_than(ctx.pool, w.worker_processed_updates_days),
         "job_runs": await jobs_db.delete_older_than(ctx.pool, w.worker_job_runs_keep_days),
         "outbox": await retention_db.delete_outbox_done_older_than(ctx.pool, w.worker_outbox_keep_days),
+        "rate_counters": await rate_limits.delete_stale(ctx.pool),
     }
     charts = 0
     folder = ctx.settings.medbot_data_dir / "digests"
