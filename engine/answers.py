@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from engine import texts
 from engine.clinic import ClinicProfile
 from engine.roles import Role
 from engine.types import KBEntry
@@ -20,12 +21,12 @@ def source_line(role: Role, entries: list[KBEntry]) -> str:
     if not entries:
         return ""
     if role.clinician:
-        return "📚 Mã tham khảo: " + ", ".join(dict.fromkeys(e.code for e in entries))
+        return texts.SOURCE_CODES.format(codes=", ".join(dict.fromkeys(e.code for e in entries)))
     topics = [t for t in dict.fromkeys(e.topic.strip() for e in entries) if t]
-    where = "tài liệu mẫu của MedBot" if any(e.sample for e in entries) else "tài liệu hỏi đáp của phòng khám"
+    where = texts.SOURCE_SAMPLE if any(e.sample for e in entries) else texts.SOURCE_CLINIC
     if topics:
-        where += ", mục " + ", ".join(f"“{t}”" for t in topics)
-    return f"📚 Nguồn: {where}."
+        where += texts.SOURCE_TOPICS.format(topics=", ".join(texts.TOPIC_QUOTED.format(topic=t) for t in topics))
+    return texts.SOURCE.format(where=where)
 
 
 def closing_line(role: Role, entries: list[KBEntry], message: str, clinic: ClinicProfile) -> str:

@@ -16,7 +16,7 @@ from engine.classify import fold
 from engine.clinic import ClinicProfile
 from engine.core import Node, register
 from engine.intents import clinic_topic
-from engine.nodes import deps_of, say
+from engine.shared import deps_of, say
 
 
 @register

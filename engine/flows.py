@@ -4,9 +4,10 @@
 ``flow_to_mermaid(MEDICAL_FLOW)`` draws it for ``medbot flow show`` (also ``python -m engine.flows``).
 ``run_medical_flow`` never raises: any unexpected error becomes a polite apology with the disclaimer.
 
-Output ``confidence``: the retrieval score when the answer comes from the KB, 1.0 for an emergency, else the
-classification confidence. ``llm``: per LLM step, its model time, tokens, calls and outcome (also in the
-step's trace record); ``disagreements``: where the model and the offline path disagreed, and what was kept.
+The output is one ``engine.result.FlowResult``. Its ``confidence``: the retrieval score when the answer comes
+from the KB, 1.0 for an emergency, else the classification confidence. ``llm``: per LLM step, its model
+time, tokens, calls and outcome (also in the step's trace record); ``disagreements``: where the model and
+the offline path disagreed, and what was kept.
 
 LLM time budget: every LLM step of one message shares ``EngineConfig.llm_budget`` seconds from the start of
 the flow, less a small reserve for the offline steps after the last call (``llm_reserve``), so that even with
@@ -20,10 +21,11 @@ import logging
 import time
 from typing import Any
 
-from engine import clinic_nodes, nodes  # noqa: F401  (registers the node types)
+from engine import clinic_nodes, nodes, reply_nodes, texts  # noqa: F401  (the node modules register their types)
 from engine.core import Flow, FlowDefinition, build_flow, flow_to_mermaid
 from engine.deps import EngineDeps
 from engine.llm import Usage
+from engine.result import FlowResult
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +84,6 @@ MEDICAL_FLOW: FlowDefinition = {
 
 _flow: Flow | None = None
 
-APOLOGY = "Xin lỗi, hệ thống đang gặp sự cố nên chưa trả lời được. Bạn vui lòng thử lại sau ít phút nhé."
-
 
 def medical_flow() -> Flow:
     """The graph, built once per process (nodes are copied per run, so sharing it is safe)."""
@@ -93,26 +93,28 @@ def medical_flow() -> Flow:
     return _flow
 
 
-def _output(shared: dict[str, Any], t0: float) -> dict[str, Any]:
-    usage: Usage = shared.get("usage") or Usage()
-    input_type = shared.get("input_type", "")
+def _result(shared: dict[str, Any], t0: float) -> FlowResult:
+    """The typed result of a run, read from the shared store once the flow is done."""
     confidence = shared.get("confidence")
     if confidence is None:
         confidence = shared.get("classification_confidence", 0.0)
-    return {
-        "input_type": input_type,
-        "explain": shared.get("explain", ""),
-        "suggestion_questions": list(shared.get("suggestion_questions") or []),
-        "citations": list(shared.get("citations") or []),
-        "retrieval_score": float(shared.get("retrieval_score", 0.0)),
-        "confidence": float(confidence),
-        "red_flag": bool(shared.get("red_flag", False)),
-        "trace": list(shared.get("trace") or []),
-        "tokens": usage.as_dict(),
-        "llm": dict(shared.get("llm_steps") or {}),
-        "disagreements": list(shared.get("disagreements") or []),
-        "latency_ms": round((time.perf_counter() - t0) * 1000, 2),
-    }
+    return FlowResult(
+        text=shared.get("explain", ""),
+        input_type=shared.get("input_type", ""),
+        suggestions=list(shared.get("suggestion_questions") or []),
+        citations=list(shared.get("citations") or []),
+        retrieval_score=float(shared.get("retrieval_score", 0.0)),
+        confidence=float(confidence),
+        red_flag=bool(shared.get("red_flag", False)),
+        emergency_categories=list(shared.get("red_flag_categories") or []),
+        disclaimer_shown=bool(shared.get("disclaimer_shown", False)),
+        answer_source=str(shared.get("answer_source") or ""),
+        usage=shared.get("usage") or Usage(),
+        llm=dict(shared.get("llm_steps") or {}),
+        disagreements=list(shared.get("disagreements") or []),
+        trace=list(shared.get("trace") or []),
+        latency_ms=round((time.perf_counter() - t0) * 1000, 2),
+    )
 
 
 def llm_reserve(budget: float) -> float:
@@ -120,11 +122,10 @@ def llm_reserve(budget: float) -> float:
     return min(0.5, 0.15 * budget)
 
 
-async def run_medical_flow(deps: EngineDeps, shared: dict[str, Any]) -> dict[str, Any]:
+async def run_medical_flow(deps: EngineDeps, shared: dict[str, Any]) -> FlowResult:
     """Run the medical flow on ``shared`` ({role, input, conversation_id, history?, user_id, channel}).
 
-    Returns {input_type, explain, suggestion_questions, citations, retrieval_score, confidence, red_flag,
-    trace, tokens, latency_ms}; the rest of the shared store stays in ``shared`` for the caller's logs."""
+    Returns the typed ``FlowResult``; the rest of the shared store stays in ``shared`` for the caller's logs."""
     t0 = time.perf_counter()
     shared["deps"] = deps
     shared.setdefault("trace", [])
@@ -138,13 +139,14 @@ async def run_medical_flow(deps: EngineDeps, shared: dict[str, Any]) -> dict[str
             parts = [*shared.get("answer_parts", []), shared.get("emergency_card", "")]
             parts = [p for p in parts if p]
         else:
-            parts = [APOLOGY]
+            parts = [texts.APOLOGY]
             shared["input_type"] = shared.get("input_type") or "error"
         shared["explain"] = "\n\n".join([*parts, deps.config.disclaimer])
+        shared["disclaimer_shown"] = bool(deps.config.disclaimer)
     finally:
         shared.pop("deps", None)
         shared.pop("llm_deadline", None)
-    return _output(shared, t0)
+    return _result(shared, t0)
 
 
 if __name__ == "__main__":

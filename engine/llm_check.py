@@ -26,7 +26,7 @@ from typing import Any
 from engine.deps import EngineDeps
 from engine.flows import run_medical_flow
 from engine.llm import CircuitBreaker
-from engine.nodes import LLM_STEPS
+from engine.structured import LLM_STEPS
 
 log = logging.getLogger(__name__)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from engine import texts
 from engine.text import CharTable
 
 MAX_INPUT_CHARS = 1000
@@ -33,12 +34,9 @@ def validate_input(text: str | None, max_chars: int = MAX_INPUT_CHARS) -> str:
     """The normalised message, or ``InvalidInput`` with a clear Vietnamese message."""
     clean = normalize_input(text)
     if not clean:
-        raise InvalidInput("Tin nhắn đang trống. Bạn hãy gõ câu hỏi của mình (tối đa 1000 ký tự) nhé.")
+        raise InvalidInput(texts.EMPTY_INPUT)
     if len(clean) > max_chars:
-        raise InvalidInput(
-            f"Tin nhắn dài {len(clean)} ký tự, vượt quá giới hạn {max_chars} ký tự. "
-            "Bạn vui lòng rút gọn hoặc tách thành vài câu hỏi ngắn hơn nhé."
-        )
+        raise InvalidInput(texts.TOO_LONG.format(length=len(clean), limit=max_chars))
     return clean
 
 
