@@ -400,7 +400,7 @@ async def run(argv: list[str]) -> dict[str, Any]:
                 t = time.perf_counter()
                 reply = await service.handle_text(user, text, channel="console")
                 ask_ms.append((time.perf_counter() - t) * 1000)
-                flow_ms.append(float(reply.result["latency_ms"]))
+                flow_ms.append(reply.result.latency_ms if reply.result is not None else 0.0)
                 if code is not None:
                     asked += 1
                     right += reply.citations == [code]

@@ -36,6 +36,7 @@ from bot.setup import setup
 from bot.wiring import engine_deps
 from db.settings import load_settings
 from engine.flows import run_medical_flow
+from engine.result import FlowResult
 
 ROOT = Path(__file__).resolve().parents[1]
 HELDOUT = ROOT / "tests" / "data" / "intents_heldout.jsonl"
@@ -55,10 +56,10 @@ async def labelled_set(runtime: Runtime, heldout: int) -> list[dict[str, Any]]:
     return items
 
 
-def right(item: dict[str, Any], out: dict[str, Any]) -> bool:
+def right(item: dict[str, Any], out: FlowResult) -> bool:
     if item["code"] is not None:
-        return out["input_type"] == "medical_question" and out["citations"][:1] == [item["code"]]
-    return out["input_type"] == item["label"]
+        return out.input_type == "medical_question" and out.citations[:1] == [item["code"]]
+    return out.input_type == item["label"]
 
 
 async def run_mode(
@@ -84,10 +85,10 @@ async def run_mode(
             out = await run_medical_flow(deps, {"role": item["role"], "input": item["text"]})
         results[i] = {
             "ok": right(item, out),
-            "ms": out["latency_ms"],
-            "tokens": out["tokens"]["total"],
-            "fallbacks": sum(1 for s in out["llm"].values() if s["source"] == "offline" and s["calls"]),
-            "got": [out["input_type"], out["citations"][:1]],
+            "ms": out.latency_ms,
+            "tokens": out.usage.total_tokens,
+            "fallbacks": sum(1 for s in out.llm.values() if s["source"] == "offline" and s["calls"]),
+            "got": [out.input_type, out.citations[:1]],
         }
 
     try:

@@ -1,4 +1,5 @@
-"""Who counts as clinic staff: the one rule behind doctor roles, ``/verify`` and ``/guideline``.
+"""Who counts as clinic staff: the one rule behind doctor roles, ``/verify`` and ``/guideline``; and who is
+an administrator (``is_admin``: the admin commands of Telegram).
 
 A sender is staff when
 
@@ -29,6 +30,7 @@ class StaffRule:
 
     telegram_ids: frozenset[str] = field(default_factory=frozenset)
     zalo_ids: frozenset[str] = field(default_factory=frozenset)
+    admin_ids: frozenset[str] = field(default_factory=frozenset)  # Telegram ids of ``ADMIN_IDS``
 
     @classmethod
     def from_settings(cls, settings: Settings) -> StaffRule:
@@ -39,7 +41,7 @@ class StaffRule:
                 zalo.add(entry.removeprefix("zalo:"))
             else:
                 telegram.add(entry)
-        return cls(frozenset(telegram), frozenset(zalo))
+        return cls(frozenset(telegram), frozenset(zalo), frozenset(str(i) for i in settings.admin_ids))
 
     def is_staff(self, user: User) -> bool:
         if user.is_admin or user.channel in TRUSTED_CHANNELS:
@@ -49,3 +51,8 @@ class StaffRule:
         if user.channel == "zalo":
             return user.external_id in self.zalo_ids
         return False
+
+    def is_admin(self, user: User) -> bool:
+        """An administrator (KB import, statistics, unanswered questions): the database admin flag, or a
+        Telegram user in ``ADMIN_IDS``. Every admin is staff; not every staff member is an admin."""
+        return user.is_admin or (user.channel == "telegram" and user.external_id in self.admin_ids)

@@ -46,7 +46,7 @@ def reply_json(reply: Reply) -> dict[str, object]:
         "suggestion_questions": reply.suggestions,
         "citations": reply.citations,
         "retrieval_score": round(reply.retrieval_score, 4),
-        "confidence": reply.result.get("confidence"),
+        "confidence": reply.result.confidence if reply.result is not None else None,
         "red_flag": reply.red_flag,
         "latency_ms": reply.latency_ms,
     }

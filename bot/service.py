@@ -23,9 +23,16 @@ holds from before (picked before the rule existed, or no longer staff): such a u
 patient role and is never answered, nor carded in an emergency, as a clinician.
 
 Fair use (``bot.fair_use``): a channel asks ``admit`` before handling a sender's message (after the guard,
-never for an emergency; staff always pass) and drops a refused one, sending the notice when there is one.
+with what it found: an emergency is never counted nor refused; staff always pass) and drops a refused one,
+sending the notice when there is one.
 ``handle_text`` runs the flow with ``llm_allowed`` False (the offline path) once the sender's daily LLM budget
 is spent, and records the LLM requests each answer made.
+
+Every other decision that does not depend on the platform is made here too, so a channel only translates
+between its platform and the service: ``sender`` (the user behind an update, active again once they write),
+``respond`` (a patient's message: answered, or ``needs_role`` and the channel shows its picker),
+``is_staff`` / ``is_admin`` (``bot.access``), ``erase`` (the user's rows and their queued messages). The
+engine's answer reaches the channel typed: ``Reply.result`` is the flow's ``engine.result.FlowResult``.
 """
 
 from __future__ import annotations
@@ -45,18 +52,19 @@ import asyncpg
 from bot.access import StaffRule
 from bot.fair_use import ADMITTED, Admission, FairUse
 from bot.logs import redact
-from db import conversations, feedback, suggestions, users
+from db import conversations, feedback, outbox, suggestions, users
 from db.conversations import StoredTurn
 from db.locks import advisory_lock
 from db.types import Executor
 from db.users import User
 from engine import triage
 from engine.clinic import ClinicProfile
+from engine.result import FlowResult
 
 log = logging.getLogger("medbot.service")
 
-# The engine entry point: takes the shared store, returns the flow's output dict (DESIGN.md section 4).
-AnswerFn = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+# The engine entry point: takes the shared store, returns the flow's typed result (DESIGN.md section 4).
+AnswerFn = Callable[[dict[str, Any]], Awaitable[FlowResult]]
 
 # How long the guard waits for the user's role (one indexed row) before treating the sender as a patient.
 ROLE_LOOKUP_TIMEOUT_S = 1.0
@@ -82,8 +90,10 @@ class Reply:
     red_flag: bool = False
     retrieval_score: float = 0.0
     latency_ms: int = 0
-    result: dict[str, Any] = field(default_factory=dict)
+    result: FlowResult | None = None  # the engine's whole result; None when the flow did not run
     delivered: bool = False  # already sent (the emergency answer, sent by the guard): store only
+    needs_role: bool = False  # not answered: the user must pick a role first (the channel shows its picker)
+    withheld_role: str | None = None  # with needs_role: the clinician role the user holds but is not staff for
 
 
 @dataclass(slots=True)
@@ -212,12 +222,21 @@ class ChatService:
     async def user(self, channel: str, external_id: str | int, display_name: str | None = None) -> User:
         return await users.get_or_create(self.db, channel, str(external_id), display_name)
 
+    async def sender(self, channel: str, external_id: str | int, display_name: str | None = None) -> User:
+        """The user behind an incoming update (loaded or created); one marked inactive (blocked the bot,
+        unreachable, unfollowed) is active again, because they wrote."""
+        user = await self.user(channel, external_id, display_name)
+        if not user.active:
+            await users.set_active(self.db, channel, str(external_id), True, None)
+            user.active = True
+        return user
+
     # -- fair use ------------------------------------------------------------------------------------------
 
-    async def admit(self, user: User) -> Admission:
-        """Count one message of ``user`` (not an emergency: channels never ask for one) and say whether it is
-        answered; clinic staff always are, uncounted."""
-        if self.fair_use is None or self.is_staff(user):
+    async def admit(self, user: User, *, emergency: Emergency | None = None) -> Admission:
+        """Count one message of ``user`` and say whether it is answered. An emergency (what the guard found in
+        it) always is and is never counted; clinic staff always are, uncounted."""
+        if self.fair_use is None or emergency is not None or self.is_staff(user):
             return ADMITTED
         admission = await self.fair_use.admit(self.db, user)
         if not admission.admitted:
@@ -242,6 +261,10 @@ class ChatService:
     def is_staff(self, user: User) -> bool:
         """Clinic staff (``bot.access``): may hold clinician roles, use ``/verify`` and ``/guideline``."""
         return self.staff.is_staff(user)
+
+    def is_admin(self, user: User) -> bool:
+        """An administrator (``bot.access``): may import the KB and read statistics."""
+        return self.staff.is_admin(user)
 
     def roles_for(self, user: User) -> list[str]:
         """The roles ``user`` may pick, in configuration order: clinician roles for staff only."""
@@ -275,6 +298,20 @@ class ChatService:
         """``choose_role``, True when the role was set."""
         return await self.choose_role(user, role) is RoleChoice.SET
 
+    async def respond(self, user: User, text: str, *, channel: str, emergency: Emergency | None = None) -> Reply:
+        """A patient's message (typed, or a tapped suggestion) as every chat channel hands it over.
+
+        Answered (``handle_text``) when ``user`` holds a configured role they may be answered in. Otherwise the
+        reply is ``needs_role`` (with ``withheld_role`` when it is a clinician role and the user is not staff):
+        the channel shows its role picker; an emergency the guard already answered is recorded first."""
+        role = self.answer_role(user)
+        if role is None or role not in self.roles:
+            if emergency is not None and emergency.delivered:
+                await self.handle_text(user, text, channel=channel, emergency=emergency)
+            withheld = user.role if self.withheld_role(user) else None
+            return Reply(text="", needs_role=True, withheld_role=withheld)
+        return await self.handle_text(user, text, channel=channel, emergency=emergency)
+
     async def handle_text(
         self,
         user: User,
@@ -306,23 +343,22 @@ class ChatService:
         budgeted = await self._llm_budget(user, shared)
         result = await self.answer(shared)
         latency_ms = int((time.perf_counter() - started) * 1000)
-        tokens = result.get("tokens") or {}
         turn = StoredTurn(
             user_text=text,
-            bot_text=result.get("explain", ""),
-            input_type=result.get("input_type"),
-            confidence=result.get("confidence"),
-            retrieval_score=result.get("retrieval_score"),
-            citations=list(result.get("citations") or []),
-            red_flag=bool(result.get("red_flag")),
+            bot_text=result.text,
+            input_type=result.input_type,
+            confidence=result.confidence,
+            retrieval_score=result.retrieval_score,
+            citations=list(result.citations),
+            red_flag=result.red_flag,
             latency_ms=latency_ms,
-            tokens_in=int(tokens.get("prompt", 0)),
-            tokens_out=int(tokens.get("completion", 0)),
-            trace=result.get("trace"),
+            tokens_in=result.usage.prompt_tokens,
+            tokens_out=result.usage.completion_tokens,
+            trace=result.trace,
         )
-        if budgeted and self.fair_use is not None and tokens.get("calls"):
-            await self.fair_use.spent(self.db, user, int(tokens["calls"]))
-        questions = [q for q in result.get("suggestion_questions") or [] if q][:MAX_SUGGESTIONS]
+        if budgeted and self.fair_use is not None and result.usage.calls:
+            await self.fair_use.spent(self.db, user, result.usage.calls)
+        questions = [q for q in result.suggestions if q][:MAX_SUGGESTIONS]
         # Both turns, the conversation's activity and the suggestion set: one statement (atomic by itself).
         _, out_id, set_id = await conversations.store_exchange(self.db, conversation_id, user.id, turn, questions)
         log.info(
@@ -384,5 +420,7 @@ class ChatService:
         return await feedback.record(self.db, user.id, message_id, rating)
 
     async def erase(self, user: User) -> None:
+        """Forget ``user``: every row about them (``db.users.erase``) and what is still queued to their chat."""
         await users.erase(self.db, user.id)
+        await outbox.delete_for_chat(self.db, user.external_id, user.channel)
         log.info("user.erased user=%s", user.id)

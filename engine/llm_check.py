@@ -26,6 +26,7 @@ from typing import Any
 from engine.deps import EngineDeps
 from engine.flows import run_medical_flow
 from engine.llm import CircuitBreaker
+from engine.result import FlowResult
 from engine.structured import LLM_STEPS
 
 log = logging.getLogger(__name__)
@@ -78,12 +79,12 @@ async def labelled_set(deps: EngineDeps, role: str, n_questions: int = 12) -> li
     return items
 
 
-def is_right(item: CheckItem, out: dict[str, Any]) -> bool:
+def is_right(item: CheckItem, out: FlowResult) -> bool:
     if item.code is not None:
-        return out["input_type"] == "medical_question" and out["citations"][:1] == [item.code]
+        return out.input_type == "medical_question" and out.citations[:1] == [item.code]
     if item.input_type == "nonsense":  # off-topic: any reply that does not answer from the KB
-        return not out["citations"]
-    return out["input_type"] == item.input_type
+        return not out.citations
+    return out.input_type == item.input_type
 
 
 def verdict(right: int, offline_right: int, calls: int, fallbacks: int) -> str:
@@ -94,7 +95,7 @@ def verdict(right: int, offline_right: int, calls: int, fallbacks: int) -> str:
     return "helps" if right > offline_right else "neutral"
 
 
-async def _run_set(deps: EngineDeps, role: str, items: list[CheckItem], *, llm: bool) -> list[dict[str, Any]]:
+async def _run_set(deps: EngineDeps, role: str, items: list[CheckItem], *, llm: bool) -> list[FlowResult]:
     outs = []
     for item in items:
         shared: dict[str, Any] = {"role": role, "input": item.text, "llm_allowed": llm}
@@ -115,7 +116,7 @@ async def check_model(deps: EngineDeps, role: str, n_questions: int = 12) -> Che
         deps.llm.breaker = CircuitBreaker(deps.llm.breaker.threshold, deps.llm.breaker.cooldown)
         outs = await _run_set(step_deps, role, items, llm=True)
         # "expand" rides on the classify call: its record is the classify step's.
-        records = [o["llm"].get("classify" if step == "expand" else step) for o in outs]
+        records = [o.llm.get("classify" if step == "expand" else step) for o in outs]
         records = [r for r in records if r]
         calls = sum(1 for r in records if r["calls"])
         fallbacks = sum(1 for r in records if r["calls"] and r["source"] == "offline")

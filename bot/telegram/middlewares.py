@@ -20,8 +20,8 @@ the admin authorisation middleware of the admin router.
   so the notice keeps its place among the chat's replies. An emergency (``emergency`` in the handler data,
   answered by the triage middleware already) is neither counted nor refused. A refused update is dropped: a
   callback query is answered (no spinning button), and the first refusal of a window sends the notice.
-- ``AdminMiddleware`` (inner, on the admin router) lets a matched admin handler run only for ``ADMIN_IDS``
-  or users flagged admin in the database; everyone else gets a polite refusal and nothing changes. Even an
+- ``AdminMiddleware`` (inner, on the admin router) lets a matched admin handler run only for an administrator
+  (``ChatService.is_admin``: ``ADMIN_IDS`` or users flagged admin in the database); everyone else gets a polite refusal and nothing changes. Even an
   admin is served only in a private chat: in a group or channel (where the answer would show patients'
   questions to everyone there) the admin gets a short note to write privately, and no data.
 """
@@ -40,7 +40,7 @@ from aiogram.utils.text_decorations import html_decoration
 
 from bot.service import ChatService, Emergency
 from bot.telegram import texts
-from db import updates, users
+from db import updates
 from db.updates import Claim
 
 log = logging.getLogger("medbot.telegram")
@@ -164,12 +164,8 @@ class UserMiddleware(BaseMiddleware):
 
     async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
         tg_user: User | None = data.get("event_from_user")
-        if tg_user is not None and not tg_user.is_bot:
-            user = await self.service.user(CHANNEL, tg_user.id, tg_user.full_name)
-            if not user.active:  # they unblocked the bot and wrote again
-                await users.set_active(self.service.db, CHANNEL, str(tg_user.id), True)
-                user.active = True
-            data["user"] = user
+        if tg_user is not None and not tg_user.is_bot:  # active again if they had blocked the bot
+            data["user"] = await self.service.sender(CHANNEL, tg_user.id, tg_user.full_name)
         return await handler(event, data)
 
 
@@ -181,9 +177,9 @@ class FairUseMiddleware(BaseMiddleware):
         assert isinstance(event, Update)
         user = data.get("user")
         counted = event.message is not None or event.callback_query is not None
-        if user is None or not counted or data.get("emergency") is not None:
+        if user is None or not counted:
             return await handler(event, data)
-        admission = await self.service.admit(user)
+        admission = await self.service.admit(user, emergency=data.get("emergency"))
         if admission.admitted:
             return await handler(event, data)
         if event.callback_query is not None:
@@ -196,13 +192,11 @@ class FairUseMiddleware(BaseMiddleware):
 
 
 class AdminMiddleware(BaseMiddleware):
-    def __init__(self, admin_ids: list[int]) -> None:
-        self.admin_ids = set(admin_ids)
-
     async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
         tg_user: User | None = data.get("event_from_user")
         user = data.get("user")
-        if tg_user is None or not (tg_user.id in self.admin_ids or (user is not None and user.is_admin)):
+        service: ChatService = data["service"]
+        if tg_user is None or user is None or not service.is_admin(user):
             log.warning("admin.refused user=%s event=%s", tg_user.id if tg_user else None, type(event).__name__)
             if isinstance(event, CallbackQuery):
                 await event.answer(texts.ADMIN_ONLY, show_alert=True)

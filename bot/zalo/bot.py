@@ -177,14 +177,11 @@ class ZaloBot:
             await users.set_active(self.service.pool, CHANNEL, incoming.external_id, False, "zalo_unfollow")
             log.info("zalo.unfollow user=%s", incoming.external_id)
             return
-        user = await self.service.user(CHANNEL, incoming.external_id, incoming.display_name)
-        if not user.active:
-            # The user wrote (or followed) again: the 7-day window is open, we may answer again.
-            await users.set_active(self.service.pool, CHANNEL, incoming.external_id, True, None)
-            user.active = True
+        # The user wrote (or followed) again: the 7-day window is open, we may answer again.
+        user = await self.service.sender(CHANNEL, incoming.external_id, incoming.display_name)
         try:
-            if incoming.event != "follow" and emergency is None:
-                admission = await self.service.admit(user)
+            if incoming.event != "follow":
+                admission = await self.service.admit(user, emergency=emergency)
                 if not admission.admitted:
                     if admission.notice:
                         await self.send_text(user, incoming.recipient, admission.notice)
@@ -229,22 +226,13 @@ class ZaloBot:
         if command in HELP_COMMANDS:
             await self.send_text(user, recipient, HELP)
             return
-        if not self.has_role(user):
-            if emergency is not None and emergency.delivered:  # answered by the guard: record it
-                await self.service.handle_text(user, text, channel=CHANNEL, emergency=emergency)
-            await self.ask_for_role(user, recipient)
-            return
         await self.answer(user, recipient, text, emergency)
 
-    def has_role(self, user: User) -> bool:
-        """Whether ``user`` can be answered: a known role they may hold (a clinician role: staff only)."""
-        role = self.service.answer_role(user)
-        return role is not None and role in self.roles
-
-    async def ask_for_role(self, user: User, recipient: Recipient) -> None:
-        """The picker before an answer; it says why when the user holds a clinician role but is not staff."""
-        if self.service.withheld_role(user) and user.role in self.roles:
-            text = STAFF_ROLE_WITHDRAWN.format(label=self.roles[user.role].label)
+    async def ask_for_role(self, user: User, recipient: Recipient, withheld: str | None) -> None:
+        """The picker before an answer; it says why when the user holds a clinician role (``withheld``) but is
+        not staff."""
+        if withheld in self.roles:
+            text = STAFF_ROLE_WITHDRAWN.format(label=self.roles[withheld].label)
         else:
             text = PICK_ROLE_FIRST
         await self.role_picker(user, recipient, text)
@@ -287,9 +275,6 @@ class ZaloBot:
             log.info("zalo.suggestion_rejected user=%s payload=%s", user.id, redact(text))
             await self.send_text(user, recipient, SUGGESTION_EXPIRED)
             return
-        if not self.has_role(user):
-            await self.ask_for_role(user, recipient)
-            return
         await self.answer(user, recipient, question)
 
     async def on_feedback(self, user: User, recipient: Recipient, text: str) -> None:
@@ -310,7 +295,10 @@ class ZaloBot:
     async def answer(
         self, user: User, recipient: Recipient, text: str, emergency: Emergency | None = None
     ) -> None:
-        reply = await self.service.handle_text(user, text, channel=CHANNEL, emergency=emergency)
+        reply = await self.service.respond(user, text, channel=CHANNEL, emergency=emergency)
+        if reply.needs_role:  # an emergency is answered already: the picker follows it
+            await self.ask_for_role(user, recipient, reply.withheld_role)
+            return
         if reply.delivered:
             return
         await self._deliver(user, recipient, self.client.send_answer(recipient, render_text(reply), answer_buttons(reply)))

@@ -15,6 +15,7 @@ from bot.wiring import build_service, engine_deps
 from engine.clinic import ClinicProfile
 from engine.deps import EngineDeps
 from engine.flows import run_medical_flow
+from engine.result import FlowResult
 from tests.conftest import SAMPLE_DISCLAIMER as DISCLAIMER
 
 DIALOGUES = Path(__file__).parents[1] / "data" / "dialogues.jsonl"
@@ -34,46 +35,46 @@ def deps(sample_runtime) -> EngineDeps:
     return engine_deps(sample_runtime)
 
 
-async def ask(d: EngineDeps, text: str, role: str = "patient_dental", **shared: Any) -> dict[str, Any]:
+async def ask(d: EngineDeps, text: str, role: str = "patient_dental", **shared: Any) -> FlowResult:
     return await run_medical_flow(d, {"role": role, "input": text, **shared})
 
 
 async def test_requests_about_the_clinic_are_answered_from_the_profile(deps):
     deps.config.clinic = CLINIC
     booking = await ask(deps, "cho tôi đặt lịch khám sáng thứ 7 nhé")
-    assert booking["input_type"] == "booking" and booking["citations"] == []
-    assert "https://anhduong.example/dat-lich" in booking["explain"] and "028 3999 1234" in booking["explain"]
+    assert booking.input_type == "booking" and booking.citations == []
+    assert "https://anhduong.example/dat-lich" in booking.text and "028 3999 1234" in booking.text
     human = await ask(deps, "tôi muốn nói chuyện với người thật, ko phải bot")
-    assert human["input_type"] == "human" and "028 3999 1234" in human["explain"]
+    assert human.input_type == "human" and "028 3999 1234" in human.text
     complaint = await ask(deps, "tôi chờ hai tiếng rồi mà chưa được khám")
-    assert complaint["input_type"] == "complaint" and "xin lỗi" in complaint["explain"]
-    assert "028 3999 1234" in complaint["explain"] and complaint["suggestion_questions"] == []  # no dental topics
+    assert complaint.input_type == "complaint" and "xin lỗi" in complaint.text
+    assert "028 3999 1234" in complaint.text and complaint.suggestions == []  # no dental topics
     hours = await ask(deps, "phong kham mo cua may gio")
-    assert "Thứ 2 – Thứ 7: 8:00–20:00" in hours["explain"]
+    assert "Thứ 2 – Thứ 7: 8:00–20:00" in hours.text
     price = await ask(deps, "lấy cao răng hết bao nhiêu tiền")
-    assert "Lấy cao răng: 200.000 – 400.000 đ" in price["explain"] and "Niềng răng" not in price["explain"]
+    assert "Lấy cao răng: 200.000 – 400.000 đ" in price.text and "Niềng răng" not in price.text
     for out in (booking, human, complaint, hours, price):
-        assert DISCLAIMER not in out["explain"] and not any(c in out["explain"] for c in FALSE_CLAIMS)
+        assert DISCLAIMER not in out.text and not any(c in out.text for c in FALSE_CLAIMS)
 
 
 async def test_nothing_configured_says_so_instead_of_inventing(deps):
     deps.config.clinic = ClinicProfile()
     booking = await ask(deps, "dat lich kham rang khon cho minh vao chieu mai")
-    assert "chưa tự đặt lịch được" in booking["explain"] and "liên hệ trực tiếp" in booking["explain"]
+    assert "chưa tự đặt lịch được" in booking.text and "liên hệ trực tiếp" in booking.text
     insurance = await ask(deps, "có nhận bảo hiểm y tế không")
-    assert "chưa có thông tin về bảo hiểm" in insurance["explain"]
+    assert "chưa có thông tin về bảo hiểm" in insurance.text
     english = await ask(deps, "my tooth hurts, what should I do")
-    assert english["input_type"] == "english" and english["explain"].startswith("Hello!")
-    assert "only answer in Vietnamese" in english["explain"] and "contact the clinic directly" in english["explain"]
+    assert english.input_type == "english" and english.text.startswith("Hello!")
+    assert "only answer in Vietnamese" in english.text and "contact the clinic directly" in english.text
     deps.config.clinic = CLINIC
     english = await ask(deps, "can I book an appointment for tomorrow")
-    assert "please call Nha khoa Ánh Dương at 028 3999 1234" in english["explain"]
+    assert "please call Nha khoa Ánh Dương at 028 3999 1234" in english.text
 
 
 async def test_no_match_gives_the_doctor_line_with_the_number(deps):
     deps.config.clinic = CLINIC
     out = await ask(deps, "Mổ ruột thừa nằm viện mấy ngày thì được về?")
-    assert "hỏi trực tiếp bác sĩ bằng cách gọi Nha khoa Ánh Dương qua số 028 3999 1234" in out["explain"]
+    assert "hỏi trực tiếp bác sĩ bằng cách gọi Nha khoa Ánh Dương qua số 028 3999 1234" in out.text
 
 
 async def test_disclaimer_with_the_first_answer_and_every_emergency_only(sample_runtime, new_user):
@@ -92,32 +93,32 @@ async def test_disclaimer_with_the_first_answer_and_every_emergency_only(sample_
 
 async def test_closing_lines_fit_the_entry_and_the_situation(deps):
     denture = await ask(deps, "Vệ sinh hàm giả tháo lắp như thế nào?")
-    assert denture["citations"] == ["NK-039"] and "đặt lịch" not in denture["explain"]
+    assert denture.citations == ["NK-039"] and "đặt lịch" not in denture.text
     sensitive = await ask(deps, "Răng bị ê buốt khi uống nước lạnh là bị gì?")
-    assert "bạn nên đặt lịch để nha sĩ khám trực tiếp nhé." in sensitive["explain"]
+    assert "bạn nên đặt lịch để nha sĩ khám trực tiếp nhé." in sensitive.text
     exercise = await ask(deps, "Tập thể dục có làm hạ đường huyết không?", "patient_diabetes")
-    assert exercise["citations"] == ["TD-015"] and "liều insulin" not in exercise["explain"]
+    assert exercise.citations == ["TD-015"] and "liều insulin" not in exercise.text
     forgot = await ask(deps, "Quên uống thuốc tiểu đường thì phải làm sao?", "patient_diabetes")
-    assert "Đừng tự ý thay đổi thuốc hay liều insulin" in forgot["explain"]
+    assert "Đừng tự ý thay đổi thuốc hay liều insulin" in forgot.text
     deps.config.clinic = CLINIC
     sensitive = await ask(deps, "Răng bị ê buốt khi uống nước lạnh là bị gì?")
-    assert "khám trực tiếp nhé (đặt lịch tại https://anhduong.example/dat-lich hoặc gọi 028 3999 1234)." in sensitive["explain"]
+    assert "khám trực tiếp nhé (đặt lịch tại https://anhduong.example/dat-lich hoặc gọi 028 3999 1234)." in sensitive.text
 
 
 async def test_codes_for_doctors_a_plain_source_for_patients(deps):
     patient = await ask(deps, "Răng khôn mọc lệch có cần nhổ không?")
-    assert "NK-013" not in patient["explain"] and "📚 Nguồn: tài liệu mẫu của MedBot, mục “Răng khôn”." in patient["explain"]
+    assert "NK-013" not in patient.text and "📚 Nguồn: tài liệu mẫu của MedBot, mục “Răng khôn”." in patient.text
     doctor = await ask(deps, "khi nào lấy tủy buồng", "doctor_dental")
-    assert doctor["citations"] == ["BSNK-015"] and "📚 Mã tham khảo: BSNK-015" in doctor["explain"]
+    assert doctor.citations == ["BSNK-015"] and "📚 Mã tham khảo: BSNK-015" in doctor.text
 
 
 async def test_two_part_question_gets_both_parts(deps):
     out = await ask(deps, "Răng khôn mọc lệch có cần nhổ không? Nhổ xong thì kiêng gì?")
-    assert out["citations"] == ["NK-013", "NK-017"]
-    text = out["explain"]
+    assert out.citations == ["NK-013", "NK-017"]
+    text = out.text
     assert text.index("❓ Răng khôn mọc lệch có cần nhổ không?") < text.index("❓ Sau khi nhổ răng cần kiêng gì?")
     one = await ask(deps, "Tiêm insulin ở đâu và tiêm thế nào cho đúng?", "patient_diabetes")
-    assert one["citations"] == ["TD-021"]  # one question with "và" in it stays one question
+    assert one.citations == ["TD-021"]  # one question with "và" in it stays one question
 
 
 async def test_follow_ups_on_evidence_not_length(sample_runtime, new_user):

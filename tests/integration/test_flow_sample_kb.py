@@ -21,24 +21,11 @@ from db.stores import PgKBStore, PgMemoryStore
 from engine.deps import EngineDeps
 from engine.flows import MEDICAL_FLOW, run_medical_flow
 from engine.nodes import RetrieveFromKB
+from engine.result import FlowResult
 from engine.searcher import ClinicSearcher
 from engine.types import Hit, Turn
 from tests.conftest import SAMPLE_DISCLAIMER as DISCLAIMER
 
-KEYS = {
-    "input_type",
-    "explain",
-    "suggestion_questions",
-    "citations",
-    "retrieval_score",
-    "confidence",
-    "red_flag",
-    "trace",
-    "tokens",
-    "llm",
-    "disagreements",
-    "latency_ms",
-}
 ANSWERED = ["ingest", "red_flag", "memory", "decide", "retrieve", "prune", "score", "compose", "finalize"]
 CLARIFIED = [*ANSWERED[:-2], "clarify", "finalize"]
 NO_MATCH = [*ANSWERED[:-2], "topics", "finalize"]
@@ -51,12 +38,12 @@ def deps(sample_runtime) -> EngineDeps:
     return engine_deps(sample_runtime)
 
 
-async def ask(d: EngineDeps, text: str, role: str = "patient_dental", **shared: Any) -> dict[str, Any]:
+async def ask(d: EngineDeps, text: str, role: str = "patient_dental", **shared: Any) -> FlowResult:
     return await run_medical_flow(d, {"role": role, "input": text, **shared})
 
 
-def visited(out: dict[str, Any]) -> list[str]:
-    return [r["node"] for r in out["trace"]]
+def visited(out: FlowResult) -> list[str]:
+    return [r["node"] for r in out.trace]
 
 
 async def kb_entry(pool, role: str, code: str):
@@ -70,96 +57,96 @@ async def test_medical_question_answered_from_kb(deps, sample_pool):
     assert nk013["question"] == "Răng khôn mọc lệch có cần nhổ không?"
     for text in ("rang khon moc lech co can nho khong", "Răng khôn mọc lệch có cần nhổ không?"):
         out = await ask(deps, text)
-        assert set(out) == KEYS
-        assert out["input_type"] == "medical_question" and out["citations"] == ["NK-013"], text
-        assert nk013["answer"].strip() in out["explain"] and "NK-013" not in out["explain"]  # codes: doctors
-        assert "📚 Nguồn: tài liệu mẫu của MedBot, mục “Răng khôn”." in out["explain"]
-        assert out["explain"].endswith(DISCLAIMER)  # a first answer in a conversation
-        assert out["suggestion_questions"] and nk013["question"] not in out["suggestion_questions"]
-        assert out["retrieval_score"] >= 0.5 and out["confidence"] == out["retrieval_score"]
-        assert not out["red_flag"] and out["tokens"]["total"] == 0
+        assert isinstance(out, FlowResult)
+        assert out.input_type == "medical_question" and out.citations == ["NK-013"], text
+        assert nk013["answer"].strip() in out.text and "NK-013" not in out.text  # codes: doctors
+        assert "📚 Nguồn: tài liệu mẫu của MedBot, mục “Răng khôn”." in out.text
+        assert out.text.endswith(DISCLAIMER)  # a first answer in a conversation
+        assert out.suggestions and nk013["question"] not in out.suggestions
+        assert out.retrieval_score >= 0.5 and out.confidence == out.retrieval_score
+        assert not out.red_flag and out.usage.total_tokens == 0
         assert visited(out) == ANSWERED
-        assert all(r["error"] is None for r in out["trace"])
+        assert all(r["error"] is None for r in out.trace)
 
 
 async def test_emergency_first_and_nothing_else(deps):
     out = await ask(deps, "Bố tôi đau ngực lan ra cánh tay trái, vã mồ hôi")
-    assert out["red_flag"] and out["input_type"] == "emergency"
-    assert "115" in out["explain"] and out["explain"].endswith(DISCLAIMER)
+    assert out.red_flag and out.input_type == "emergency"
+    assert "115" in out.text and out.text.endswith(DISCLAIMER)
     assert visited(out) == ["ingest", "red_flag", "finalize"]  # no memory, no classification, no retrieval
-    assert out["citations"] == [] and out["retrieval_score"] == 0.0
+    assert out.citations == [] and out.retrieval_score == 0.0
 
 
 async def test_invalid_input_gets_clear_message(deps):
     out = await ask(deps, "   ")
-    assert out["input_type"] == "invalid" and "trống" in out["explain"]
+    assert out.input_type == "invalid" and "trống" in out.text
     out = await ask(deps, "x" * 1500)
-    assert out["input_type"] == "invalid" and "1000" in out["explain"]
+    assert out.input_type == "invalid" and "1000" in out.text
     assert visited(out) == ["ingest", "red_flag", "finalize"]
 
 
 async def test_greeting_then_every_topic(deps, sample_pool):
     out = await ask(deps, "xin chào")
-    assert out["input_type"] == "greeting"
-    assert out["explain"].startswith("Chào bạn! Mình là trợ lý nha khoa")
-    assert DISCLAIMER not in out["explain"]  # small talk carries no medical disclaimer
+    assert out.input_type == "greeting"
+    assert out.text.startswith("Chào bạn! Mình là trợ lý nha khoa")
+    assert DISCLAIMER not in out.text  # small talk carries no medical disclaimer
     assert visited(out) == ["ingest", "red_flag", "memory", "decide", "greeting", "topics", "finalize"]
     rows = await sample_pool.fetch("SELECT topic FROM kb_entries WHERE role = 'patient_dental' ORDER BY id")
     topics = list(dict.fromkeys(r["topic"] for r in rows))
     assert len(topics) == 12
-    assert out["suggestion_questions"] == topics  # every topic, none cut off ("Mất răng & phục hình" too)
-    assert all(f"• {t}" in out["explain"] for t in topics)
+    assert out.suggestions == topics  # every topic, none cut off ("Mất răng & phục hình" too)
+    assert all(f"• {t}" in out.text for t in topics)
 
 
 async def test_thanks_and_nonsense_and_topics(deps):
     out = await ask(deps, "cảm ơn bác sĩ nhiều")
-    assert out["input_type"] == "thanks" and "Không có gì" in out["explain"]
-    assert out["suggestion_questions"] == [] and DISCLAIMER not in out["explain"]  # no topic list, no disclaimer
+    assert out.input_type == "thanks" and "Không có gì" in out.text
+    assert out.suggestions == [] and DISCLAIMER not in out.text  # no topic list, no disclaimer
     assert visited(out) == ["ingest", "red_flag", "memory", "decide", "clinic", "finalize"]
     out = await ask(deps, "asdfghjk")
-    assert out["input_type"] == "nonsense" and "chưa hiểu" in out["explain"] and out["suggestion_questions"]
+    assert out.input_type == "nonsense" and "chưa hiểu" in out.text and out.suggestions
     assert visited(out) == ["ingest", "red_flag", "memory", "decide", "topics", "finalize"]
     out = await ask(deps, "cho tôi xem các chủ đề")
-    assert out["input_type"] == "topic_suggest" and "• Răng khôn" in out["explain"]
-    assert len(out["suggestion_questions"]) == 12
+    assert out.input_type == "topic_suggest" and "• Răng khôn" in out.text
+    assert len(out.suggestions) == 12
 
 
 async def test_statement_acknowledged_with_suggestions(deps, sample_pool):
     out = await ask(deps, "tôi bị tiểu đường 5 năm rồi", role="patient_diabetes")
-    assert out["input_type"] == "statement" and out["explain"].startswith("Cảm ơn bạn đã chia sẻ.")
-    assert "ghi nhận" not in out["explain"]  # memory keeps a few turns: nothing is "noted"
+    assert out.input_type == "statement" and out.text.startswith("Cảm ơn bạn đã chia sẻ.")
+    assert "ghi nhận" not in out.text  # memory keeps a few turns: nothing is "noted"
     assert visited(out) == ["ingest", "red_flag", "memory", "decide", "statement", "finalize"]
-    assert len(out["suggestion_questions"]) >= 3
+    assert len(out.suggestions) >= 3
     diabetes = {
         r["question"]
         for r in await sample_pool.fetch("SELECT question FROM kb_entries WHERE role = 'patient_diabetes'")
     }
-    assert set(out["suggestion_questions"]) <= diabetes  # the role's own KB, never another role's
+    assert set(out.suggestions) <= diabetes  # the role's own KB, never another role's
 
 
 async def test_clarify_offers_at_least_five_and_is_honest(deps, sample_pool):
     out = await ask(deps, "răng có vấn đề")  # vague: only partial matches in the sample KB
-    assert 0.15 <= out["retrieval_score"] < 0.5
-    assert visited(out) == CLARIFIED and out["citations"] == []
-    assert "chưa tìm thấy" in out["explain"] and len(out["suggestion_questions"]) >= 5
+    assert 0.15 <= out.retrieval_score < 0.5
+    assert visited(out) == CLARIFIED and out.citations == []
+    assert "chưa tìm thấy" in out.text and len(out.suggestions) >= 5
     dental = {
         r["question"]
         for r in await sample_pool.fetch("SELECT question FROM kb_entries WHERE role = 'patient_dental'")
     }
-    assert set(out["suggestion_questions"]) <= dental
+    assert set(out.suggestions) <= dental
     deps.config.score_threshold = 1.01  # nothing can be answered: a strong match is offered, not asserted
     out = await ask(deps, "niềng răng có đau không")
-    assert visited(out)[-2:] == ["clarify", "finalize"] and out["citations"] == []
-    assert len(out["suggestion_questions"]) >= 5
-    assert out["suggestion_questions"][0] == "Niềng răng có đau không, mất bao lâu?"
+    assert visited(out)[-2:] == ["clarify", "finalize"] and out.citations == []
+    assert len(out.suggestions) >= 5
+    assert out.suggestions[0] == "Niềng răng có đau không, mất bao lâu?"
 
 
 async def test_no_match_says_so_and_offers_topics(deps):
     out = await ask(deps, "Mổ ruột thừa nằm viện mấy ngày thì được về?")  # not a dental topic at all
-    assert out["input_type"] == "medical_question" and out["retrieval_score"] < 0.15
+    assert out.input_type == "medical_question" and out.retrieval_score < 0.15
     assert visited(out) == NO_MATCH
-    assert "chưa có nội dung phù hợp" in out["explain"] and out["citations"] == []
-    assert len(out["suggestion_questions"]) >= 5
+    assert "chưa có nội dung phù hợp" in out.text and out.citations == []
+    assert len(out.suggestions) >= 5
 
 
 async def test_off_topic_questions_are_not_answered_from_unrelated_entries(deps):
@@ -169,18 +156,18 @@ async def test_off_topic_questions_are_not_answered_from_unrelated_entries(deps)
         "Tiêm vắc xin cúm mấy năm một lần?",  # → NK-032 "Bao lâu nên đi khám răng một lần?" at ≈0.87
     ):
         out = await ask(deps, text)
-        assert out["citations"] == [], (text, out["citations"], out["retrieval_score"])
+        assert out.citations == [], (text, out.citations, out.retrieval_score)
 
 
 async def test_role_threshold_override_from_config(deps):
     deps.config.score_threshold = 0.99  # doctor_dental overrides it with 0.45 in roles.toml
     out = await ask(deps, "khi nào lấy tủy buồng", role="doctor_dental")
-    assert 0.45 <= out["retrieval_score"] < 0.99
-    assert out["citations"] == ["BSNK-015"]
-    assert out["explain"].startswith("Thông tin chuyên môn dành cho nhân viên y tế, theo bộ tài liệu mẫu của MedBot")
+    assert 0.45 <= out.retrieval_score < 0.99
+    assert out.citations == ["BSNK-015"]
+    assert out.text.startswith("Thông tin chuyên môn dành cho nhân viên y tế, theo bộ tài liệu mẫu của MedBot")
     out = await ask(deps, "niềng răng mất bao lâu")  # patient_dental has no override: 0.99 applies
-    assert 0.5 <= out["retrieval_score"] < 0.99
-    assert out["citations"] == [] and visited(out)[-2] == "clarify"
+    assert 0.5 <= out.retrieval_score < 0.99
+    assert out.citations == [] and visited(out)[-2] == "clarify"
 
 
 async def test_memory_follow_up_through_chat_service(sample_runtime, sample_pool, new_user):
@@ -190,7 +177,7 @@ async def test_memory_follow_up_through_chat_service(sample_runtime, sample_pool
     seen: list[dict[str, Any]] = []
     answer = service.answer
 
-    async def observed(shared: dict[str, Any]) -> dict[str, Any]:  # the real flow; keeps the shared store
+    async def observed(shared: dict[str, Any]) -> FlowResult:  # the real flow; keeps the shared store
         out = await answer(shared)
         seen.append(shared)
         return out
@@ -240,7 +227,7 @@ async def test_history_passed_by_caller_is_used(deps):
     hist = [Turn("Răng khôn mọc lệch có cần nhổ không?", "…", "medical_question", ["NK-013"])]
     shared: dict[str, Any] = {"history": hist}
     out = await ask(deps, "còn bị sưng thì sao?", **shared)
-    assert out["citations"] == ["NK-014"]
+    assert out.citations == ["NK-014"]
 
 
 async def test_retrieval_timeout_is_retried_then_answered(sample_kb_url, sample_runtime, deps):
@@ -259,9 +246,9 @@ async def test_retrieval_timeout_is_retried_then_answered(sample_kb_url, sample_
         releaser = asyncio.create_task(give_back())
         out = await ask(deps, "niềng răng mất bao lâu")
         await releaser
-        rec = next(r for r in out["trace"] if r["node"] == "retrieve")
+        rec = next(r for r in out.trace if r["node"] == "retrieve")
         assert rec["retries"] >= 1 and "TimeoutError" in rec["error"]
-        assert out["citations"] == ["NK-027"]
+        assert out.citations == ["NK-027"]
     finally:
         await pool.close()
 
@@ -275,14 +262,14 @@ async def test_store_gone_is_honest_and_never_raises(sample_kb_url, sample_runti
     deps.searcher = ClinicSearcher(PgKBStore(pool), embedder_for(sample_runtime))
     deps.memory = PgMemoryStore(pool)
     out = await ask(deps, "niềng răng mất bao lâu", conversation_id=1)
-    rec = next(r for r in out["trace"] if r["node"] == "retrieve")
+    rec = next(r for r in out.trace if r["node"] == "retrieve")
     assert rec["retries"] == RetrieveFromKB.max_retries - 1 and "closed" in rec["error"]  # every attempt
-    assert next(r for r in out["trace"] if r["node"] == "memory")["error"]
-    assert out["citations"] == [] and out["retrieval_score"] == 0.0 and visited(out) == NO_MATCH
-    assert "chưa có nội dung phù hợp" in out["explain"] and DISCLAIMER not in out["explain"]  # no answer given
+    assert next(r for r in out.trace if r["node"] == "memory")["error"]
+    assert out.citations == [] and out.retrieval_score == 0.0 and visited(out) == NO_MATCH
+    assert "chưa có nội dung phù hợp" in out.text and DISCLAIMER not in out.text  # no answer given
     out = await ask(deps, "xin chào")
-    assert out["input_type"] == "greeting" and DISCLAIMER not in out["explain"]
-    assert out["suggestion_questions"] == []
+    assert out.input_type == "greeting" and DISCLAIMER not in out.text
+    assert out.suggestions == []
 
 
 class GarbageRows(ClinicSearcher):
@@ -298,8 +285,8 @@ class GarbageRows(ClinicSearcher):
 async def test_no_exception_reaches_the_user(sample_runtime, deps):
     deps.searcher = GarbageRows(PgKBStore(sample_runtime.pool), embedder_for(sample_runtime))
     out = await ask(deps, "niềng răng mất bao lâu")
-    assert "sự cố" in out["explain"] and out["explain"].endswith(DISCLAIMER)
-    assert any(r["error"] for r in out["trace"])
+    assert "sự cố" in out.text and out.text.endswith(DISCLAIMER)
+    assert any(r["error"] for r in out.trace)
 
 
 async def test_concurrent_conversations_do_not_leak(sample_runtime, sample_pool, new_user, deps):
@@ -313,8 +300,8 @@ async def test_concurrent_conversations_do_not_leak(sample_runtime, sample_pool,
     flows = await asyncio.gather(*(ask(deps, q) for q in list(questions) * 2))
     for q, out in zip(list(questions) * 2, flows, strict=True):
         again = await ask(deps, q)
-        assert out["citations"] == again["citations"] == questions[q], q
-        assert out["input_type"] == again["input_type"] and visited(out) == visited(again)
+        assert out.citations == again.citations == questions[q], q
+        assert out.input_type == again.input_type and visited(out) == visited(again)
 
     service = await build_service(sample_runtime)
     users = [await new_user(service) for _ in questions]
@@ -351,7 +338,7 @@ async def test_every_reply_carries_a_trace_of_every_node(sample_runtime, sample_
     }
     for text, nodes in paths.items():
         reply = await service.handle_text(user, text, channel="test")
-        trace = reply.result["trace"]
+        trace = reply.result.trace
         assert [r["node"] for r in trace] == nodes, (text, trace)
         assert all({"node", "action", "ms", "retries", "error"} <= set(r) for r in trace)
         assert trace[-1]["node"] == "finalize" and all(r["ms"] >= 0 for r in trace)

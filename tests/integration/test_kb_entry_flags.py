@@ -24,6 +24,7 @@ from db import kb, migrate
 from db.settings import load_settings
 from engine.deps import EngineDeps
 from engine.flows import run_medical_flow
+from engine.result import FlowResult
 from kb_import.job import ImportOptions, ImportReport, run_import
 from tests.conftest import ROOT, drop_database, recreate_database, run_database
 from tests.fakes.openai_server import FakeOpenAI, Reply, chat_json
@@ -71,9 +72,9 @@ async def imp(runtime: Runtime, path: Path, **opts: Any) -> ImportReport:
     return await run_import(runtime.pool, [path], ImportOptions(**opts), embedder=embedder_for(runtime))
 
 
-async def answer(deps: EngineDeps, text: str, role: str = "patient_dental") -> dict[str, Any]:
+async def answer(deps: EngineDeps, text: str, role: str = "patient_dental") -> FlowResult:
     out = await run_medical_flow(deps, {"role": role, "input": text})
-    assert not out["red_flag"], text
+    assert not out.red_flag, text
     return out
 
 
@@ -97,21 +98,21 @@ async def test_urgent_answer_has_no_routine_closing_line(runtime, deps, tmp_path
     assert report.ok and report.status == "applied", report.message
 
     urgent = await answer(deps, ABSCESS_Q)
-    assert urgent["citations"] == ["NK-U1"]
-    assert urgent["explain"].startswith(CLINIC_INTRO) and ABSCESS_A in urgent["explain"]
-    assert OUTRO not in urgent["explain"] and "đặt lịch" not in urgent["explain"]
+    assert urgent.citations == ["NK-U1"]
+    assert urgent.text.startswith(CLINIC_INTRO) and ABSCESS_A in urgent.text
+    assert OUTRO not in urgent.text and "đặt lịch" not in urgent.text
 
     routine = await answer(deps, SENSITIVE_Q)
-    assert routine["citations"] == ["NK-R1"]
-    assert routine["explain"].startswith(CLINIC_INTRO) and OUTRO in routine["explain"]
+    assert routine.citations == ["NK-R1"]
+    assert routine.text.startswith(CLINIC_INTRO) and OUTRO in routine.text
     # "không" in KHẨN CẤP means not urgent: a closing line, the one for a treatment being considered
-    assert TREATMENT_OUTRO in (await answer(deps, BRACES_Q))["explain"]
+    assert TREATMENT_OUTRO in (await answer(deps, BRACES_Q)).text
 
     # Unmarking the entry in the spreadsheet is an update, and the closing line comes back.
     unmarked = [[*row[:5], ""] for row in DENTAL]
     again = await imp(runtime, write_xlsx(tmp_path / "v2.xlsx", {"patient_dental": unmarked}, HEADERS))
     assert again.roles["patient_dental"].updated == 1 and again.roles["patient_dental"].unchanged == 2
-    assert OUTRO in (await answer(deps, ABSCESS_Q))["explain"]
+    assert OUTRO in (await answer(deps, ABSCESS_Q)).text
 
 
 async def test_export_then_import_keeps_the_urgent_mark(runtime, deps, db, db_url, tmp_path):
@@ -137,8 +138,8 @@ async def test_export_then_import_keeps_the_urgent_mark(runtime, deps, db, db_ur
     rebuilt = await imp(runtime, out)
     assert rebuilt.ok and rebuilt.totals.added == 4, rebuilt.message
     urgent = await answer(deps, ABSCESS_Q)
-    assert urgent["citations"] == ["NK-U1"] and OUTRO not in urgent["explain"]
-    assert OUTRO in (await answer(deps, SENSITIVE_Q))["explain"]
+    assert urgent.citations == ["NK-U1"] and OUTRO not in urgent.text
+    assert OUTRO in (await answer(deps, SENSITIVE_Q)).text
 
     unknown = cli(db_url, "kb", "export", str(tmp_path / "none.xlsx"), "--role", "doctor_dental")
     assert unknown.returncode == 1 and "doctor_dental" in unknown.stderr
@@ -178,27 +179,27 @@ async def test_sample_answers_say_so_until_the_clinic_imports_its_own(runtime, d
     assert (await imp(runtime, sample, sample=True)).ok
 
     out = await answer(deps, SENSITIVE_Q)
-    assert out["citations"] == ["NK-R1"] and out["explain"].startswith(SAMPLE_INTRO)
-    assert "thông tin từ bác sĩ của phòng khám" not in out["explain"]
+    assert out.citations == ["NK-R1"] and out.text.startswith(SAMPLE_INTRO)
+    assert "thông tin từ bác sĩ của phòng khám" not in out.text
     urgent = await answer(deps, ABSCESS_Q)  # both marks at once: sample intro, no closing line
-    assert urgent["explain"].startswith(SAMPLE_INTRO) and OUTRO not in urgent["explain"]
+    assert urgent.text.startswith(SAMPLE_INTRO) and OUTRO not in urgent.text
     doctor = await answer(deps, "Chỉ định lấy tủy buồng?", role="doctor_dental")
-    assert doctor["citations"] == ["BSNK-R1"]
-    assert doctor["explain"].startswith("Thông tin chuyên môn dành cho nhân viên y tế, theo bộ tài liệu mẫu của MedBot")
+    assert doctor.citations == ["BSNK-R1"]
+    assert doctor.text.startswith("Thông tin chuyên môn dành cho nhân viên y tế, theo bộ tài liệu mẫu của MedBot")
 
     # The clinic imports its own file for patient_dental (here: the same rows). It is the clinic's now.
     own = await imp(runtime, write_xlsx(tmp_path / "own.xlsx", {"patient_dental": DENTAL}, HEADERS))
     assert own.ok and own.roles["patient_dental"].updated == 3, own.message
     out = await answer(deps, SENSITIVE_Q)
-    assert out["explain"].startswith(CLINIC_INTRO) and "tài liệu mẫu" not in out["explain"]
+    assert out.text.startswith(CLINIC_INTRO) and "tài liệu mẫu" not in out.text
     # doctor_dental was not in that file: still sample material.
     doctor = await answer(deps, "Chỉ định lấy tủy buồng?", role="doctor_dental")
-    assert "tài liệu mẫu của MedBot" in doctor["explain"]
+    assert "tài liệu mẫu của MedBot" in doctor.text
 
 
 async def test_reviewed_command_gives_the_normal_intro(runtime, deps, db, db_url, tmp_path):
     assert (await imp(runtime, clinic_file(tmp_path), sample=True)).ok
-    assert (await answer(deps, BRACES_Q))["explain"].startswith(SAMPLE_INTRO)
+    assert (await answer(deps, BRACES_Q)).text.startswith(SAMPLE_INTRO)
 
     unknown = cli(db_url, "kb", "reviewed", "khong_co")
     assert unknown.returncode == 1 and "unknown role 'khong_co'" in unknown.stderr
@@ -210,10 +211,10 @@ async def test_reviewed_command_gives_the_normal_intro(runtime, deps, db, db_url
     assert "patient_diabetes (1)" in proc.stdout  # what is left to review
 
     out = await answer(deps, BRACES_Q)
-    assert out["citations"] == ["NK-R2"] and out["explain"].startswith(CLINIC_INTRO)
-    assert "tài liệu mẫu" not in out["explain"]
+    assert out.citations == ["NK-R2"] and out.text.startswith(CLINIC_INTRO)
+    assert "tài liệu mẫu" not in out.text
     diabetes = await answer(deps, "Người tiểu đường có ăn được trái cây không?", role="patient_diabetes")
-    assert "tài liệu mẫu của MedBot" in diabetes["explain"]
+    assert "tài liệu mẫu của MedBot" in diabetes.text
 
     again = cli(db_url, "kb", "reviewed", "patient_dental")
     assert again.returncode == 0 and "no sample entries to mark" in again.stdout
@@ -283,5 +284,5 @@ async def test_llm_answer_to_a_clinician_opens_with_the_professional_line(runtim
         assert llm_deps.llm is not None
         await llm_deps.llm.aclose()
         await server.stop()
-    assert out["citations"] == ["BSNK-R1"] and "7 mg/kg" in out["explain"]
-    assert out["explain"].startswith("Thông tin chuyên môn dành cho nhân viên y tế")
+    assert out.citations == ["BSNK-R1"] and "7 mg/kg" in out.text
+    assert out.text.startswith("Thông tin chuyên môn dành cho nhân viên y tế")

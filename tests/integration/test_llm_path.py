@@ -22,6 +22,7 @@ from bot.wiring import engine_deps
 from engine.deps import EngineDeps
 from engine.flows import run_medical_flow
 from engine.llm_check import check_model, parse_override, steps_from
+from engine.result import FlowResult
 from tests.conftest import SAMPLE_DISCLAIMER as DISCLAIMER
 from tests.fakes.openai_server import FakeOpenAI, Reply, chat_json
 
@@ -84,14 +85,14 @@ async def make_deps(sample_runtime, sample_searcher, server):
         await deps.llm.aclose()
 
 
-async def run(deps: EngineDeps, text: str = QUESTION, role: str = "patient_dental") -> tuple[dict, dict]:
+async def run(deps: EngineDeps, text: str = QUESTION, role: str = "patient_dental") -> tuple[FlowResult, dict]:
     shared: dict[str, Any] = {"role": role, "input": text}
     out = await run_medical_flow(deps, shared)
     return out, shared
 
 
-def node(out: dict[str, Any], name: str) -> dict[str, Any]:
-    return next(r for r in out["trace"] if r["node"] == name)
+def node(out: FlowResult, name: str) -> dict[str, Any]:
+    return next(r for r in out.trace if r["node"] == name)
 
 
 async def test_good_replies(server, make_deps, sample_pool):
@@ -105,13 +106,13 @@ async def test_good_replies(server, make_deps, sample_pool):
     assert shared["pruning"] == {"before": 20, "after": 3, "source": "llm", "error": None}
     # The sample KB is unreviewed sample material: the composed answer says so before the LLM's text.
     sample_line = "Thông tin dưới đây lấy từ bộ tài liệu mẫu của MedBot, chưa được bác sĩ của phòng khám duyệt lại:"
-    assert out["explain"].startswith(sample_line + "\n\nNiềng răng thường mất khoảng 1,5–2 năm")
-    assert out["explain"].endswith(DISCLAIMER)
+    assert out.text.startswith(sample_line + "\n\nNiềng răng thường mất khoảng 1,5–2 năm")
+    assert out.text.endswith(DISCLAIMER)
     assert (
-        out["citations"] == ["NK-027"]
-        and "Bao nhiêu tuổi thì niềng răng được?" in out["suggestion_questions"]
+        out.citations == ["NK-027"]
+        and "Bao nhiêu tuổi thì niềng răng được?" in out.suggestions
     )
-    assert out["tokens"] == {"prompt": 33, "completion": 21, "total": 54, "estimated": False, "calls": 3}
+    assert out.usage.as_dict() == {"prompt": 33, "completion": 21, "total": 54, "estimated": False, "calls": 3}
     assert len(server.requests) == 3 and all(r["model"] == "fake-model" for r in server.requests)
     assert QUESTION in server.requests[0]["messages"][-1]["content"]
     assert "NK-027: Niềng răng có đau không, mất bao lâu?" in server.requests[1]["messages"][-1]["content"]
@@ -132,11 +133,11 @@ async def test_urgent_entry_is_marked_for_the_llm_and_gets_no_routine_closing_li
                                  "suggestion_questions": [], "used_codes": ["NK-014"]})),
     )  # fmt: skip
     out, shared = await run(make_deps(), "răng khôn bị sưng đau phải làm sao")
-    assert shared["answer_source"] == "llm" and out["citations"] == ["NK-014"]
+    assert shared["answer_source"] == "llm" and out.citations == ["NK-014"]
     compose_prompt = server.requests[2]["messages"][-1]["content"]
     assert "[NK-014] (URGENT)" in compose_prompt and "[NK-013] Răng khôn" in compose_prompt
     assert "URGENT" in server.requests[2]["messages"][0]["content"]  # the system prompt says what it means
-    assert "đặt lịch" not in out["explain"]
+    assert "đặt lịch" not in out.text
 
 
 async def test_429_retry_after_is_honoured(server, make_deps):
@@ -150,7 +151,7 @@ async def test_429_retry_after_is_honoured(server, make_deps):
     out, shared = await run(make_deps())
     assert time.perf_counter() - t0 >= 0.2
     assert node(out, "decide")["retries"] == 1 and shared["classification_source"] == "llm"
-    assert out["citations"] == ["NK-027"] and shared["answer_source"] == "llm"
+    assert out.citations == ["NK-027"] and shared["answer_source"] == "llm"
 
 
 async def test_500s_then_offline_fallback(server, make_deps):
@@ -158,8 +159,8 @@ async def test_500s_then_offline_fallback(server, make_deps):
     out, shared = await run(make_deps())
     assert shared["classification_source"] == "offline" and shared["answer_source"] == "offline"
     assert node(out, "decide")["retries"] == 2 and "500" in node(out, "decide")["error"]
-    assert "📚 Nguồn: tài liệu mẫu của MedBot, mục “Niềng răng”." in out["explain"]  # the curated answer
-    assert out["citations"] == ["NK-027"] and "NK-027" not in out["explain"]  # codes are for doctors
+    assert "📚 Nguồn: tài liệu mẫu của MedBot, mục “Niềng răng”." in out.text  # the curated answer
+    assert out.citations == ["NK-027"] and "NK-027" not in out.text  # codes are for doctors
     assert shared["pruning"]["source"] == "skipped"  # offline classification: no rag_questions, 7 candidates
     assert len(server.requests) == 6  # 3 attempts per LLM node (classify, compose)
 
@@ -168,7 +169,7 @@ async def test_timeouts_then_fallback(server, make_deps):
     server.default = Reply(content=CLASSIFY_OK, delay=1.0)
     out, shared = await run(make_deps(llm_attempts=2))
     assert shared["classification_source"] == "offline" and "timeout" in node(out, "decide")["error"].lower()
-    assert out["citations"] == ["NK-027"] and out["explain"].endswith(DISCLAIMER)
+    assert out.citations == ["NK-027"] and out.text.endswith(DISCLAIMER)
 
 
 async def test_malformed_body_and_prose_are_retried_with_feedback(server, make_deps):
@@ -183,7 +184,7 @@ async def test_malformed_body_and_prose_are_retried_with_feedback(server, make_d
     assert shared["classification_source"] == "llm" and node(out, "decide")["retries"] == 2
     refine = server.requests[2]["messages"]
     assert refine[-2]["role"] == "assistant" and "rejected" in refine[-1]["content"]
-    assert out["citations"] == ["NK-027"]
+    assert out.citations == ["NK-027"]
 
 
 async def test_invalid_schema_and_ungrounded_answer_fall_back(server, make_deps):
@@ -199,36 +200,36 @@ async def test_invalid_schema_and_ungrounded_answer_fall_back(server, make_deps)
     )
     out, shared = await run(make_deps())
     assert shared["classification_source"] == "llm"
-    assert shared["answer_source"] == "offline" and "thuốc X" not in out["explain"]
-    assert out["citations"] == ["NK-027"]
+    assert shared["answer_source"] == "offline" and "thuốc X" not in out.text
+    assert out.citations == ["NK-027"]
 
 
 async def test_empty_output_then_fallback_and_estimated_tokens(server, make_deps):
     server.default = Reply(content="", usage=None)
     out, shared = await run(make_deps())
     assert shared["classification_source"] == "offline"
-    assert out["tokens"]["estimated"] and out["tokens"]["prompt"] > 0 and out["tokens"]["calls"] == 6
-    assert out["citations"] == ["NK-027"]
+    assert out.usage.estimated and out.usage.prompt_tokens > 0 and out.usage.calls == 6
+    assert out.citations == ["NK-027"]
 
 
 async def test_tokens_estimated_when_provider_sends_none(server, make_deps):
     server.push(*(Reply(content=c, usage=None) for c in (CLASSIFY_OK, PRUNE_OK, COMPOSE_OK)))
     out, _ = await run(make_deps())
-    assert out["tokens"]["estimated"] and out["tokens"]["calls"] == 3
-    assert out["tokens"]["completion"] == sum(len(c) // 4 for c in (CLASSIFY_OK, PRUNE_OK, COMPOSE_OK))
+    assert out.usage.estimated and out.usage.calls == 3
+    assert out.usage.completion_tokens == sum(len(c) // 4 for c in (CLASSIFY_OK, PRUNE_OK, COMPOSE_OK))
 
 
 async def test_non_retryable_4xx_goes_straight_to_fallback(server, make_deps):
     server.default = Reply(status=401)
     out, shared = await run(make_deps())
     assert shared["classification_source"] == "offline" and node(out, "decide")["retries"] == 0
-    assert out["citations"] == ["NK-027"]
+    assert out.citations == ["NK-027"]
 
 
 async def test_emergency_never_waits_for_the_llm(server, make_deps):
     server.default = Reply(content=CLASSIFY_OK, delay=1.0)
     out, _ = await run(make_deps(), "con tôi co giật, sùi bọt mép")
-    assert out["red_flag"] and "115" in out["explain"] and server.requests == []
+    assert out.red_flag and "115" in out.text and server.requests == []
 
 
 # ----- pruning -----------------------------------------------------------------------------------------
@@ -286,7 +287,7 @@ async def test_pruning_failures_keep_original_list(server, make_deps, sample_sea
     assert shared["pruning"]["source"] == "offline" and shared["pruning"]["error"]
     codes = [h.entry.code for h in shared["retrieved"]]
     assert codes == expected and len(set(codes)) == 20
-    assert (DISCLAIMER in out["explain"]) == bool(out["citations"])  # the disclaimer comes with an answer
+    assert (DISCLAIMER in out.text) == bool(out.citations)  # the disclaimer comes with an answer
 
 
 async def test_no_pruning_without_rag_questions(server, make_deps):
@@ -294,7 +295,7 @@ async def test_no_pruning_without_rag_questions(server, make_deps):
     server.push(Reply(content=classify_plain), Reply(content=COMPOSE_OK))
     out, shared = await run(make_deps())
     assert shared["pruning"] == {"before": 7, "after": 7, "source": "skipped", "error": None}
-    assert len(server.requests) == 2 and out["citations"] == ["NK-027"]
+    assert len(server.requests) == 2 and out.citations == ["NK-027"]
 
 
 async def test_no_pruning_when_candidates_within_threshold(server, make_deps):
@@ -311,8 +312,8 @@ async def test_confident_greeting_never_asks_the_model(server, make_deps):
     server.default = Reply(content=CLASSIFY_OK)
     deps = make_deps()
     out, _ = await run(deps, "Xin chào bác sĩ")
-    assert out["input_type"] == "greeting" and server.requests == []
-    assert out["explain"].startswith(deps.roles["patient_dental"].greeting) and out["citations"] == []
+    assert out.input_type == "greeting" and server.requests == []
+    assert out.text.startswith(deps.roles["patient_dental"].greeting) and out.citations == []
 
 
 async def test_confident_thanks_and_booking_stay_what_they_are(server, make_deps):
@@ -320,8 +321,8 @@ async def test_confident_thanks_and_booking_stay_what_they_are(server, make_deps
     deps = make_deps()
     thanks, _ = await run(deps, "cảm ơn bác sĩ nhiều")
     booking, _ = await run(deps, "cho tôi đặt lịch khám sáng mai")
-    assert (thanks["input_type"], booking["input_type"]) == ("thanks", "booking") and server.requests == []
-    assert thanks["citations"] == booking["citations"] == []
+    assert (thanks.input_type, booking.input_type) == ("thanks", "booking") and server.requests == []
+    assert thanks.citations == booking.citations == []
 
 
 async def test_confident_medical_question_is_not_turned_into_a_greeting(server, make_deps):
@@ -329,11 +330,11 @@ async def test_confident_medical_question_is_not_turned_into_a_greeting(server, 
     server.push(Reply(content=as_greeting))
     server.default = Reply(content=COMPOSE_OK)
     out, _ = await run(make_deps())
-    assert out["input_type"] == "medical_question" and out["citations"] == ["NK-027"]
-    assert out["disagreements"] == [
+    assert out.input_type == "medical_question" and out.citations == ["NK-027"]
+    assert out.disagreements == [
         {"step": "classify", "offline": "medical_question", "llm": "greeting", "kept": "medical_question"}
     ]
-    assert node(out, "decide")["disagreements"] == out["disagreements"]  # also in the trace
+    assert node(out, "decide")["disagreements"] == out.disagreements  # also in the trace
 
 
 WISDOM = "Răng khôn mọc lệch có cần nhổ không?"  # offline: NK-013; NK-016 is the pregnancy entry
@@ -349,7 +350,7 @@ CLASSIFY_PREGNANT = chat_json(
 
 async def test_model_cannot_move_the_confident_offline_entry_out(server, make_deps):
     offline_out, _ = await run(make_deps(), WISDOM)  # no script: every call fails, offline answer
-    assert offline_out["citations"] == ["NK-013"]
+    assert offline_out.citations == ["NK-013"]
     server.requests.clear()
     pregnancy = chat_json({"explanation": "Khi mang thai nên hoãn nhổ răng.", "suggestion_questions": [],
                            "used_codes": ["NK-016"]})  # fmt: skip
@@ -360,11 +361,11 @@ async def test_model_cannot_move_the_confident_offline_entry_out(server, make_de
     )
     out, shared = await run(make_deps(), WISDOM)
     assert [h.entry.code for h in shared["retrieved"]][:2] == ["NK-013", "NK-016"]
-    assert {"step": "prune", "offline": "NK-013", "llm": "NK-016", "kept": "NK-013"} in out["disagreements"]
+    assert {"step": "prune", "offline": "NK-013", "llm": "NK-016", "kept": "NK-013"} in out.disagreements
     # The compose step was told to rely on NK-013, would not, and the curated NK-013 answer went out.
     assert "NK-013" in server.requests[3]["messages"][-1]["content"]
-    assert shared["answer_source"] == "offline" and out["citations"] == ["NK-013"]
-    assert "mang thai" not in out["explain"].split("\n\n")[0]
+    assert shared["answer_source"] == "offline" and out.citations == ["NK-013"]
+    assert "mang thai" not in out.text.split("\n\n")[0]
 
 
 async def test_model_adds_an_entry_when_offline_is_unsure(server, make_deps):
@@ -380,8 +381,8 @@ async def test_model_adds_an_entry_when_offline_is_unsure(server, make_deps):
                                  "suggestion_questions": [], "used_codes": ["NK-014"]})),
     )  # fmt: skip
     out, shared = await run(make_deps(), "răng bị đau")
-    assert offline_out["citations"] == [] and "pinned" not in shared
-    assert out["citations"] == ["NK-014"] and shared["answer_source"] == "llm"
+    assert offline_out.citations == [] and "pinned" not in shared
+    assert out.citations == ["NK-014"] and shared["answer_source"] == "llm"
 
 
 # ----- time budget and circuit breaker --------------------------------------------------------------------
@@ -396,9 +397,9 @@ async def test_slow_model_the_offline_answer_goes_out_when_the_budget_is_spent(s
     out, _ = await run(deps)
     gate.set()
     assert arrived.is_set() and len(server.requests) == 1  # one call, no retry, compose not even tried
-    assert out["citations"] == ["NK-027"] and out["explain"].endswith(DISCLAIMER)
-    assert out["llm"]["classify"]["source"] == "offline" and out["llm"]["classify"]["calls"] == 1
-    assert out["llm"]["compose"]["not_called"] == "time budget spent"
+    assert out.citations == ["NK-027"] and out.text.endswith(DISCLAIMER)
+    assert out.llm["classify"]["source"] == "offline" and out.llm["classify"]["calls"] == 1
+    assert out.llm["compose"]["not_called"] == "time budget spent"
 
 
 async def test_emergency_is_answered_while_the_model_hangs(server, make_deps):
@@ -406,7 +407,7 @@ async def test_emergency_is_answered_while_the_model_hangs(server, make_deps):
     server.default = Reply(content=CLASSIFY_OK, gate=gate)
     out, _ = await run(make_deps(llm_budget=30.0), "bố tôi đau ngực dữ dội, vã mồ hôi, khó thở")
     gate.set()
-    assert out["red_flag"] and "115" in out["explain"] and server.requests == []
+    assert out.red_flag and "115" in out.text and server.requests == []
 
 
 async def test_circuit_breaker_stops_calling_a_failing_model_and_tries_again_later(server, make_deps):
@@ -416,30 +417,30 @@ async def test_circuit_breaker_stops_calling_a_failing_model_and_tries_again_lat
     deps.llm.breaker.clock = lambda: now[0]
     for _ in range(2):  # classify and compose fail: 4 failed steps, the breaker opened at the 3rd
         out, _ = await run(deps)
-        assert out["citations"] == ["NK-027"]
+        assert out.citations == ["NK-027"]
     assert len(server.requests) == 3 and deps.llm.breaker.state == "open"
     out, _ = await run(deps)
-    assert len(server.requests) == 3 and out["citations"] == ["NK-027"]
-    assert out["llm"]["classify"]["not_called"] == "circuit breaker open"
+    assert len(server.requests) == 3 and out.citations == ["NK-027"]
+    assert out.llm["classify"]["not_called"] == "circuit breaker open"
     now[0] += deps.llm.breaker.cooldown  # later: one trial step, and the model answers again
     server.push(Reply(content=CLASSIFY_OK), Reply(content=PRUNE_OK), Reply(content=COMPOSE_OK))
     out, shared = await run(deps)
     assert deps.llm.breaker.state == "closed" and shared["answer_source"] == "llm"
-    assert len(server.requests) == 6 and out["citations"] == ["NK-027"]
+    assert len(server.requests) == 6 and out.citations == ["NK-027"]
 
 
 async def test_llm_not_allowed_for_one_message(server, make_deps):
     server.default = Reply(content=CLASSIFY_OK)
     shared: dict[str, Any] = {"role": "patient_dental", "input": QUESTION, "llm_allowed": False}
     out = await run_medical_flow(make_deps(), shared)
-    assert server.requests == [] and out["citations"] == ["NK-027"] and shared["answer_source"] == "offline"
+    assert server.requests == [] and out.citations == ["NK-027"] and shared["answer_source"] == "offline"
 
 
 async def test_switched_off_step_is_not_asked(server, make_deps):
     server.push(Reply(content=CLASSIFY_OK), Reply(content=PRUNE_OK))
     out, shared = await run(make_deps(llm_steps={"compose": False}))
-    assert len(server.requests) == 2 and shared["answer_source"] == "offline" and out["citations"] == ["NK-027"]
-    assert out["llm"]["compose"]["not_called"] == "step switched off"
+    assert len(server.requests) == 2 and shared["answer_source"] == "offline" and out.citations == ["NK-027"]
+    assert out.llm["compose"]["not_called"] == "step switched off"
 
 
 # ----- structured outputs -----------------------------------------------------------------------------------
@@ -455,8 +456,8 @@ async def test_structured_outputs_requested_when_the_server_supports_them(server
     assert classify_schema["strict"] is True and classify_schema["schema"]["additionalProperties"] is False
     assert set(classify_schema["schema"]["required"]) == {"input_type", "confidence", "reason", "rag_questions"}
     assert "greeting" in classify_schema["schema"]["properties"]["input_type"]["enum"]
-    assert deps.llm.structured is True and out["llm"]["compose"]["structured"] is True
-    assert out["citations"] == ["NK-027"]
+    assert deps.llm.structured is True and out.llm["compose"]["structured"] is True
+    assert out.citations == ["NK-027"]
 
 
 async def test_server_without_structured_outputs_detected_once(server, make_deps):
@@ -469,12 +470,12 @@ async def test_server_without_structured_outputs_detected_once(server, make_deps
     # One 400 to the first schema request, then the same call without it; no schema asked for again.
     assert ["response_format" in r for r in server.requests] == [True, False, False, False]
     assert deps.llm.structured is False and shared["answer_source"] == "llm"
-    assert out["llm"]["classify"] == {
-        "step": "classify", "source": "llm", "calls": 1, "ms": out["llm"]["classify"]["ms"],
+    assert out.llm["classify"] == {
+        "step": "classify", "source": "llm", "calls": 1, "ms": out.llm["classify"]["ms"],
         "tokens": {"prompt": 11, "completion": 7, "total": 18, "estimated": False, "calls": 1},
         "structured": False,
     }  # fmt: skip
-    assert out["citations"] == ["NK-027"]
+    assert out.citations == ["NK-027"]
 
 
 # ----- medbot llm check -------------------------------------------------------------------------------------

@@ -79,9 +79,9 @@ async def test_rejected_llm_output_is_logged_by_field_and_type_never_by_value(
     out = await run_medical_flow(deps, shared)
 
     assert shared["classification_source"] == "llm" and shared["answer_source"] == "offline"
-    assert out["citations"] == ["NK-027"]  # the patient still gets the curated answer
+    assert out.citations == ["NK-027"]  # the patient still gets the curated answer
     assert MARKER not in caplog.text
-    assert MARKER not in json.dumps(out["trace"], ensure_ascii=False)
+    assert MARKER not in json.dumps(out.trace, ensure_ascii=False)
     assert MARKER not in json.dumps(shared["pruning"], ensure_ascii=False)
     # What went wrong is still there for the operator: the step, the field, the kind of error.
     assert "input_type: literal_error" in caplog.text

@@ -128,8 +128,8 @@ REVIEWED = [
 @pytest.mark.parametrize("entry", REVIEWED, ids=[e.code for e in REVIEWED])
 async def test_reviewed_entry_answers_with_its_safety_facts(sample_runtime, entry: Reviewed) -> None:
     out = await run_medical_flow(engine_deps(sample_runtime), {"role": entry.role, "input": entry.question})
-    assert out["citations"][:1] == [entry.code], (entry.question, out["citations"], out["explain"][:300])
-    answer = out["explain"]
+    assert out.citations[:1] == [entry.code], (entry.question, out.citations, out.text[:300])
+    answer = out.text
     missing = [fact for fact in entry.must if fact.lower() not in answer.lower()]
     assert not missing, f"{entry.code}: answer lacks {missing}"
     stale = [text for text in entry.must_not if text.lower() in answer.lower()]

@@ -9,7 +9,6 @@ from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMar
 from bot.service import ChatService
 from bot.telegram import texts
 from bot.telegram.callbacks import EraseCb
-from db import outbox
 from db.users import User
 
 router = Router(name="account")
@@ -33,7 +32,6 @@ async def erase(query: CallbackQuery, callback_data: EraseCb, user: User, servic
     await query.answer()
     if callback_data.confirm:
         await service.erase(user)
-        await outbox.delete_for_chat(service.pool, user.external_id)
         text = texts.ERASED
     else:
         text = texts.ERASE_CANCELLED

@@ -83,8 +83,8 @@ async def _is_prompt_reply(message: Message, bot: Bot) -> bool:
 
 def build(settings: Settings) -> Router:
     router = Router(name="admin")
-    router.message.middleware(AdminMiddleware(settings.admin_ids))
-    router.callback_query.middleware(AdminMiddleware(settings.admin_ids))
+    router.message.middleware(AdminMiddleware())
+    router.callback_query.middleware(AdminMiddleware())
     router.message.register(import_howto, Command("import"))
     router.message.register(document, F.document)
     router.callback_query.register(import_decision, ImportCb.filter())

@@ -39,18 +39,16 @@ async def ask(
 ) -> None:
     """Answer ``text`` for ``user`` in ``chat_id`` (typed or tapped: the same path). ``emergency``: what the
     triage guard found (its answer may already be sent: then the exchange is only recorded)."""
-    if service.answer_role(user) is None:  # no role yet, or a clinician's role held by a non-staff user
-        if emergency is not None and emergency.delivered:
-            await service.handle_text(user, text, channel="telegram", emergency=emergency)
+    async with ChatActionSender.typing(bot=bot, chat_id=chat_id, initial_sleep=TYPING_AFTER_S):
+        reply = await service.respond(user, text, channel="telegram", emergency=emergency)
+    if reply.needs_role:  # no role yet, or a clinician's role held by a non-staff user
         ask_again = (
-            texts.STAFF_ROLE_WITHDRAWN.format(label=html.escape(role_label(user.role)))
-            if service.withheld_role(user)
+            texts.STAFF_ROLE_WITHDRAWN.format(label=html.escape(role_label(reply.withheld_role)))
+            if reply.withheld_role
             else texts.PICK_ROLE_FIRST
         )
         await bot.send_message(chat_id, ask_again, reply_markup=role_keyboard(service.roles_for(user)))
         return
-    async with ChatActionSender.typing(bot=bot, chat_id=chat_id, initial_sleep=TYPING_AFTER_S):
-        reply = await service.handle_text(user, text, channel="telegram", emergency=emergency)
     if reply.delivered:
         return
     parts = split_html(answer_html(reply, asked=text if tapped else None))

@@ -70,7 +70,6 @@ async def pick_role(query: CallbackQuery, callback_data: RoleCb, user: User, ser
 
 
 @router.message(Command("help"))
-async def help_(message: Message, user: User, service: ChatService, settings: Settings) -> None:
-    is_admin = user.is_admin or (message.from_user is not None and message.from_user.id in settings.admin_ids)
+async def help_(message: Message, user: User, service: ChatService) -> None:
     staff = texts.HELP_STAFF if service.is_staff(user) else ""
-    await message.answer(texts.HELP + staff + (texts.HELP_ADMIN if is_admin else ""))
+    await message.answer(texts.HELP + staff + (texts.HELP_ADMIN if service.is_admin(user) else ""))
