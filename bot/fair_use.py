@@ -36,7 +36,7 @@ from db import rate_limits
 from db.settings import Settings
 from db.types import Executor
 from db.users import User
-from engine.clinic import ClinicProfile
+from engine import ClinicProfile
 
 EMERGENCY_LINE = "Nếu là trường hợp cấp cứu, hãy gọi ngay 115."
 MINUTE_NOTICE = (

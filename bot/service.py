@@ -57,9 +57,7 @@ from db.conversations import StoredTurn
 from db.locks import advisory_lock
 from db.types import Executor
 from db.users import User
-from engine import triage
-from engine.clinic import ClinicProfile
-from engine.result import FlowResult
+from engine import ClinicProfile, FlowResult, triage
 
 log = logging.getLogger("medbot.service")
 

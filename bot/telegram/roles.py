@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from engine.roles import load_roles
+from engine import load_roles
 
 
 @lru_cache(maxsize=1)

@@ -42,8 +42,8 @@ from bot.zalo.client import MAX_BUTTONS, Button, Recipient, ZaloAPIError, ZaloCl
 from db import users
 from db.settings import Settings
 from db.users import User
+from engine import load_roles
 from engine.classify import fold
-from engine.roles import load_roles
 
 log = logging.getLogger("medbot.zalo")
 

@@ -34,3 +34,11 @@ def test_clinician_ids_mix_telegram_and_zalo_entries() -> None:
 def test_a_bad_clinician_id_names_the_setting(bad: str) -> None:
     with pytest.raises(SettingsError, match="CLINICIAN_IDS"):
         load_settings(clinician_ids=f"555,{bad}")
+
+
+def test_admins_are_admin_ids_on_telegram_or_the_database_flag() -> None:
+    rule = StaffRule.from_settings(load_settings(clinician_ids="555,zalo:77", admin_ids="999"))
+    assert rule.is_admin(user("telegram", "999")) and rule.is_admin(user("zalo", "77", is_admin=True))
+    assert not rule.is_admin(user("telegram", "555"))  # staff (CLINICIAN_IDS) is not an admin
+    assert not rule.is_admin(user("zalo", "999"))  # ADMIN_IDS are Telegram ids
+    assert not rule.is_admin(user("console", "operator"))  # staff on the console, not an admin

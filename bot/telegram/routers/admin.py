@@ -53,9 +53,7 @@ from bot.telegram.roles import role_label
 from db import kb, pending, stats
 from db.settings import Settings, get_settings
 from db.users import User
-from engine.embedding import passage_text
-from engine.text import fold
-from engine.types import KBEntry
+from engine import KBEntry, fold, passage_text
 from kb_import.cli import make_cached_embedder
 from kb_import.limits import MAX_SPREADSHEET_BYTES
 from kb_import.review import mark_role_reviewed
