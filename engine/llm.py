@@ -11,8 +11,9 @@ Structured outputs: ``complete(..., schema=...)`` asks the server to enforce a J
 (``response_format={"type": "json_schema", "json_schema": {..., "strict": true}}``, which OpenAI, llama.cpp's
 server, vLLM and Ollama understand). Whether the server supports it is learnt from the first such call and
 remembered for the life of the client (one per process): a 400/404/422/501 to a request that carried a schema,
-before any schema request ever succeeded, means "not supported" — the same call is sent again without it and
-the caller's own extraction and refine loop does the work from then on. ``LLMConfig.structured`` forces it
+before any schema request ever succeeded, is followed by the same call without it; when that one succeeds the
+server does "not support" it and the caller's own extraction and refine loop does the work from then on (when
+it fails too, the error was not about the schema — a prompt over the context size — and nothing is learnt). ``LLMConfig.structured`` forces it
 (True: always send, False: never). ``strict_schema`` turns a pydantic model's schema into the strict subset
 (every property required, no extra properties, no length keywords, which strict mode rejects).
 
@@ -246,14 +247,17 @@ class LLMClient:
                     structured and self.structured is None and exc.status_code in _UNSUPPORTED_SCHEMA_STATUS
                 ):
                     raise
+                # The same request without the schema tells whether the schema was the problem: if it fails
+                # too (a prompt over the context size answers 400 either way), nothing is learnt.
+                kwargs.pop("response_format")
+                structured = False
+                resp = await self._client.chat.completions.create(**kwargs)
                 log.info(
-                    "LLM server answered HTTP %d to a JSON-schema request: structured outputs off, "
-                    "JSON extraction and refine instead",
+                    "LLM server answered HTTP %d to a JSON-schema request and 200 without the schema: "
+                    "structured outputs off, JSON extraction and refine instead",
                     exc.status_code,
                 )
-                self.structured, structured = False, False
-                kwargs.pop("response_format")
-                resp = await self._client.chat.completions.create(**kwargs)
+                self.structured = False
         except openai.RateLimitError as exc:
             retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
             raise LLMError("LLM rate limited (429)", retry_after=retry_after) from exc

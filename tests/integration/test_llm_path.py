@@ -21,6 +21,7 @@ from bot.runtime import Runtime
 from bot.wiring import engine_deps
 from engine.deps import EngineDeps
 from engine.flows import run_medical_flow
+from engine.llm import LLMClient, LLMConfig, LLMError
 from engine.llm_check import check_model, parse_override, steps_from
 from engine.result import FlowResult
 from tests.conftest import SAMPLE_DISCLAIMER as DISCLAIMER
@@ -476,6 +477,22 @@ async def test_server_without_structured_outputs_detected_once(server, make_deps
         "structured": False,
     }  # fmt: skip
     assert out.citations == ["NK-027"]
+
+
+async def test_a_400_that_is_not_about_the_schema_teaches_nothing(server):
+    """A 400 to the schema request and again to the same request without it (a prompt over the context
+    size): the error goes to the caller and structured outputs stay undetermined, asked for next time."""
+    llm = LLMClient(LLMConfig(base_url=server.base_url, api_key="k", model="fake-model", timeout=1.0))
+    server.push(Reply(status=400), Reply(status=400), Reply(content=PRUNE_OK))
+    try:
+        with pytest.raises(LLMError, match="HTTP 400"):
+            await llm.complete([{"role": "user", "content": "x"}], schema={"type": "object"})
+        assert llm.structured is None
+        await llm.complete([{"role": "user", "content": "x"}], schema={"type": "object"})
+        assert llm.structured is True
+        assert ["response_format" in r for r in server.requests] == [True, False, True]
+    finally:
+        await llm.aclose()
 
 
 # ----- medbot llm check -------------------------------------------------------------------------------------
