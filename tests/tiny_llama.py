@@ -4,8 +4,11 @@ llama.cpp's own OpenAI-compatible HTTP server (from the ``xllamacpp`` wheel) ser
 The model (about 350 KB: one layer, width 64, a 354-token SentencePiece-style vocabulary of the 256 byte
 tokens plus printable ASCII, a ChatML-like chat template) says nothing sensible; what it is for is the
 server around it. Asked with ``response_format`` = ``json_schema``, llama.cpp turns the schema into a grammar
-and samples only tokens the grammar allows, so even random weights must produce schema-valid JSON: the real
-structured-output path, with nothing downloaded. Written in well under a second; served in-process on a free
+and samples only tokens the grammar allows, so even random weights produce schema-valid JSON: the real
+structured-output path, with nothing downloaded. The grammar guarantees a valid prefix, not an end: a random
+model inside a string rarely picks the closing quote and is cut at ``max_tokens`` (llama.cpp then answers
+HTTP 500). ``closing_bias`` (default 1.0) raises the logits of the closing quote and bracket so that strings
+and lists end within a few tokens, as a real model's do; 0 gives the rambling model. Written in well under a second; served in-process on a free
 loopback port (``xllamacpp.Server`` with ``hostnames``/``port`` starts llama.cpp's HTTP server, the same one
 ``llama-server`` runs, with ``/v1/chat/completions``).
 """
