@@ -18,7 +18,7 @@ import pytest
 from pydantic import SecretStr
 
 from bot.runtime import Runtime
-from bot.wiring import engine_deps
+from bot.wiring import build_service, engine_deps
 from engine.deps import EngineDeps
 from engine.flows import run_medical_flow
 from engine.llm import LLMClient, LLMConfig, LLMError
@@ -442,6 +442,35 @@ async def test_switched_off_step_is_not_asked(server, make_deps):
     out, shared = await run(make_deps(llm_steps={"compose": False}))
     assert len(server.requests) == 2 and shared["answer_source"] == "offline" and out.citations == ["NK-027"]
     assert out.llm["compose"]["not_called"] == "step switched off"
+
+
+async def test_the_stored_turn_carries_each_steps_model_time_and_tokens(server, sample_runtime, new_user):
+    """A patient's message through the ChatService in LLM mode: the stored reply (messages.trace, what the
+    admin and the analytics read) has, per LLM step, the model's time, tokens, calls and outcome."""
+    server.push(
+        Reply(content=CLASSIFY_OK, usage={"prompt_tokens": 120, "completion_tokens": 30}),
+        Reply(content=PRUNE_OK, usage={"prompt_tokens": 400, "completion_tokens": 12}),
+        Reply(content=COMPOSE_OK, delay=0.05, usage={"prompt_tokens": 900, "completion_tokens": 80}),
+    )
+    settings = sample_runtime.settings.model_copy(
+        update={"openai_api_key": SecretStr("k"), "openai_base_url": server.base_url, "openai_model": "fake-model"}
+    )
+    runtime = Runtime(settings=settings, url=sample_runtime.url, pool=sample_runtime.pool)
+    runtime.extras.update(sample_runtime.extras)
+    service = await build_service(runtime)
+    user = await new_user(service)
+    reply = await service.handle_text(user, QUESTION, channel="test")
+    assert "Niềng răng thường mất khoảng 1,5–2 năm" in reply.text
+    row = await sample_runtime.pool.fetchrow(
+        "SELECT trace, tokens_in, tokens_out FROM messages WHERE user_id = $1 AND direction = 'out'", user.id
+    )
+    steps = {r["llm"]["step"]: r["llm"] for r in row["trace"] if "llm" in r}
+    assert set(steps) == {"classify", "prune", "compose"}
+    tokens = {name: (s["tokens"]["prompt"], s["tokens"]["completion"]) for name, s in steps.items()}
+    assert tokens == {"classify": (120, 30), "prune": (400, 12), "compose": (900, 80)}
+    assert all(s["source"] == "llm" and s["calls"] == 1 and s["structured"] for s in steps.values())
+    assert steps["compose"]["ms"] >= 50 and all(s["ms"] > 0 for s in steps.values())
+    assert (row["tokens_in"], row["tokens_out"]) == (1420, 122)  # the message's totals beside them
 
 
 # ----- structured outputs -----------------------------------------------------------------------------------
