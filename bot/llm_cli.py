@@ -1,62 +1,39 @@
 """``medbot llm check``: whether the configured LLM helps, hurts or breaks each step (``engine.llm_check``).
 
-The report is kept in ``MEDBOT_DATA_DIR/llm_check.json``; ``bot.wiring`` reads it when it builds the engine,
-so a step that hurts or breaks is switched off (with a log line) in every process started afterwards. The
-admin's ``LLM_STEPS`` setting (``prune=on,compose=off``) overrides the check.
+The report is kept in ``MEDBOT_DATA_DIR/llm_check.json`` (``bot.llm_selfcheck``); ``bot.wiring`` reads it
+when it builds the engine, so a step that hurts or breaks is switched off (with a log line) in every process
+started afterwards. The admin's ``LLM_STEPS`` setting (``prune=on,compose=off``) overrides the check. The
+same check runs at ``medbot setup`` and in the background at start (``bot.llm_selfcheck``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-from pathlib import Path
-from typing import Any
 
+from bot.llm_selfcheck import check_file, report_lines, run_check
 from bot.runtime import open_runtime
 from bot.wiring import engine_deps
 from db.settings import Settings
-from engine.llm_check import check_model, parse_override, steps_from
 
 log = logging.getLogger(__name__)
 
 
-def check_file(settings: Settings) -> Path:
-    return settings.medbot_data_dir / "llm_check.json"
-
-
-def last_check(settings: Settings) -> dict[str, Any] | None:
-    path = check_file(settings)
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 async def llm_check(args: argparse.Namespace, settings: Settings) -> int:
     if not settings.llm_enabled:
-        print("medbot llm check: no LLM configured (OPENAI_API_KEY): the bot runs offline")
+        print("medbot llm check: chưa cấu hình mô hình AI (OPENAI_API_KEY): bot đang trả lời không dùng AI")
         return 2
     runtime = await open_runtime(settings)
     try:
         deps = engine_deps(runtime)
-        assert deps.llm is not None
-        report = (await check_model(deps, args.role, args.questions)).as_dict()
-        await deps.llm.aclose()
+        try:
+            report = await run_check(deps, settings, args.role, args.questions)
+        finally:
+            assert deps.llm is not None
+            await deps.llm.aclose()
     finally:
         await runtime.close()
-    report["model"] = settings.openai_model
-    report["structured_outputs"] = deps.llm.structured
-    steps = steps_from(report, parse_override(settings.llm_steps))
-    report["switches"] = steps
-    print(f"model {settings.openai_model} on {args.role}: {report['n']} messages, "
-          f"offline right {report['offline_right']}")  # fmt: skip
-    print(f"{'step':<9} {'verdict':<8} {'right':>5} {'calls':>5} {'fallbacks':>9} {'model s':>8} {'tokens':>7}  switch")
-    for name, res in report["steps"].items():
-        print(f"{name:<9} {res['verdict']:<8} {res['right']:>5} {res['calls']:>5} {res['fallbacks']:>9} "
-              f"{res['ms'] / 1000:>8.1f} {res['tokens']:>7}  {'on' if steps[name] else 'off'}")  # fmt: skip
-    path = check_file(settings)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
-    print(f"wrote {path}; LLM_STEPS overrides (e.g. LLM_STEPS=prune=on)")
+    for line in report_lines(report):
+        print(line)
+    print(f"Đã lưu kết quả vào {check_file(settings)}; cài đặt LLM_STEPS (ví dụ LLM_STEPS=prune=on) được ưu tiên.")
     return 0

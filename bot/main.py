@@ -4,10 +4,12 @@ alone when only Zalo is configured; otherwise the console chat."""
 
 from __future__ import annotations
 
+from bot import llm_selfcheck
 from db.settings import Settings
 
 
 async def run(settings: Settings) -> int:
+    llm_selfcheck.arm()  # with a key, the model's self-check runs in the background once the engine is built
     token = settings.telegram_bot_token.get_secret_value() if settings.telegram_bot_token else ""
     if token:
         from bot.telegram.app import run_telegram

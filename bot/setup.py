@@ -23,7 +23,9 @@ async def setup(settings: Settings) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from bot.llm_selfcheck import check_at_setup
     from bot.runtime import open_runtime
+    from bot.wiring import engine_deps
     from db import kb
     from kb_import.cli import STAGE_LABELS, make_cached_embedder, render_report
     from kb_import.job import ImportOptions, run_import
@@ -40,6 +42,7 @@ async def setup(settings: Settings) -> int:
         existing = await kb.count_active(runtime.pool)
         if existing:
             console.print(f"KB already has {existing} active entries; sample KB not loaded")
+            await check_at_setup(lambda: engine_deps(runtime), settings, console.print)
             return 0
         console.print(f"KB is empty: importing the sample KB ({SAMPLE_PATH.name})")
         embedder = make_cached_embedder(settings, runtime.pool)
@@ -65,6 +68,8 @@ async def setup(settings: Settings) -> int:
                 progress=on_progress,
             )
         render_report(report, console)
+        if report.ok:
+            await check_at_setup(lambda: engine_deps(runtime), settings, console.print)
         return 0 if report.ok else 1
     finally:
         await runtime.close()

@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.access import StaffRule
 from bot.fair_use import FairUse, Limits
+from bot.llm_selfcheck import start_background_check
 from bot.runtime import Runtime
 from bot.service import ChatService
 from db.settings import Settings
@@ -98,6 +99,7 @@ def engine_deps(runtime: Runtime) -> EngineDeps:
 
 async def build_service(runtime: Runtime) -> ChatService:
     deps = engine_deps(runtime)
+    start_background_check(runtime, deps)  # only under ``medbot run`` (armed there), when the check is due
 
     async def answer(shared: dict[str, Any]) -> dict[str, Any]:
         return await run_medical_flow(deps, shared)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
+import re
 import time
 from typing import Any
 
@@ -18,6 +20,7 @@ import pytest
 from pydantic import SecretStr
 
 from bot.runtime import Runtime
+from bot.setup import setup
 from bot.wiring import build_service, engine_deps
 from engine.deps import EngineDeps
 from engine.flows import run_medical_flow
@@ -539,3 +542,26 @@ async def test_llm_check_finds_a_garbage_model_breaks_steps_and_switches_them_of
     assert all(res["right"] == report["offline_right"] for res in report["steps"].values())
     assert steps_from(report, {}) == {"classify": False, "expand": False, "prune": True, "compose": False}
     assert steps_from(report, parse_override("compose=on, bogus=off"))["compose"] is True
+
+
+async def test_setup_with_a_key_checks_the_model_and_prints_the_verdicts(
+    server, sample_runtime, tmp_path, capsys
+):
+    """``medbot setup`` on a database whose KB is already there: with a key, the model is checked and the
+    verdicts printed (in Vietnamese); the report that later processes read is written."""
+    server.default = Reply(content="Tôi nghĩ đây là câu hỏi hay, bạn nên hỏi bác sĩ nhé.")
+    settings = sample_runtime.settings.model_copy(
+        update={
+            "openai_api_key": SecretStr("k"),
+            "openai_base_url": server.base_url,
+            "openai_model": "fake-model",
+            "medbot_data_dir": tmp_path,
+        }
+    )
+    assert await setup(settings) == 0
+    out = capsys.readouterr().out
+    assert "Đang kiểm tra mô hình AI" in out and "Mô hình fake-model với vai trò patient_dental" in out
+    assert re.search(r"compose\s+breaks .* TẮT", out) and re.search(r"prune\s+neutral .* bật", out)
+    report = json.loads((tmp_path / "llm_check.json").read_text(encoding="utf-8"))
+    assert report["switches"] == {"classify": False, "expand": False, "prune": True, "compose": False}
+    assert report["model"] == "fake-model" and report["base_url"] == server.base_url

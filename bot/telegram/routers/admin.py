@@ -43,6 +43,7 @@ from aiogram.types import (
 )
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
+from bot import llm_selfcheck
 from bot.service import ChatService
 from bot.telegram import charts, kb_adapter, texts
 from bot.telegram.callbacks import ImportCb, KbDraftCb, UnansweredCb
@@ -197,7 +198,7 @@ async def import_decision(
 
 
 # ---------------------------------------------------------------- stats
-async def show_stats(message: Message, service: ChatService) -> None:
+async def show_stats(message: Message, service: ChatService, settings: Settings) -> None:
     lines = ["📊 <b>Thống kê</b>"]
     for days in (7, 30):
         w = await stats.window(service.pool, days)
@@ -210,6 +211,9 @@ async def show_stats(message: Message, service: ChatService) -> None:
             f"• Đánh giá: 👍 {w.thumbs_up} · 👎 {w.thumbs_down}\n"
             f"• Chủ đề hàng đầu: {topics}"
         )
+    llm_note = llm_selfcheck.stats_note(settings)  # LLM steps switched off by the self-check or LLM_STEPS
+    if llm_note:
+        lines.append("\n" + html.escape(llm_note))
     await message.answer("\n".join(lines))
     png = await charts.messages_chart(await stats.daily_messages(service.pool, 30))
     await message.answer_photo(BufferedInputFile(png, "stats.png"), caption=texts.STATS_CAPTION)
