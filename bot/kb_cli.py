@@ -7,8 +7,7 @@
 * ``medbot kb undo ROLE``: undo the role's last import: its entries back exactly as they were before it, the
   entries it added removed (``kb_import.undo``); again, to step back one more import.
 
-Output is English like ``medbot import`` (an admin tool), with the Vietnamese line for clinic staff where an
-import is involved. Exit codes: 0 done, 1 nothing could be done (an unknown role, a role without entries, no
+Output is Vietnamese like ``medbot import`` (clinic staff read it); role ids stay as typed in commands. Exit codes: 0 done, 1 nothing could be done (an unknown role, a role without entries, no
 import to undo), 2 usage.
 """
 
@@ -16,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import logging
 import sys
 from pathlib import Path
 
@@ -28,6 +28,8 @@ from engine.roles import load_roles
 from kb_import.export import export_kb
 from kb_import.review import mark_role_reviewed
 from kb_import.undo import undo_last_import, undoable
+
+log = logging.getLogger("medbot.kb")
 
 
 async def kb_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -47,11 +49,12 @@ async def _export(pool: asyncpg.Pool, out: Path, wanted: list[str]) -> int:
     roles = list(dict.fromkeys(wanted)) or present
     empty = [role for role in roles if role not in present]
     if empty or not roles:
-        print(f"medbot kb export: no active entries for role(s): {', '.join(empty) or 'any'}", file=sys.stderr)
+        which = ", ".join(empty) or "mọi vai trò"
+        print(f"medbot kb export: không có mục nào đang dùng cho vai trò: {which}", file=sys.stderr)
         return 1
     counts = await export_kb(pool, out, roles)
     listed = ", ".join(f"{role} {n}" for role, n in counts.items())
-    print(f"exported {sum(counts.values())} entries ({listed}) to {out}")
+    print(f"Đã xuất {sum(counts.values())} mục ({listed}) ra tệp {out}")
     return 0
 
 
@@ -59,18 +62,20 @@ async def _reviewed(pool: asyncpg.Pool, name: str) -> int:
     result = await mark_role_reviewed(
         pool, name, requested_by=f"cli:{getpass.getuser()}", extra_roles=list(load_roles())
     )
-    pending = ", ".join(f"{role} ({n})" for role, n in result.pending.items()) or "none"
+    pending = ", ".join(f"{role} ({n})" for role, n in result.pending.items()) or "không còn"
     if result.role is None:
-        print(f"medbot kb reviewed: unknown role {name!r}; roles with sample entries: {pending}", file=sys.stderr)
+        print(
+            f"medbot kb reviewed: không có vai trò “{name}”; các vai trò còn mục mẫu: {pending}", file=sys.stderr
+        )
         return 1
     if result.marked == 0:
-        print(f"{result.role}: no sample entries to mark (its entries are already the clinic's own)")
+        print(f"{result.role}: không có mục mẫu nào cần đánh dấu (các mục đã là của phòng khám)")
     else:
         print(
-            f"{result.role}: {result.marked} entries marked as reviewed by the clinic; "
-            "answers from them no longer say they are unreviewed sample material"
+            f"{result.role}: đã đánh dấu {result.marked} mục là đã được bác sĩ phòng khám duyệt; câu trả lời "
+            "từ các mục này không còn ghi là tài liệu mẫu chưa duyệt"
         )
-    print(f"roles still holding sample entries: {pending}")
+    print(f"Các vai trò còn mục mẫu chưa duyệt: {pending}")
     return 0
 
 
@@ -79,12 +84,12 @@ async def _undo(pool: asyncpg.Pool, name: str) -> int:
         pool, name, requested_by=f"cli:{getpass.getuser()}", extra_roles=list(load_roles())
     )
     if not result.ok:
-        print(f"medbot kb undo: {result.message}", file=sys.stderr)
-        print(result.message_vi, file=sys.stderr)
-        left = ", ".join(f"{u.role} (#{u.import_id})" for u in await undoable(pool)) or "none"
-        print(f"roles with an import to undo: {left}", file=sys.stderr)
+        log.info("kb_undo.refused role=%s %s", name, result.message)
+        print(f"medbot kb undo: {result.message_vi}", file=sys.stderr)
+        left = ", ".join(f"{u.role} (#{u.import_id})" for u in await undoable(pool)) or "không có"
+        print(f"Các vai trò có lần nhập có thể hoàn tác: {left}", file=sys.stderr)
         return 1
-    print(result.message)
+    log.info("kb_undo.done role=%s %s", name, result.message)
     print(result.message_vi)
-    print("to redo it, import the same file again")
+    print("Muốn làm lại: nhập lại đúng tệp đó.")
     return 0

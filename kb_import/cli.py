@@ -3,8 +3,9 @@
 Exit codes: 0 when the import did what was asked (applied, nothing to change, or a dry run — which says
 in its first line when the real import would need ``--force``); 1 when the input was rejected, the import
 would hide a large share of a role without ``--force``, or the import failed (the KB is unchanged in each
-case); 2 for a usage error. The report is in English (an admin tool) with its first line repeated in
-Vietnamese for clinic staff; every problem names file, sheet, row and column.
+case); 2 for a usage error. The report is in Vietnamese (clinic staff read it, on the terminal and in the
+watched folder's report files); every problem names file, sheet, row and column. The English message is in
+the log.
 """
 
 from __future__ import annotations
@@ -33,82 +34,98 @@ from kb_import.template import write_template
 
 MAX_PROBLEMS_SHOWN = 50
 STAGE_LABELS = {
-    "validate": "Reading and validating",
-    "lock": "Waiting for other imports",
-    "embed": "Embedding",
-    "write": "Writing",
+    "validate": "Đọc và kiểm tra tệp",
+    "lock": "Chờ lần nhập khác xong",
+    "embed": "Tính vector tìm kiếm",
+    "write": "Ghi vào kho kiến thức",
 }
+STATUS_LABELS = {
+    "applied": "ĐÃ NHẬP",
+    "unchanged": "KHÔNG CÓ THAY ĐỔI",
+    "rejected": "BỊ TỪ CHỐI",
+    "dry_run": "KIỂM TRA THỬ",
+    "failed": "THẤT BẠI",
+}
+COUNT_COLUMNS = (  # RoleCounts field → column header
+    ("added", "thêm"),
+    ("updated", "cập nhật"),
+    ("unchanged", "giữ nguyên"),
+    ("reactivated", "khôi phục"),
+    ("deactivated", "ẩn"),
+    ("skipped", "bỏ qua"),
+)
 
 
 def render_report(report: ImportReport, console: Console) -> None:
-    """The summary: status line, per-role counts, then problems and warnings with their locations."""
+    """The summary for clinic staff, in Vietnamese: status line, per-role counts, then problems and warnings
+    with their locations (file, sheet, row, column). The English message goes to the log (``kb_import.job``)."""
     style = "green" if report.ok else "red"
-    console.print(f"[bold {style}]{report.status.upper()}[/] {escape(report.message)}", highlight=False, soft_wrap=True)
-    console.print(report.message_vi, markup=False, highlight=False, soft_wrap=True)
+    label = STATUS_LABELS.get(report.status, report.status.upper())
+    console.print(f"[bold {style}]{label}[/] {escape(report.message_vi)}", highlight=False, soft_wrap=True)
     if report.needs_confirmation:
         console.print(
-            "To import it anyway and hide those entries: run again with --force. To add and update without "
-            "hiding anything: --keep-missing.\nNếu đúng là muốn ẩn các mục đó: chạy lại với --force. Nếu chỉ "
-            "muốn thêm và cập nhật, không ẩn mục nào: dùng --keep-missing.",
+            "Nếu đúng là muốn ẩn các mục đó: chạy lại với --force. Nếu chỉ muốn thêm và cập nhật, không ẩn mục "
+            "nào: dùng --keep-missing.",
             style="yellow",
             highlight=False,
         )
     if report.status == "applied" and not report.dry_run:
         undo = "; ".join(f"medbot kb undo {role}" for role in sorted(report.roles))
-        console.print(f"undo / hoàn tác: {undo} (or /hoantac ROLE in Telegram)", style="dim", highlight=False)
+        console.print(
+            f"Muốn hoàn tác: {undo} (hoặc /hoantac VAI_TRÒ trong Telegram)", style="dim", highlight=False
+        )
     if report.import_id is not None:
-        console.print(f"import #{report.import_id}", style="dim")
+        console.print(f"Lần nhập #{report.import_id}", style="dim")
     if report.roles:
-        table = Table(title="KB import" + (" (dry run)" if report.dry_run else ""), title_justify="left")
-        table.add_column("role")
-        for name in ("added", "updated", "unchanged", "restored", "deactivated", "skipped", "version"):
-            table.add_column(name, justify="right")
+        title = "Nhập kho kiến thức" + (" (kiểm tra thử, chưa ghi gì)" if report.dry_run else "")
+        table = Table(title=title, title_justify="left")
+        table.add_column("vai trò")
+        for _, header in COUNT_COLUMNS:
+            table.add_column(header, justify="right")
+        table.add_column("phiên bản", justify="right")
         rows = (
-            [*report.roles.items(), ("total", report.totals)]
+            [*report.roles.items(), ("tổng", report.totals)]
             if len(report.roles) > 1
             else report.roles.items()
         )
         for role, c in rows:
             table.add_row(
                 role,
-                str(c.added),
-                str(c.updated),
-                str(c.unchanged),
-                str(c.reactivated),
-                str(c.deactivated),
-                str(c.skipped),
+                *(str(getattr(c, name)) for name, _ in COUNT_COLUMNS),
                 "" if c.version is None else str(c.version),
             )
         console.print(table)
-    files = ", ".join(f"{f.name} ({f.rows} rows)" for f in report.files)
+    files = ", ".join(f"{f.name} ({f.rows} dòng)" for f in report.files)
     console.print(
-        f"files: {files}; rows read {report.rows_seen}, valid {report.rows_valid}, invalid {report.rows_invalid}",
+        f"Tệp: {files}; đã đọc {report.rows_seen} dòng: {report.rows_valid} hợp lệ, {report.rows_invalid} lỗi",
         highlight=False,
     )
     if report.embedding_model:
         console.print(
-            f"embeddings ({report.embedding_model}): {report.embedded} computed, {report.embedding_cached} from cache",
+            f"Vector tìm kiếm ({report.embedding_model}): tính mới {report.embedded}, "
+            f"lấy lại từ bộ nhớ đệm {report.embedding_cached}",
             highlight=False,
         )
     errors, warnings = report.errors, report.warnings
-    for title, items, colour in (("Problems", errors, "red"), ("Warnings", warnings, "yellow")):
+    for title, items, colour in (("Lỗi", errors, "red"), ("Cảnh báo", warnings, "yellow")):
         if not items:
             continue
         table = Table(title=f"{title} ({len(items)})", title_justify="left", title_style=colour)
-        for col in ("file", "sheet", "row", "column", "code", "message"):
+        for col in ("tệp", "trang", "dòng", "cột", "mã lỗi", "nội dung"):
             table.add_column(col, overflow="fold")
         for p in items[:MAX_PROBLEMS_SHOWN]:
             column = (p.column or "") + (f" ({p.header})" if p.header else "")
             table.add_row(
-                p.file, p.sheet or "", "" if p.row is None else str(p.row), column, p.code, p.message
+                p.file, p.sheet or "", "" if p.row is None else str(p.row), column, p.code, p.message_vi
             )
         console.print(table)
         if len(items) > MAX_PROBLEMS_SHOWN:
             console.print(
-                f"… and {len(items) - MAX_PROBLEMS_SHOWN} more (all stored in kb_imports)", style=colour
+                f"… và {len(items) - MAX_PROBLEMS_SHOWN} mục nữa (tất cả được lưu trong bảng kb_imports)",
+                style=colour,
             )
     if report.timings:
-        console.print("timings: " + ", ".join(f"{k} {v}" for k, v in report.timings.items()), style="dim")
+        console.print("Thời gian (giây): " + ", ".join(f"{k} {v}" for k, v in report.timings.items()), style="dim")
 
 
 async def run_cli(args: argparse.Namespace, settings: Settings) -> int:
@@ -116,10 +133,10 @@ async def run_cli(args: argparse.Namespace, settings: Settings) -> int:
     err = Console(stderr=True)
     if args.template:
         path = write_template(Path(args.template))
-        out.print(f"template written to {path}")
+        out.print(f"Đã tạo tệp mẫu: {path}")
         return 0
     if not args.files:
-        err.print("medbot import: give one or more .xlsx/.csv files (or --template OUT.xlsx)")
+        err.print("medbot import: hãy chỉ ra một hoặc nhiều tệp .xlsx/.csv (hoặc --template TỆP_MẪU.xlsx)")
         return 2
     from bot.runtime import open_runtime
 

@@ -342,6 +342,7 @@ async def run_import(
             report.message_vi = "Tệp bị từ chối: không có dòng hợp lệ nào để nhập."
         report.status = "dry_run" if options.dry_run else "rejected"
         report.import_id = await record(report.status, report)
+        log.info("kb_import.%s id=%s %s", report.status, report.import_id, report.message)
         return report
 
     rows = validation.rows
@@ -419,6 +420,7 @@ async def run_import(
             f"ẩn {t.deactivated} mục; {t.unchanged} mục không đổi; bỏ qua {t.skipped} dòng lỗi."
         )
         report.import_id = await record("dry_run", report)
+        log.info("kb_import.dry_run id=%s roles=%s %s", report.import_id, roles, report.message)
         return report
 
     # --- apply ----------------------------------------------------------------------------------------------

@@ -120,7 +120,7 @@ async def test_export_then_import_keeps_the_urgent_mark(runtime, deps, db, db_ur
     out = tmp_path / "export" / "kb_export.xlsx"
     proc = cli(db_url, "kb", "export", str(out))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "exported 4 entries" in proc.stdout
+    assert "Đã xuất 4 mục" in proc.stdout
 
     wb = openpyxl.load_workbook(out)
     assert wb.sheetnames == ["patient_dental", "patient_diabetes"]
@@ -202,12 +202,12 @@ async def test_reviewed_command_gives_the_normal_intro(runtime, deps, db, db_url
     assert (await answer(deps, BRACES_Q)).text.startswith(SAMPLE_INTRO)
 
     unknown = cli(db_url, "kb", "reviewed", "khong_co")
-    assert unknown.returncode == 1 and "unknown role 'khong_co'" in unknown.stderr
+    assert unknown.returncode == 1 and "không có vai trò “khong_co”" in unknown.stderr
     assert await kb.sample_counts(db) == {"patient_dental": 3, "patient_diabetes": 1}
 
     proc = cli(db_url, "kb", "reviewed", "Bệnh nhân nha khoa")  # the Vietnamese label works too
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "patient_dental: 3 entries marked as reviewed" in proc.stdout
+    assert "patient_dental: đã đánh dấu 3 mục là đã được bác sĩ phòng khám duyệt" in proc.stdout
     assert "patient_diabetes (1)" in proc.stdout  # what is left to review
 
     out = await answer(deps, BRACES_Q)
@@ -217,7 +217,7 @@ async def test_reviewed_command_gives_the_normal_intro(runtime, deps, db, db_url
     assert "tài liệu mẫu của MedBot" in diabetes.text
 
     again = cli(db_url, "kb", "reviewed", "patient_dental")
-    assert again.returncode == 0 and "no sample entries to mark" in again.stdout
+    assert again.returncode == 0 and "không có mục mẫu nào cần đánh dấu" in again.stdout
 
 
 async def test_migration_marks_a_kb_loaded_by_setup_as_sample(server_url):

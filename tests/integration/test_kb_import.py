@@ -407,7 +407,7 @@ async def test_cli_rejects_malformed_files_with_location_and_exit_code(db, db_ur
     path, _, _ = _malformed(tmp_path, "missing_answer")
     proc = await asyncio.to_thread(_cli, db_url, str(path))
     assert proc.returncode == 1, proc.stderr
-    assert "REJECTED" in proc.stdout and "missing_answer" in proc.stdout
+    assert "BỊ TỪ CHỐI Tệp bị từ chối: có 1 lỗi" in proc.stdout and "missing_answer" in proc.stdout
     assert "a.xlsx" in proc.stdout and "patient_dental" in proc.stdout and "E (CÂU TRẢ LỜI)" in proc.stdout
     path, _, _ = _malformed(tmp_path, "not_a_spreadsheet")
     proc = await asyncio.to_thread(_cli, db_url, str(path))
@@ -428,7 +428,7 @@ async def test_cli_template_then_dry_run_and_import(db, db_url, tmp_path):
     proc = await asyncio.to_thread(_cli, db_url, str(template))  # no role: rejected
     assert proc.returncode == 1 and "missing_role" in proc.stdout
     proc = await asyncio.to_thread(_cli, db_url, str(template), "--role", "patient_dental", "--dry-run")
-    assert proc.returncode == 0 and "DRY_RUN" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "KIỂM TRA THỬ Kiểm tra thử: sẽ thêm 1" in proc.stdout, proc.stdout + proc.stderr
     assert await db.fetchval("SELECT count(*) FROM kb_entries") == 0
     proc = await asyncio.to_thread(_cli, db_url, str(template), "--role", "patient_dental")
     assert proc.returncode == 0, proc.stdout + proc.stderr

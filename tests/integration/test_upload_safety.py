@@ -174,7 +174,7 @@ async def test_cli_refuses_the_same_files(db, db_url, seeded, tmp_path):
     path = hf.write_xlsx(tmp_path / "cot.xlsx", [hf.header_row(), row])
     proc = await asyncio.to_thread(_cli, db_url, str(path), "--role", "patient_dental")
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "REJECTED" in proc.stdout and "too_many_columns" in proc.stdout and "1000 columns" in proc.stdout
+    assert "BỊ TỪ CHỐI" in proc.stdout and "too_many_columns" in proc.stdout and "tối đa 1.000 cột" in proc.stdout
     assert await kb_state(db) == seeded
 
 
