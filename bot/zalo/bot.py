@@ -6,8 +6,11 @@ Everything patients can do on Telegram works here through ChatService, as a user
 * Text → an answer; follow-up questions as ``oa.query.hide`` buttons with payload ``#sq:<set_id>:<i>``.
   A tapped button comes back as an ordinary text message, so every payload is validated like typed text:
   an unknown, expired, malformed or other user's ``#sq`` gets a polite message and changes nothing.
-* Buttons under an answer (Zalo allows 5): up to 3 suggestions plus 👍 / 👎 (``#fb:<message_id>:1|-1``)
-  when the answer cites the KB; up to 5 suggestions otherwise (clarification, topic lists).
+* Buttons under an answer (a Zalo message carries at most ``MAX_BUTTONS``, 5): suggestions plus 👍 / 👎
+  (``#fb:<message_id>:1|-1``) when the answer cites the KB. A longer list (every topic of a role, one topic's
+  questions) is paged: the last button, "Xem thêm (n)" (``#more:<set_id>:<start>``), sends the next page
+  as a new message with its own buttons, so every item of the stored set (up to 30) is a tap away; a topic
+  list's text also names every topic, and typing "chủ đề <tên>" opens one.
 * Typed commands (with or without diacritics, with or without a leading ``/``): "chuyên khoa"
   (``/chuyenkhoa``) → role picker; "xoá dữ liệu" (``/xoadulieu``) → a confirmation with two buttons
   (``#erase:yes`` / ``#erase:no``); "trợ giúp" (``/help``) → help.
@@ -50,6 +53,7 @@ log = logging.getLogger("medbot.zalo")
 SUGGESTION_RE = re.compile(r"^#sq:(\d{1,18}):(\d{1,3})$")
 ROLE_RE = re.compile(r"^#role:([A-Za-z0-9_\-]{1,64})$")
 FEEDBACK_RE = re.compile(r"^#fb:(\d{1,18}):(-1|1)$")
+MORE_RE = re.compile(r"^#more:(\d{1,18}):(\d{1,3})$")
 
 TEXT_EVENTS = {"user_send_text", "anonymous_send_text"}
 OTHER_MESSAGE_EVENTS = {
@@ -83,6 +87,8 @@ NOT_TEXT = (
 SUGGESTION_EXPIRED = (
     "Câu hỏi gợi ý này đã hết hạn hoặc không còn dùng được. Bạn vui lòng gõ lại câu hỏi của mình nhé."
 )
+MORE_TITLE = "➡️ Xem thêm ({n})"
+MORE_PAGE = "Các lựa chọn tiếp theo ({first}–{last} trên {total}), bạn bấm vào mục muốn xem nhé:"
 FEEDBACK_THANKS = "Cảm ơn bạn đã góp ý! Ý kiến của bạn giúp phòng khám cải thiện câu trả lời."
 FEEDBACK_UNKNOWN = "Mình không tìm thấy câu trả lời này để ghi nhận góp ý, bạn thông cảm nhé."
 ERASE_CONFIRM = (
@@ -212,6 +218,9 @@ class ZaloBot:
         if text.startswith("#fb:"):
             await self.on_feedback(user, recipient, text)
             return
+        if text.startswith("#more:"):
+            await self.on_more(user, recipient, text)
+            return
         if text in ("#erase:yes", "#erase:no"):
             await self.on_erase(user, recipient, text == "#erase:yes")
             return
@@ -276,6 +285,21 @@ class ZaloBot:
             await self.send_text(user, recipient, SUGGESTION_EXPIRED)
             return
         await self.answer(user, recipient, question)
+
+    async def on_more(self, user: User, recipient: Recipient, text: str) -> None:
+        """"Xem thêm": the next page of a stored suggestion set (validated like a tapped suggestion)."""
+        match = MORE_RE.match(text)
+        questions = await self.service.suggestion_set(user, int(match.group(1))) if match else None
+        start = int(match.group(2)) if match else 0
+        if match is None or not questions or not 0 < start < len(questions):
+            log.info("zalo.more_rejected user=%s payload=%s", user.id, redact(text))
+            await self.send_text(user, recipient, SUGGESTION_EXPIRED)
+            return
+        set_id = int(match.group(1))
+        buttons = page_buttons(set_id, questions, start, MAX_BUTTONS)
+        shown = sum(1 for b in buttons if b.payload.startswith("#sq:"))
+        body = MORE_PAGE.format(first=start + 1, last=start + shown, total=len(questions))
+        await self._deliver(user, recipient, self.client.send_buttons(recipient, body, buttons))
 
     async def on_feedback(self, user: User, recipient: Recipient, text: str) -> None:
         match = FEEDBACK_RE.match(text)
@@ -346,15 +370,25 @@ def render_text(reply: Reply) -> str:
     return reply.text.strip()
 
 
+def page_buttons(set_id: int, questions: list[str], start: int, room: int) -> list[Button]:
+    """The suggestions from ``start`` in ``room`` buttons: all of them when they fit, else ``room - 1`` and
+    "Xem thêm (n)" (``#more:<set>:<next>``) for the rest."""
+    rest = questions[start:]
+    if len(rest) <= room:
+        return [Button(q, f"#sq:{set_id}:{start + i}") for i, q in enumerate(rest)]
+    shown = max(room - 1, 1)
+    buttons = [Button(q, f"#sq:{set_id}:{start + i}") for i, q in enumerate(rest[:shown])]
+    return [*buttons, Button(MORE_TITLE.format(n=len(rest) - shown), f"#more:{set_id}:{start + shown}")]
+
+
 def answer_buttons(reply: Reply) -> list[Button]:
-    """Suggestions (``#sq:<set>:<i>``) and, under a KB answer, 👍 / 👎 — at most 5 buttons."""
+    """Suggestions (``#sq:<set>:<i>``, paged with "Xem thêm") and, under a KB answer, 👍 / 👎 — at most
+    ``MAX_BUTTONS``."""
     with_feedback = bool(reply.citations) and reply.message_id is not None
     room = MAX_BUTTONS - 2 if with_feedback else MAX_BUTTONS
     buttons: list[Button] = []
-    if reply.suggestion_set_id is not None:
-        buttons = [
-            Button(q, f"#sq:{reply.suggestion_set_id}:{i}") for i, q in enumerate(reply.suggestions[:room])
-        ]
+    if reply.suggestion_set_id is not None and reply.suggestions:
+        buttons = page_buttons(reply.suggestion_set_id, reply.suggestions, 0, room)
     if with_feedback:
         buttons += [Button("👍 Hữu ích", f"#fb:{reply.message_id}:1"), Button("👎 Chưa đúng", f"#fb:{reply.message_id}:-1")]
     return buttons
