@@ -21,7 +21,8 @@ from bot.wiring import engine_deps
 from engine.deps import EngineDeps
 from engine.flows import run_medical_flow
 from engine.llm import LLMClient, LLMConfig, LLMError, strict_schema
-from engine.nodes import Classification, ComposeOut, PruneOut
+from engine.nodes import Classification, PruneOut
+from engine.reply_nodes import ComposeOut
 from tests.tiny_llama import free_port, serve, write_tiny_llama
 
 BUDGET = 8.0  # the production default of LLM_BUDGET_SECONDS
@@ -170,10 +171,10 @@ async def test_the_medical_flow_with_a_garbage_model_answers_as_offline_within_t
         out = await run_medical_flow(deps, {"role": "patient_dental", "input": text})
         seconds = time.perf_counter() - t0
         assert seconds < BUDGET, (text, seconds)
-        assert out["input_type"] == offline["input_type"] == "medical_question"
-        assert out["citations"] == offline["citations"] and out["explain"] == offline["explain"], text
+        assert out.input_type == offline.input_type == "medical_question"
+        assert out.citations == offline.citations and out.text == offline.text, text
         outs.append(out)
-    first = outs[0]["llm"]
+    first = outs[0].llm
     # The model was really asked, three times, and did not deliver: both steps it was asked for fell back.
     assert first["classify"]["calls"] == 3
     assert first["classify"]["source"] == first["compose"]["source"] == "offline"
@@ -188,4 +189,4 @@ async def test_the_medical_flow_with_a_garbage_model_answers_as_offline_within_t
         assert deps.llm.structured is None
     # Three failed steps in a row: the breaker is open and the last questions never waited for the model.
     assert deps.llm.breaker.state == "open"
-    assert all(rec["calls"] == 0 for rec in outs[-1]["llm"].values())
+    assert all(rec["calls"] == 0 for rec in outs[-1].llm.values())
