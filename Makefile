@@ -8,7 +8,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check
 # `make lock` only: pip-tools in a virtualenv of its own, so the project's holds exactly the lock.
 LOCK_VENV := .venv-lock
 PIP_TOOLS := pip-tools==7.6.2
-COMPILE    = $(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+COMPILE    = CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
              --no-emit-index-url --no-emit-find-links --no-emit-trusted-host $(UPGRADE)
 
 .PHONY: run test setup lint bench lock clean-data
