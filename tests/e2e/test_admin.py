@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncpg
 
 from db import kb
-from tests.e2e.conftest import ADMIN_ID, DENTAL, add_kb, onboard
-from tests.fakes.telegram_server import FakeTelegram
+from testkit.bot_process import ADMIN_ID
+from testkit.fakes.telegram_server import FakeTelegram
+from tests.e2e.conftest import DENTAL, add_kb, onboard
 
 CSV = (
     "code,question,answer,topic,keywords\n"

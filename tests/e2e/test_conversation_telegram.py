@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncpg
 
+from testkit.fakes.telegram_server import FakeTelegram
 from tests.e2e.conftest import add_kb, onboard, shows
-from tests.fakes.telegram_server import FakeTelegram
 
 TOPICS = [
     "Răng nhạy cảm",

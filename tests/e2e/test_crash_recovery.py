@@ -19,10 +19,11 @@ import asyncpg
 
 from bot.zalo.webhook import sign
 from db import updates
-from tests.e2e.conftest import DENTAL, BotProcess, StartBot, add_kb, onboard
-from tests.fakes.openai_server import FakeOpenAI, Reply, chat_json
-from tests.fakes.telegram_server import FakeTelegram
-from tests.fakes.zalo_server import FakeZalo
+from testkit.bot_process import BotProcess, StartBot
+from testkit.fakes.openai_server import FakeOpenAI, Reply, chat_json
+from testkit.fakes.telegram_server import FakeTelegram
+from testkit.fakes.zalo_server import FakeZalo
+from tests.e2e.conftest import DENTAL, add_kb, onboard
 
 QUESTION = "rang bi e buot khi uong nuoc lanh thi lam sao"
 CLASSIFY = {"input_type": "medical_question", "confidence": 0.9, "reason": "hỏi về ê buốt răng", "rag_questions": []}

@@ -26,9 +26,11 @@ import pytest
 from db import migrate, outbox
 from db.embedded import ensure_server
 from db.pool import create_pool
-from tests.conftest import ROOT, TUNING
-from tests.e2e.conftest import ADMIN_ID, DENTAL, TOKEN, add_kb, bot_processes, onboard
-from tests.fakes.telegram_server import FakeTelegram
+from testkit.bot_process import ADMIN_ID, TOKEN, bot_processes
+from testkit.database import TUNING
+from testkit.fakes.telegram_server import FakeTelegram
+from tests.conftest import ROOT
+from tests.e2e.conftest import DENTAL, add_kb, onboard
 from tests.integration.worker_helpers import eventually
 
 ANSWER = {code: answer for code, _, answer, _ in DENTAL}

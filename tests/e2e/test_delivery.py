@@ -10,8 +10,9 @@ import aiohttp
 import asyncpg
 
 from db import users
-from tests.e2e.conftest import DENTAL, StartBot, add_kb, onboard, shows
-from tests.fakes.telegram_server import FakeTelegram
+from testkit.bot_process import StartBot
+from testkit.fakes.telegram_server import FakeTelegram
+from tests.e2e.conftest import DENTAL, add_kb, onboard, shows
 
 
 async def test_redelivered_update_gets_one_reply(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:

@@ -15,9 +15,10 @@ import asyncpg
 import pytest
 
 from bot.fair_use import MINUTE_NOTICE
-from tests.e2e.conftest import CLINICIAN_ID, DENTAL, StartBot, add_kb, onboard, shows
-from tests.fakes.openai_server import FakeOpenAI, answer
-from tests.fakes.telegram_server import FakeTelegram
+from testkit.bot_process import CLINICIAN_ID, StartBot
+from testkit.fakes.openai_server import FakeOpenAI, answer
+from testkit.fakes.telegram_server import FakeTelegram
+from tests.e2e.conftest import DENTAL, add_kb, onboard, shows
 
 SENSITIVE = "Răng bị ê buốt khi uống nước lạnh thì làm sao?"  # D001
 BRACES = "Niềng răng mất bao lâu thì xong?"  # D004

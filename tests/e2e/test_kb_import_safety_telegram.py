@@ -11,8 +11,9 @@ from typing import Any
 import asyncpg
 
 from kb_import.job import ImportOptions, run_import
-from tests.e2e.conftest import SECOND_ADMIN_ID, onboard
-from tests.fakes.telegram_server import FakeTelegram
+from testkit.bot_process import SECOND_ADMIN_ID
+from testkit.fakes.telegram_server import FakeTelegram
+from tests.e2e.conftest import onboard
 from tests.kb_files import rows, write_xlsx
 
 THREE = (

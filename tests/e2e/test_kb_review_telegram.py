@@ -12,8 +12,9 @@ from db import kb
 from db.stores import PgEmbeddingCache
 from engine.embedding import CachedEmbedder, make_embedder
 from kb_import.job import ImportOptions, run_import
-from tests.e2e.conftest import ADMIN_ID, DENTAL, onboard
-from tests.fakes.telegram_server import FakeTelegram
+from testkit.bot_process import ADMIN_ID
+from testkit.fakes.telegram_server import FakeTelegram
+from tests.e2e.conftest import DENTAL, onboard
 from tests.kb_files import write_xlsx
 
 SAMPLE_LINE = "Thông tin dưới đây lấy từ bộ tài liệu mẫu của MedBot, chưa được bác sĩ của phòng khám duyệt lại:"

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncpg
 
 from db import users
-from tests.e2e.conftest import DENTAL, StartBot, add_kb, onboard, shows
-from tests.fakes.openai_server import FakeOpenAI, Reply, chat_json
-from tests.fakes.telegram_server import FakeTelegram
+from testkit.bot_process import StartBot
+from testkit.fakes.openai_server import FakeOpenAI, Reply, chat_json
+from testkit.fakes.telegram_server import FakeTelegram
+from tests.e2e.conftest import DENTAL, add_kb, onboard, shows
 
 
 async def test_new_user_full_flow(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:

@@ -37,10 +37,11 @@ from kb_import.guidelines import import_document
 from kb_import.worker.jobs import default_jobs
 from kb_import.worker.jobs.digest import ERASED_QUOTE
 from kb_import.worker.runner import run_job
-from tests.e2e.conftest import ADMIN_ID, CLINICIAN_ID, DENTAL, StartBot, add_kb, onboard
-from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.fakes.telegram_server import FakeTelegram, SentMessage
-from tests.fakes.zalo_server import FakeZalo
+from testkit.bot_process import ADMIN_ID, CLINICIAN_ID, StartBot
+from testkit.fakes.openai_server import FakeOpenAI, Reply
+from testkit.fakes.telegram_server import FakeTelegram, SentMessage
+from testkit.fakes.zalo_server import FakeZalo
+from tests.e2e.conftest import DENTAL, add_kb, onboard
 from tests.integration.worker_helpers import make_ctx
 from tests.verify_support import DATA, embedder
 

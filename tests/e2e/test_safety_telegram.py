@@ -10,8 +10,9 @@ import asyncpg
 
 from bot.telegram import texts
 from db import users
-from tests.e2e.conftest import ADMIN_ID, DENTAL, StartBot, add_kb, onboard
-from tests.fakes.telegram_server import FakeTelegram
+from testkit.bot_process import ADMIN_ID, StartBot
+from testkit.fakes.telegram_server import FakeTelegram
+from tests.e2e.conftest import DENTAL, add_kb, onboard
 
 ERROR_LINE = re.compile(r"^\S+ (ERROR|CRITICAL)\b|^Traceback", re.MULTILINE)
 FORGED = [

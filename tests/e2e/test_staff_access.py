@@ -11,8 +11,9 @@ from collections.abc import Callable
 import asyncpg
 
 from db import users
-from tests.e2e.conftest import CLINICIAN_ID, SECOND_ADMIN_ID, add_kb
-from tests.fakes.telegram_server import FakeTelegram, SentMessage
+from testkit.bot_process import CLINICIAN_ID, SECOND_ADMIN_ID
+from testkit.fakes.telegram_server import FakeTelegram, SentMessage
+from tests.e2e.conftest import add_kb
 
 PATIENT_ROLES = {"role:patient_dental", "role:patient_diabetes"}
 DOCTOR_ROLES = {"role:doctor_dental", "role:doctor_endocrine"}

@@ -7,9 +7,10 @@ from __future__ import annotations
 import asyncpg
 
 from db import users
-from tests.e2e.conftest import DENTAL, StartBot, add_kb, onboard
-from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.fakes.telegram_server import FakeTelegram
+from testkit.bot_process import StartBot
+from testkit.fakes.openai_server import FakeOpenAI, Reply
+from testkit.fakes.telegram_server import FakeTelegram
+from tests.e2e.conftest import DENTAL, add_kb, onboard
 from tests.netcut import PgRelay
 
 CHEST_PAIN = "bố tôi đau ngực dữ dội lan ra cánh tay trái, vã mồ hôi lạnh"

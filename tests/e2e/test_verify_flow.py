@@ -2,7 +2,7 @@
 → ✅ accept, 🔁 search again + typed keywords, ⏭ skip, ⏹ stop → summary + .md/.csv report; resume after a bot
 restart (the last message's buttons, and /verify → "Tiếp tục"); /guideline upload by an admin, refused for
 non-staff. The clinicians' chats (7001, 7002, 7004) are staff through the bot's ``CLINICIAN_IDS``
-(tests/e2e/conftest.py); tests/e2e/test_staff_access.py has the refusals. The guideline corpus is imported
+(testkit/bot_process.py); tests/e2e/test_staff_access.py has the refusals. The guideline corpus is imported
 with the real importer and embedder; the bot runs offline (no LLM), so the verdicts are the offline verifier's
 (tests/integration/test_verify_offline.py pins them).
 """
@@ -17,8 +17,9 @@ import asyncpg
 
 from db import guidelines
 from kb_import.guidelines import import_document
-from tests.e2e.conftest import ADMIN_ID, restart_shared_bot
-from tests.fakes.telegram_server import FakeTelegram, SentMessage
+from testkit.bot_process import ADMIN_ID
+from testkit.fakes.telegram_server import FakeTelegram, SentMessage
+from tests.e2e.conftest import restart_shared_bot
 from tests.verify_support import DATA, embedder
 
 ARTICLE = (DATA / "article_dtd.md").read_text(encoding="utf-8")

@@ -32,8 +32,8 @@ from kb_import.job import ImportOptions, run_import
 from kb_import.worker.cli import embedding_lines
 from kb_import.worker.jobs import default_jobs
 from kb_import.worker.runner import run_job
-from tests.conftest import TEST_DATA_DIR
-from tests.fakes.openai_server import FakeOpenAI
+from testkit.database import TEST_DATA_DIR
+from testkit.fakes.openai_server import FakeOpenAI
 from tests.integration.worker_helpers import make_ctx
 from tests.kb_files import HEADERS, write_xlsx
 

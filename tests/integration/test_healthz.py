@@ -14,7 +14,8 @@ from bot.telegram.app import build_bot, build_dispatcher, webhook_app
 from bot.wiring import build_service
 from db.pool import create_pool
 from db.settings import load_settings
-from tests.conftest import drop_database, recreate_database, run_database
+from testkit.database import drop_database, recreate_database
+from tests.conftest import run_database
 
 
 async def test_healthz_reports_a_status_and_logs_the_database_error(

@@ -26,8 +26,9 @@ from engine.deps import EngineDeps
 from engine.flows import run_medical_flow
 from engine.result import FlowResult
 from kb_import.job import ImportOptions, ImportReport, run_import
-from tests.conftest import ROOT, drop_database, recreate_database, run_database
-from tests.fakes.openai_server import FakeOpenAI, Reply, chat_json
+from testkit.database import drop_database, recreate_database
+from testkit.fakes.openai_server import FakeOpenAI, Reply, chat_json
+from tests.conftest import ROOT, run_database
 from tests.kb_files import write_xlsx
 
 HEADERS = ["ĐỀ MỤC", "MÃ SỐ", "CÂU HỎI", "CÂU TRẢ LỜI", "keywords", "Khẩn cấp"]

@@ -27,8 +27,8 @@ from engine.flows import run_medical_flow
 from engine.llm import LLMClient, LLMConfig, LLMError
 from engine.llm_check import check_model, parse_override, steps_from
 from engine.result import FlowResult
+from testkit.fakes.openai_server import FakeOpenAI, Reply, chat_json
 from tests.conftest import SAMPLE_DISCLAIMER as DISCLAIMER
-from tests.fakes.openai_server import FakeOpenAI, Reply, chat_json
 
 QUESTION = "niềng răng mất bao lâu"  # → NK-027 "Niềng răng có đau không, mất bao lâu?"
 CLASSIFY_OK = chat_json(

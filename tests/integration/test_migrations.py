@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncpg
 
 from db import migrate
-from tests.conftest import drop_database, recreate_database, run_database
+from testkit.database import drop_database, recreate_database
+from tests.conftest import run_database
 
 EXPECTED_TABLES = {
     "users",

@@ -29,8 +29,8 @@ from engine.flows import run_medical_flow
 from kb_import.worker.jobs import default_jobs
 from kb_import.worker.jobs.digest import ERASED_QUOTE
 from kb_import.worker.runner import run_job
-from tests.fakes.openai_server import FakeOpenAI, Reply, chat_json
-from tests.fakes.telegram_server import FakeTelegram
+from testkit.fakes.openai_server import FakeOpenAI, Reply, chat_json
+from testkit.fakes.telegram_server import FakeTelegram
 from tests.integration.worker_helpers import make_ctx
 
 JOBS = {j.name: j for j in default_jobs()}

@@ -22,8 +22,8 @@ from bot.telegram.render import answer_html, split_html, utf16_len
 from bot.telegram.session import DeliveryPolicy
 from db import outbox, users
 from db.pool import SESSION_SETTINGS, create_pool
+from testkit.fakes.telegram_server import FakeTelegram, parse_html
 from tests.conftest import ROOT
-from tests.fakes.telegram_server import FakeTelegram, parse_html
 from tests.integration.worker_helpers import eventually
 
 

@@ -15,7 +15,7 @@ from engine.verify.search import GuidelineSearch
 from engine.verify.types import Claim
 from engine.verify.verifier import OfflineVerifier
 from kb_import.guidelines import import_document
-from tests.fakes.openai_server import FakeOpenAI, answer, tool_calls, tool_results
+from testkit.fakes.openai_server import FakeOpenAI, answer, tool_calls, tool_results
 from tests.verify_support import DATA, embedder
 
 CLAIM = Claim(

@@ -10,7 +10,7 @@ import asyncpg
 from db import outbox
 from kb_import.worker.jobs import default_jobs
 from kb_import.worker.runner import run_job
-from tests.fakes.telegram_server import FakeTelegram
+from testkit.fakes.telegram_server import FakeTelegram
 from tests.integration.worker_helpers import make_ctx
 
 PNG = base64.b64decode(

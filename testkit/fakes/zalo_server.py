@@ -21,6 +21,8 @@ from typing import Any
 
 from aiohttp import web
 
+from testkit.fakes.local_http import serve
+
 BUTTON_TYPES = {"oa.open.url", "oa.query.show", "oa.query.hide", "oa.open.sms", "oa.open.phone"}
 
 
@@ -151,12 +153,7 @@ class FakeZalo:
         app = web.Application()
         app.router.add_post("/v3.0/oa/message/cs", self._send)
         app.router.add_post("/v4/oa/access_token", self._oauth)
-        self._runner = web.AppRunner(app, shutdown_timeout=0.1)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.base_url = f"http://127.0.0.1:{port}"
+        self._runner, self.base_url = await serve(app)
         return self.base_url
 
     async def stop(self) -> None:

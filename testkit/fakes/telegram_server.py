@@ -38,6 +38,8 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from testkit.fakes.local_http import serve
+
 ALLOWED_TAGS = {
     "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "code", "pre",
     "tg-spoiler", "span", "blockquote", "tg-emoji",
@@ -203,12 +205,7 @@ class FakeTelegram:
         app = web.Application(client_max_size=50 * 1024 * 1024)
         app.router.add_route("*", "/bot{token}/{method}", self._api)
         app.router.add_get("/file/bot{token}/{path:.+}", self._file)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.base_url = f"http://127.0.0.1:{port}"
+        self._runner, self.base_url = await serve(app, access_log=None, shutdown_timeout=0.5)
         self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120))
         return self.base_url
 

@@ -1,8 +1,9 @@
 """A local OpenAI-compatible HTTP server for tests: real ``POST /v1/chat/completions`` and ``POST /v1/embeddings``
 over aiohttp.
 
-Scriptable per test: ``server.push(...)`` queues replies served in order (then ``default``, an HTTP 500, so
-an exhausted script shows the client's error path). A reply is either
+Scriptable per test: ``server.push(...)`` queues replies served in order (then ``model``'s reply when a
+stand-in model is set, else ``default``, an HTTP 500, so an exhausted script shows the client's error path).
+A reply is either
 
 * a ``Reply``: a good completion, an HTTP error with headers (429 + Retry-After), a slow reply (for client
   timeouts), a malformed body, or an empty message, with or without a ``usage`` block; or
@@ -38,6 +39,8 @@ from typing import Any
 
 import numpy as np
 from aiohttp import web
+
+from testkit.fakes.local_http import serve
 
 
 @dataclass
@@ -114,6 +117,8 @@ class FakeOpenAI:
     def __init__(self) -> None:
         self.script: list[Reply | Step] = []
         self.default = Reply(status=500, content=None)
+        # A stand-in model answering every request the script does not (testkit/fakes/flow_model.py).
+        self.model: Callable[[dict[str, Any]], Reply | Step] | None = None
         self.requests: list[dict[str, Any]] = []
         self.structured = True
         self._runner: web.AppRunner | None = None
@@ -132,7 +137,10 @@ class FakeOpenAI:
         if not self.structured and "response_format" in body:
             err = {"error": {"message": "response_format is not supported", "type": "invalid_request_error"}}
             return web.json_response(err, status=400)
-        reply = self.script.pop(0) if self.script else self.default
+        if self.script:
+            reply = self.script.pop(0)
+        else:
+            reply = self.model(body) if self.model is not None else self.default
         if not isinstance(reply, Reply):  # an agent step
             message = reply(body) if callable(reply) else reply
             return web.json_response(completion_body(Reply(), body.get("model", "fake"), message))
@@ -187,12 +195,8 @@ class FakeOpenAI:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/embeddings", self._embeddings)
-        self._runner = web.AppRunner(app, shutdown_timeout=0.1)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.base_url = f"http://127.0.0.1:{port}/v1"
+        self._runner, root = await serve(app)
+        self.base_url = f"{root}/v1"
         return self.base_url
 
     async def stop(self) -> None:

