@@ -12,9 +12,10 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from tests.e2e.conftest import ADMIN_ID, DENTAL, StartBot, add_kb, onboard, shows
-from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.fakes.telegram_server import FakeTelegram
+from testkit.bot_process import ADMIN_ID, StartBot
+from testkit.fakes.openai_server import FakeOpenAI, Reply
+from testkit.fakes.telegram_server import FakeTelegram
+from tests.e2e.conftest import DENTAL, add_kb, onboard, shows
 
 
 async def until(condition: Callable[[], bool], seconds: float, details: Callable[[], str]) -> None:
