@@ -1,8 +1,10 @@
 """The ``medbot`` command line: one entry point for the bot, the worker, imports, evaluation and admin tasks.
 
-Every subcommand of DESIGN.md section 9 is registered here; each one's work lives in the module that owns
-it (channels in ``bot``, imports in ``kb_import``, evaluation in ``engine``/``bench``), imported lazily so
-``medbot --help`` stays fast.
+Every subcommand of DESIGN.md section 9 is registered here and handled by one function of the module that
+owns it (the table in docs/architecture.md), which opens the runtime it needs and takes its services from the
+composition root (``bot.wiring``). Each handler imports its command's module when the command runs
+(``# lazy:``): together they pull in aiogram, scikit-learn, alembic and openai, several seconds of imports that
+``medbot --help``, a usage error or ``medbot db url`` should not wait for.
 """
 
 from __future__ import annotations
@@ -13,14 +15,16 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from bot.logs import setup_logging
+from db.pool import database_url
 from db.settings import Settings, SettingsError, load_settings
+from engine.core import flow_to_mermaid
 
 Handler = Callable[[argparse.Namespace, Settings], Coroutine[Any, Any, int]]
 
 
 async def _db_upgrade(args: argparse.Namespace, settings: Settings) -> int:
-    from db import migrate
-    from db.pool import database_url
+    from db import migrate  # lazy: alembic (~0.5 s) only for the db commands
 
     url = await database_url(settings)
     await migrate.upgrade(url, args.revision)
@@ -29,8 +33,7 @@ async def _db_upgrade(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _db_downgrade(args: argparse.Namespace, settings: Settings) -> int:
-    from db import migrate
-    from db.pool import database_url
+    from db import migrate  # lazy: alembic (~0.5 s) only for the db commands
 
     url = await database_url(settings)
     await migrate.downgrade(url, args.revision)
@@ -39,90 +42,85 @@ async def _db_downgrade(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _db_url(args: argparse.Namespace, settings: Settings) -> int:
-    from db.pool import database_url
-
     print(await database_url(settings))
     return 0
 
 
 async def _eval(args: argparse.Namespace, settings: Settings) -> int:
     if args.eval_command == "dialogue":
-        from bot.dialogue_eval import eval_dialogue
+        from bot.dialogue_eval import eval_dialogue  # lazy: the engine (scikit-learn) only when run
 
         return await eval_dialogue(args, settings)
-    from bot.evaluate import eval_retrieval
+    from bot.evaluate import eval_retrieval  # lazy: the engine (scikit-learn) only when a command runs
 
     return await eval_retrieval(args, settings)
 
 
 async def _flow_show(args: argparse.Namespace, settings: Settings) -> int:
-    from engine.core import flow_to_mermaid
-    from engine.flows import MEDICAL_FLOW
+    from engine.flows import MEDICAL_FLOW  # lazy: the medical nodes (scikit-learn) only when a command runs
 
     print(flow_to_mermaid(MEDICAL_FLOW))
     return 0
 
 
 async def _setup(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.setup import setup
+    from bot.setup import setup  # lazy: the engine (scikit-learn) only when a command runs
 
     return await setup(settings)
 
 
 async def _kb(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.kb_cli import kb_command
+    from bot.kb_cli import kb_command  # lazy: the engine (scikit-learn) only when a command runs
 
     return await kb_command(args, settings)
 
 
 async def _worker(args: argparse.Namespace, settings: Settings) -> int:
-    from kb_import.worker.cli import worker_command
+    from bot.worker.cli import worker_command  # lazy: aiogram and every feature's jobs only for the worker
 
     return await worker_command(args, settings)
 
 
 async def _import(args: argparse.Namespace, settings: Settings) -> int:
-    from kb_import.cli import run_cli
+    from bot.kb_cli import import_command  # lazy: the engine (scikit-learn) only when a command runs
 
-    return await run_cli(args, settings)
+    return await import_command(args, settings)
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.main import run
+    from bot.main import run  # lazy: aiogram (~3 s of models) and the engine only for medbot run
 
     return await run(settings)
 
 
 async def _chat(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.console import chat
+    from bot.console_cli import chat_command  # lazy: the engine (scikit-learn) only when a command runs
 
-    return await chat(settings, role=args.role)
+    return await chat_command(args, settings)
 
 
 async def _guidelines_import(args: argparse.Namespace, settings: Settings) -> int:
-    from kb_import.guidelines import cli_import
+    from kb_import.guidelines import cli_import  # lazy: document readers and the engine only when run
 
     return await cli_import(args, settings)
 
 
 async def _verify(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.verify_console import cli_verify
+    from bot.verify_console import cli_verify  # lazy: the verifier and the engine only when a command runs
 
     return await cli_verify(args, settings)
 
 
 async def _llm(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.llm_cli import llm_check
+    from bot.llm_cli import llm_check  # lazy: the engine and openai only when a command runs
 
     return await llm_check(args, settings)
 
 
 async def _ask(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.console import ask
+    from bot.console_cli import ask_command  # lazy: the engine (scikit-learn) only when a command runs
 
-    return await ask(
-        settings, role=args.role, text=" ".join(args.text), as_json=args.json, conversation=args.conversation
-    )
+    return await ask_command(args, settings)
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
@@ -254,8 +252,6 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"medbot: {exc}", file=sys.stderr)
         return 2
-    from bot.logs import setup_logging
-
     setup_logging(settings.log_level)
     try:
         return asyncio.run(handlers[args.handler_name](args, settings))

@@ -20,9 +20,7 @@ import logging
 import sys
 from typing import TextIO
 
-from bot.runtime import open_runtime
 from bot.service import ChatService, Emergency, Reply
-from bot.wiring import build_service
 from db.settings import Settings
 from db.users import User
 
@@ -59,39 +57,37 @@ async def _readline(prompt: str) -> str | None:
         return None
 
 
-async def chat(settings: Settings, role: str | None = None, out: TextIO = sys.stdout) -> int:
+async def chat(
+    service: ChatService, settings: Settings, role: str | None = None, out: TextIO = sys.stdout
+) -> int:
+    """``medbot chat``: an interactive conversation in the terminal on ``service`` (from ``bot.wiring``)."""
     if settings.log_level == "INFO":  # the terminal is the chat window: only warnings interleave with it
         logging.getLogger().setLevel(logging.WARNING)
-    runtime = await open_runtime(settings)
-    try:
-        service = await build_service(runtime)
-        user = await service.user("console", getpass.getuser())
-        wanted = role or user.role or settings.default_role
-        if not await service.set_role(user, wanted):
-            print(f"Không có chuyên khoa '{wanted}'. Chọn một trong: {', '.join(service.roles)}", file=out)
-            return 2
-        print(f"MedBot VN — chuyên khoa: {wanted}. {HELP}\n{settings.disclaimer}\n", file=out)
-        last: Reply | None = None
-        while True:
-            line = await _readline("Bạn: ")
-            if line is None or line.strip() in ("/quit", "/exit"):
-                return 0
-            text = line.strip()
-            if not text:
-                continue
-            if text.startswith("/role"):
-                parts = text.split()
-                if len(parts) == 2 and await service.set_role(user, parts[1]):
-                    print(f"Đã chuyển sang: {parts[1]}", file=out)
-                else:
-                    print("Chuyên khoa có sẵn: " + ", ".join(service.roles), file=out)
-                continue
-            if text.isdigit() and last and 1 <= int(text) <= len(last.suggestions):
-                text = last.suggestions[int(text) - 1]
-                print(f"Bạn chọn: {text}", file=out)
-            last = await _turn(service, user, text, out) or last
-    finally:
-        await runtime.close()
+    user = await service.user("console", getpass.getuser())
+    wanted = role or user.role or settings.default_role
+    if not await service.set_role(user, wanted):
+        print(f"Không có chuyên khoa '{wanted}'. Chọn một trong: {', '.join(service.roles)}", file=out)
+        return 2
+    print(f"MedBot VN — chuyên khoa: {wanted}. {HELP}\n{settings.disclaimer}\n", file=out)
+    last: Reply | None = None
+    while True:
+        line = await _readline("Bạn: ")
+        if line is None or line.strip() in ("/quit", "/exit"):
+            return 0
+        text = line.strip()
+        if not text:
+            continue
+        if text.startswith("/role"):
+            parts = text.split()
+            if len(parts) == 2 and await service.set_role(user, parts[1]):
+                print(f"Đã chuyển sang: {parts[1]}", file=out)
+            else:
+                print("Chuyên khoa có sẵn: " + ", ".join(service.roles), file=out)
+            continue
+        if text.isdigit() and last and 1 <= int(text) <= len(last.suggestions):
+            text = last.suggestions[int(text) - 1]
+            print(f"Bạn chọn: {text}", file=out)
+        last = await _turn(service, user, text, out) or last
 
 
 async def _turn(service: ChatService, user: User, text: str, out: TextIO) -> Reply | None:
@@ -126,29 +122,25 @@ async def ask_one(service: ChatService, user: User, text: str, conversation: str
 
 
 async def ask(
-    settings: Settings,
+    service: ChatService,
     role: str,
     text: str,
     as_json: bool = False,
     out: TextIO = sys.stdout,
     conversation: str | None = None,
 ) -> int:
-    runtime = await open_runtime(settings)
-    try:
-        service: ChatService = await build_service(runtime)
-        user = await ask_user(service, role, conversation)
-        if user is None:
-            print(f"medbot: không có chuyên khoa '{role}'; các chuyên khoa: {', '.join(service.roles)}", file=sys.stderr)
-            return 2
-        messages = (line.strip() for line in sys.stdin) if text == "-" else iter([text])
-        for message in messages:
-            if not message:
-                continue
-            reply = await ask_one(service, user, message, conversation)
-            if as_json:
-                print(json.dumps(reply_json(reply), ensure_ascii=False), file=out, flush=True)
-            else:
-                print(render_plain(reply), file=out, flush=True)
-        return 0
-    finally:
-        await runtime.close()
+    """``medbot ask``: one answer (or one per stdin line with ``-``) from ``service`` (from ``bot.wiring``)."""
+    user = await ask_user(service, role, conversation)
+    if user is None:
+        print(f"medbot: không có chuyên khoa '{role}'; các chuyên khoa: {', '.join(service.roles)}", file=sys.stderr)
+        return 2
+    messages = (line.strip() for line in sys.stdin) if text == "-" else iter([text])
+    for message in messages:
+        if not message:
+            continue
+        reply = await ask_one(service, user, message, conversation)
+        if as_json:
+            print(json.dumps(reply_json(reply), ensure_ascii=False), file=out, flush=True)
+        else:
+            print(render_plain(reply), file=out, flush=True)
+    return 0

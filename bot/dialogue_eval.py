@@ -35,7 +35,7 @@ from typing import Any
 from bot.console import ask_one, ask_user
 from bot.runtime import open_runtime
 from bot.service import ChatService, Reply
-from bot.wiring import build_service
+from bot.wiring import chat_service
 from db.settings import Settings
 
 
@@ -165,7 +165,7 @@ async def eval_dialogue(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     runtime = await open_runtime(settings)
     try:
-        service = await build_service(runtime)
+        service = await chat_service(runtime)
         figures = await evaluate_dialogues(service, dialogues)
     finally:
         await runtime.close()

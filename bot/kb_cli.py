@@ -1,5 +1,10 @@
-"""``medbot kb``: KB maintenance besides the import.
+"""``medbot import`` and ``medbot kb``: the KB from the command line.
 
+* ``medbot import FILE... [--role R] [--dry-run] …``: the KB import job (``kb_import.job``) with a progress
+  bar and the report of ``kb_import.report``. Exit codes: 0 when the import did what was asked (applied,
+  nothing to change, or a dry run — which says in its first line when the real import would need
+  ``--force``); 1 when the input was rejected, the import would hide a large share of a role without
+  ``--force``, or the import failed (the KB is unchanged in each case); 2 for a usage error.
 * ``medbot kb export OUT.xlsx [--role R]…``: the active entries (every role, or the roles given) as a
   workbook the import reads back unchanged (one sheet per role, the template's columns, KHẨN CẤP included).
 * ``medbot kb reviewed ROLE``: the clinic's doctors have reviewed the role's entries; answers from them stop
@@ -7,8 +12,9 @@
 * ``medbot kb undo ROLE``: undo the role's last import: its entries back exactly as they were before it, the
   entries it added removed (``kb_import.undo``); again, to step back one more import.
 
-Output is Vietnamese like ``medbot import`` (clinic staff read it); role ids stay as typed in commands. Exit codes: 0 done, 1 nothing could be done (an unknown role, a role without entries, no
-import to undo), 2 usage.
+Output is Vietnamese (clinic staff read it; the import report is ``kb_import.report``'s); role ids stay as
+typed in commands. ``medbot kb`` exit codes: 0 done, 1 nothing could be done (an unknown role, a role without
+entries, no import to undo), 2 usage.
 """
 
 from __future__ import annotations
@@ -18,18 +24,79 @@ import getpass
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import asyncpg
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from bot.runtime import open_runtime
+from bot.wiring import embedder_for
 from db import kb
 from db.settings import Settings
 from engine.roles import load_roles
 from kb_import.export import export_kb
+from kb_import.job import ImportOptions, run_import
+from kb_import.report import STAGE_LABELS, render_report
 from kb_import.review import mark_role_reviewed
+from kb_import.template import write_template
 from kb_import.undo import undo_last_import, undoable
 
 log = logging.getLogger("medbot.kb")
+
+
+async def import_command(args: argparse.Namespace, settings: Settings) -> int:
+    """``medbot import``: see the module docstring for its exit codes."""
+    out = Console()
+    err = Console(stderr=True)
+    if args.template:
+        path = write_template(Path(args.template))
+        out.print(f"Đã tạo tệp mẫu: {path}")
+        return 0
+    if not args.files:
+        err.print("medbot import: hãy chỉ ra một hoặc nhiều tệp .xlsx/.csv (hoặc --template TỆP_MẪU.xlsx)")
+        return 2
+    async with await open_runtime(settings, pool_size=4) as runtime:
+        options = ImportOptions(
+            role=args.role,
+            dry_run=args.dry_run,
+            skip_invalid=args.skip_invalid,
+            allow_blank_question=getattr(args, "allow_blank_question", False),
+            keep_missing=getattr(args, "keep_missing", False),
+            force=getattr(args, "force", False),
+            embed=not getattr(args, "no_embed", False),
+            requested_by=f"cli:{getpass.getuser()}",
+        )
+        embedder = None if (args.dry_run or not options.embed) else embedder_for(runtime)
+        progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        )
+        tasks: dict[str, Any] = {}
+
+        def on_progress(stage: str, done: int, total: int | None) -> None:
+            if stage not in tasks:
+                tasks[stage] = progress.add_task(STAGE_LABELS.get(stage, stage), total=total)
+            progress.update(tasks[stage], completed=done, total=total)
+
+        with progress:
+            report = await run_import(
+                runtime.pool, [Path(f) for f in args.files], options, embedder=embedder, progress=on_progress
+            )
+        render_report(report, out)
+        return 0 if report.ok else 1
 
 
 async def kb_command(args: argparse.Namespace, settings: Settings) -> int:

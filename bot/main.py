@@ -1,10 +1,19 @@
 """``medbot run``: the Telegram bot when ``TELEGRAM_BOT_TOKEN`` is set (webhook when
 ``TELEGRAM_WEBHOOK_URL`` is set, else long polling; the webhook app also serves Zalo when configured); Zalo
-alone when only Zalo is configured; otherwise the console chat."""
+alone when only Zalo is configured; otherwise the console chat.
+
+This is the bot application's entry point: it opens the runtime sized for the channel it serves, takes the
+services from the composition root (``bot.wiring``) and hands them to the channel.
+"""
 
 from __future__ import annotations
 
-from bot import llm_selfcheck
+from bot import console, llm_selfcheck
+from bot.runtime import open_runtime
+from bot.telegram import app as telegram
+from bot.wiring import chat_service, embedder_for, verification_for
+from bot.zalo import webhook as zalo
+from bot.zalo import zalo_configured
 from db.settings import Settings
 
 
@@ -12,16 +21,17 @@ async def run(settings: Settings) -> int:
     llm_selfcheck.arm()  # with a key, the model's self-check runs in the background once the engine is built
     token = settings.telegram_bot_token.get_secret_value() if settings.telegram_bot_token else ""
     if token:
-        from bot.telegram.app import run_telegram
-
-        return await run_telegram(settings)
-    from bot.zalo import zalo_configured
-
+        async with await open_runtime(settings, pool_size=telegram.pool_size(settings)) as runtime:
+            service = await chat_service(runtime)
+            dp = telegram.build_dispatcher(
+                service, settings, verify_service=verification_for(runtime), embedder=embedder_for(runtime)
+            )
+            same_app = settings.telegram_webhook_url and zalo_configured(settings)
+            channel = await zalo.build_channel(runtime, service) if same_app else None
+            return await telegram.run_telegram(settings, service, dp, zalo=channel)
     if zalo_configured(settings):
-        from bot.zalo.webhook import serve
-
-        return await serve(settings)
-    from bot.console import chat
-
+        async with await open_runtime(settings, pool_size=zalo.pool_size(settings)) as runtime:
+            return await zalo.serve(runtime, await chat_service(runtime))
     print("TELEGRAM_BOT_TOKEN is not set: starting the console chat (Ctrl-D to quit).")
-    return await chat(settings, role=None)
+    async with await open_runtime(settings) as runtime:
+        return await console.chat(await chat_service(runtime), settings, role=None)

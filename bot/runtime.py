@@ -1,6 +1,9 @@
-"""Process start-up shared by every entry point: settings, logging, database URL, migrations, pool.
+"""Process start-up shared by every entry point: settings, database URL, migrations, pool.
 
-``open_runtime`` gives channels and CLI commands one object with everything they need; ``close`` ends it.
+``open_runtime`` gives an entry point (``medbot run``, ``medbot worker``, each CLI command) one object holding
+the process's resources; ``close`` ends it (or ``async with await open_runtime(...) as runtime:``). The
+services built on it — embedder, LLM client, searcher, chat service, verification — come from the composition
+root, ``bot.wiring``, once per runtime (kept in ``extras``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,12 @@ class Runtime:
 
     async def close(self) -> None:
         await self.pool.close()
+
+    async def __aenter__(self) -> Runtime:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
 
 async def open_runtime(settings: Settings, *, migrate_schema: bool = True, pool_size: int = 10) -> Runtime:

@@ -12,25 +12,24 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from bot.llm_selfcheck import check_at_setup
+from bot.runtime import open_runtime
+from bot.wiring import embedder_for, engine_deps
+from db import kb
 from db.settings import Settings
 from engine.embedding import ensure_gguf
+from kb_import.job import ImportOptions, run_import
+from kb_import.report import STAGE_LABELS, render_report
+from kb_import.sample import SAMPLE_PATH
 
 log = logging.getLogger("medbot.setup")
 
 
 async def setup(settings: Settings) -> int:
     """Prepare everything ``medbot run`` needs; returns a process exit code."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from bot.llm_selfcheck import check_at_setup
-    from bot.runtime import open_runtime
-    from bot.wiring import engine_deps
-    from db import kb
-    from kb_import.cli import STAGE_LABELS, make_cached_embedder, render_report
-    from kb_import.job import ImportOptions, run_import
-    from kb_import.sample import SAMPLE_PATH
-
     console = Console()
     runtime = await open_runtime(settings, pool_size=4)
     try:
@@ -45,7 +44,7 @@ async def setup(settings: Settings) -> int:
             await check_at_setup(lambda: engine_deps(runtime), settings, console.print)
             return 0
         console.print(f"KB is empty: importing the sample KB ({SAMPLE_PATH.name})")
-        embedder = make_cached_embedder(settings, runtime.pool)
+        embedder = embedder_for(runtime)
         tasks: dict[str, int] = {}
         with Progress(
             TextColumn("{task.description}"),

@@ -1,21 +1,38 @@
-"""Wiring: builds the engine (searcher, memory, optional LLM, config) and the ChatService for a runtime.
+"""The composition root: every service a process uses is built here, once per :class:`~bot.runtime.Runtime`.
 
-Every channel and CLI command gets its ChatService here, so they all answer with the same engine.
+An entry point (``medbot run`` in ``bot.main``, ``medbot worker`` in ``bot.worker.cli``, each command of
+``bot.cli``) opens a runtime (settings, database URL, pool) and takes from here what it hands on:
+
+* :func:`embedder_for` — the configured embedder behind the database cache (one per process: the Telegram
+  dispatcher, the worker's jobs, imports and the verifier share it);
+* :func:`llm_for` — the LLM client, or None offline;
+* :func:`searcher_for` / :func:`engine_deps` — the KB searcher and what the medical flow runs on;
+* :func:`chat_service` — the channel-independent ChatService every channel (Telegram, Zalo, console) answers
+  through; :func:`build_service` builds a fresh one (tests build several on one runtime);
+* :func:`verification_for` — the article-check service of ``/verify`` and ``medbot verify``;
+* :func:`job_context` — what the worker's jobs receive.
+
+Channels and features never build these themselves and never import this module: they receive what they
+need as arguments, so every arrow runs from the entry points down (docs/architecture.md).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from bot.access import StaffRule
 from bot.fair_use import FairUse, Limits
 from bot.llm_selfcheck import start_background_check
 from bot.runtime import Runtime
 from bot.service import ChatService
+from bot.verify_service import VerificationService, build_verifier
+from db.job_context import JobContext
 from db.settings import Settings
 from db.stores import PgKBStore, PgMemoryStore
+from db.worker_settings import WorkerSettings
 from engine import triage
 from engine.deps import EngineConfig, EngineDeps
 from engine.embedding import CachedEmbedder
@@ -24,9 +41,17 @@ from engine.llm import LLMClient, LLMConfig
 from engine.llm_check import parse_override, steps_from
 from engine.roles import load_roles
 from engine.searcher import ClinicSearcher
-from kb_import.cli import make_cached_embedder
+from kb_import.embedders import make_cached_embedder
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def _once(runtime: Runtime, key: str, build: Callable[[], T]) -> T:
+    """``runtime.extras[key]``, built by ``build`` on first use."""
+    if key not in runtime.extras:
+        runtime.extras[key] = build()
+    return runtime.extras[key]  # type: ignore[no-any-return]
 
 
 def llm_client(settings: Settings) -> LLMClient | None:
@@ -44,23 +69,24 @@ def llm_client(settings: Settings) -> LLMClient | None:
     )
 
 
+def llm_for(runtime: Runtime) -> LLMClient | None:
+    """The runtime's LLM client (None offline), built once."""
+    return _once(runtime, "llm", lambda: llm_client(runtime.settings))
+
+
 def embedder_for(runtime: Runtime) -> CachedEmbedder:
     """The configured embedder behind the database embedding cache (one per runtime)."""
-    cached = runtime.extras.get("embedder")
-    if cached is None:
-        cached = make_cached_embedder(runtime.settings, runtime.pool)
-        runtime.extras["embedder"] = cached
-    return cached
+    return _once(runtime, "embedder", lambda: make_cached_embedder(runtime.settings, runtime.pool))
 
 
 def searcher_for(runtime: Runtime) -> ClinicSearcher:
-    searcher = runtime.extras.get("searcher")
-    if searcher is None:
-        # The KB version is checked on every search (one indexed row): an import in any process is seen
-        # by the very next question.
-        searcher = ClinicSearcher(PgKBStore(runtime.pool), embedder_for(runtime), version_check_seconds=0)
-        runtime.extras["searcher"] = searcher
-    return searcher
+    # The KB version is checked on every search (one indexed row): an import in any process is seen by the
+    # very next question.
+    return _once(
+        runtime,
+        "searcher",
+        lambda: ClinicSearcher(PgKBStore(runtime.pool), embedder_for(runtime), version_check_seconds=0),
+    )
 
 
 def llm_steps(settings: Settings) -> dict[str, bool]:
@@ -85,7 +111,7 @@ def engine_deps(runtime: Runtime) -> EngineDeps:
     return EngineDeps(
         searcher=searcher_for(runtime),
         memory=PgMemoryStore(runtime.pool),
-        llm=llm_client(settings),
+        llm=llm_for(runtime),
         config=EngineConfig(
             score_threshold=settings.score_threshold,
             disclaimer=settings.disclaimer,
@@ -98,6 +124,7 @@ def engine_deps(runtime: Runtime) -> EngineDeps:
 
 
 async def build_service(runtime: Runtime) -> ChatService:
+    """A new ChatService on the runtime's engine (entry points take the shared one: :func:`chat_service`)."""
     deps = engine_deps(runtime)
     start_background_check(runtime, deps)  # only under ``medbot run`` (armed there), when the check is due
 
@@ -117,4 +144,34 @@ async def build_service(runtime: Runtime) -> ChatService:
         disclaimer=runtime.settings.disclaimer,
         clinic=runtime.settings.clinic,
         fair_use=FairUse(Limits.from_settings(runtime.settings), runtime.settings.clinic),
+    )
+
+
+async def chat_service(runtime: Runtime) -> ChatService:
+    """The runtime's ChatService, built once: every channel of the process answers through it."""
+    if "chat_service" not in runtime.extras:
+        runtime.extras["chat_service"] = await build_service(runtime)
+    return runtime.extras["chat_service"]  # type: ignore[no-any-return]
+
+
+def verification_for(runtime: Runtime) -> VerificationService:
+    """The runtime's article-check service (guideline search on the shared embedder), built once."""
+    return _once(
+        runtime,
+        "verification",
+        lambda: VerificationService(
+            runtime.pool, build_verifier(runtime.pool, runtime.settings, embedder=embedder_for(runtime))
+        ),
+    )
+
+
+def job_context(runtime: Runtime, worker: WorkerSettings, *, manual: bool = False) -> JobContext:
+    """What the worker's jobs receive: the pool, the settings and the runtime's embedder (built on first use,
+    so a worker whose embedding backend is misconfigured still runs every job that does not embed)."""
+    return JobContext(
+        pool=runtime.pool,
+        settings=runtime.settings,
+        worker=worker,
+        manual=manual,
+        embedder_factory=lambda: embedder_for(runtime),
     )

@@ -39,6 +39,16 @@ CAPTION_LIMIT = 1024
 TYPES = ("text", "photo", "document")
 
 
+def fit(text: str, limit: int = TEXT_LIMIT, note: str = "\n…(đã rút gọn)") -> str:
+    """``text`` cut at a line boundary to fit in ``limit`` characters (one outbox text), with a note when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - len(note)]
+    if "\n" in cut:
+        cut = cut[: cut.rfind("\n")]
+    return cut + note
+
+
 @dataclass(slots=True)
 class OutboxRow:
     id: int

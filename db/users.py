@@ -8,6 +8,7 @@ from datetime import datetime
 import asyncpg
 
 from db import digest
+from db.settings import Settings
 from db.types import Executor
 
 
@@ -103,3 +104,13 @@ async def _erase(conn: asyncpg.Connection, user_id: int) -> None:
 async def admin_external_ids(db: Executor, channel: str) -> list[str]:
     rows = await db.fetch("SELECT external_id FROM users WHERE channel = $1 AND is_admin", channel)
     return [r["external_id"] for r in rows]
+
+
+async def admin_chat_ids(db: Executor, settings: Settings) -> list[str]:
+    """Telegram chats of the admins: ``ADMIN_IDS`` first, then users flagged admin in the database (a private
+    chat's id is the user's id). The admin menu, the digest and import reports all go to these."""
+    ids = [str(i) for i in settings.admin_ids]
+    for external_id in await admin_external_ids(db, "telegram"):
+        if external_id not in ids:
+            ids.append(external_id)
+    return ids

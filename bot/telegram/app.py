@@ -1,5 +1,6 @@
-"""Wiring and delivery for the Telegram channel: the Bot (pointed at ``TELEGRAM_API_BASE`` when set), the
-Dispatcher with its middlewares and routers, and the two ways updates arrive.
+"""The Telegram channel's assembly and delivery: the Bot (pointed at ``TELEGRAM_API_BASE`` when set), the
+Dispatcher with its middlewares and routers, and the two ways updates arrive. The services it carries (chat,
+verification, embedder) are built by the composition root (``bot.wiring``) and handed in by ``bot.main``.
 
 - Webhook (production, ``TELEGRAM_WEBHOOK_URL`` set): one aiohttp app on ``PORT`` with
   ``POST /telegram/webhook`` and ``GET /healthz`` (200 ``{"status": "ok"}``, or 503 ``{"status": "degraded"}``
@@ -34,7 +35,6 @@ from aiogram.filters import ExceptionTypeFilter
 from aiogram.types import ErrorEvent, Update
 from aiohttp import web
 
-from bot.runtime import Runtime, open_runtime
 from bot.service import ChatService
 from bot.telegram import texts
 from bot.telegram.commands import set_menus
@@ -48,9 +48,11 @@ from bot.telegram.middlewares import (
 )
 from bot.telegram.routers import all_routers
 from bot.telegram.session import DeliveryPolicy
+from bot.verify_service import VerificationService
 from bot.zalo import zalo_configured
-from bot.zalo.webhook import build_channel, pool_share, zalo_routes
+from bot.zalo.webhook import ZaloChannel, pool_share, zalo_routes
 from db.settings import Settings
+from engine.embedding import CachedEmbedder
 
 log = logging.getLogger("medbot.telegram")
 WEBHOOK_PATH = "/telegram/webhook"
@@ -83,14 +85,22 @@ def build_bot(settings: Settings, pool: Any) -> Bot:
     )
 
 
-def build_dispatcher(
-    service: ChatService, settings: Settings, *, concurrency: int = POOL_SIZE - 4
-) -> Dispatcher:
-    from bot.verify_service import VerificationService, build_verifier
-    from kb_import.cli import make_cached_embedder
+def pool_size(settings: Settings) -> int:
+    """Connections ``medbot run`` opens for Telegram; with Zalo on the same webhook app, its handlers get
+    connections of their own (bot/zalo/webhook.py)."""
+    zalo_share = pool_share(settings) if settings.telegram_webhook_url and zalo_configured(settings) else 0
+    return POOL_SIZE + zalo_share
 
-    embedder = make_cached_embedder(settings, service.pool)
-    verify_service = VerificationService(service.pool, build_verifier(service.pool, settings, embedder))
+
+def build_dispatcher(
+    service: ChatService,
+    settings: Settings,
+    *,
+    verify_service: VerificationService,
+    embedder: CachedEmbedder,
+    concurrency: int = POOL_SIZE - 4,
+) -> Dispatcher:
+    """The Dispatcher: middlewares, routers and the services every handler may ask for by name."""
     dp = Dispatcher(
         service=service, settings=settings, verify_service=verify_service, pool=service.pool, embedder=embedder
     )
@@ -190,22 +200,19 @@ async def _wait_for_stop() -> None:
     await stop.wait()
 
 
-async def run_telegram(settings: Settings) -> int:
-    from bot.wiring import build_service
-
-    # With Zalo on the same app, its handlers get connections of their own (bot/zalo/webhook.py).
-    zalo_share = pool_share(settings) if settings.telegram_webhook_url and zalo_configured(settings) else 0
-    runtime: Runtime = await open_runtime(settings, pool_size=POOL_SIZE + zalo_share)
-    service = await build_service(runtime)
-    bot = build_bot(settings, runtime.pool)
-    dp = build_dispatcher(service, settings)
+async def run_telegram(
+    settings: Settings, service: ChatService, dp: Dispatcher, *, zalo: ZaloChannel | None = None
+) -> int:
+    """Serve Telegram until SIGTERM/SIGINT: the webhook app on ``PORT`` (with ``zalo``'s route when given) when
+    ``TELEGRAM_WEBHOOK_URL`` is set, else long polling. The caller owns the runtime behind ``service``."""
+    bot = build_bot(settings, service.pool)
     try:
-        await set_menus(bot, runtime.pool, settings)
+        await set_menus(bot, service.pool, settings)
         if settings.telegram_webhook_url:
             secret = webhook_secret(settings)
             app = webhook_app(bot, dp, service, secret)
-            if zalo_configured(settings):  # one app on PORT serves both channels
-                zalo_routes(app, await build_channel(runtime, service))
+            if zalo is not None:  # one app on PORT serves both channels
+                zalo_routes(app, zalo)
             runner = web.AppRunner(app, access_log=None)
             await runner.setup()
             await web.TCPSite(runner, "0.0.0.0", settings.port).start()
@@ -230,5 +237,4 @@ async def run_telegram(settings: Settings) -> int:
             await asyncio.gather(polling, stop, return_exceptions=True)
     finally:
         await bot.session.close()
-        await runtime.close()
     return 0

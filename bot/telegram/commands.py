@@ -32,15 +32,10 @@ ADMIN_COMMANDS = [
 ]
 
 
-async def admin_chat_ids(pool: asyncpg.Pool, settings: Settings) -> list[int]:
-    ids = set(settings.admin_ids)
-    ids.update(int(x) for x in await users.admin_external_ids(pool, "telegram") if x.lstrip("-").isdigit())
-    return sorted(ids)
-
-
 async def set_menus(bot: Bot, pool: asyncpg.Pool, settings: Settings) -> None:
     await bot.set_my_commands(PATIENT_COMMANDS, scope=BotCommandScopeDefault())
-    for chat_id in await admin_chat_ids(pool, settings):
+    chats = await users.admin_chat_ids(pool, settings)
+    for chat_id in [int(x) for x in chats if x.lstrip("-").isdigit()]:
         try:
             await bot.set_my_commands(ADMIN_COMMANDS, scope=BotCommandScopeChat(chat_id=chat_id))
         except TelegramAPIError as exc:  # e.g. the admin never opened the bot

@@ -21,8 +21,7 @@ from pathlib import Path
 import asyncpg
 
 from bot.telegram import texts
-from db.settings import get_settings
-from kb_import.cli import make_cached_embedder
+from engine import Embedder
 from kb_import.job import ImportOptions
 from kb_import.job import ImportReport as JobReport
 from kb_import.job import run_import as job_run_import
@@ -81,6 +80,7 @@ async def _run(
     filename: str,
     options: ImportOptions,
     progress: Progress | None = None,
+    embedder: Embedder | None = None,
 ) -> JobReport:
     safe_name = Path(filename).name or "upload.xlsx"
     latest: list[tuple[int, int]] = []
@@ -105,7 +105,6 @@ async def _run(
         with tempfile.TemporaryDirectory(prefix="medbot-upload-") as tmp:
             path = Path(tmp) / safe_name
             path.write_bytes(data)
-            embedder = make_cached_embedder(get_settings(), pool)
             return await job_run_import(
                 pool, [(path, safe_name)], options, embedder=embedder, progress=on_progress
             )
@@ -132,6 +131,7 @@ async def run_import(
     default_role: str,
     roles: list[str],
     progress: Progress,
+    embedder: Embedder,
     force: bool = False,
     keep_missing: bool = False,
 ) -> ImportReport:
@@ -139,4 +139,4 @@ async def run_import(
     the admin confirmed hiding a large share of a role; ``keep_missing``: add and update only."""
     options = ImportOptions(role=default_role, requested_by=requested_by, known_roles=roles, force=force,
                             keep_missing=keep_missing)  # fmt: skip
-    return render(await _run(pool, data, filename, options, progress), dry=False)
+    return render(await _run(pool, data, filename, options, progress, embedder), dry=False)

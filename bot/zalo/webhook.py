@@ -310,32 +310,28 @@ def zalo_routes(app: web.Application, channel: ZaloChannel, *, close_on_cleanup:
         app.on_cleanup.append(_close)
 
 
-async def build_app(runtime: Runtime, service: ChatService | None = None) -> web.Application:
+async def build_app(runtime: Runtime, service: ChatService) -> web.Application:
     """A Zalo-only app: ``POST /zalo/webhook`` and ``GET /healthz`` (for a clinic without Telegram)."""
-    if service is None:
-        from bot.wiring import build_service
-
-        service = await build_service(runtime)
     app = web.Application()
     zalo_routes(app, await build_channel(runtime, service))
     app.router.add_get("/healthz", healthz)
     return app
 
 
-async def serve(settings: Settings) -> int:
-    """``medbot run`` with Zalo alone: serve :func:`build_app` on ``PORT`` until cancelled."""
-    from bot.runtime import open_runtime
+def pool_size(settings: Settings) -> int:
+    """Connections ``medbot run`` opens when it serves Zalo alone."""
+    return pool_share(settings) + POOL_RESERVE
 
-    runtime = await open_runtime(settings, pool_size=pool_share(settings) + POOL_RESERVE)
-    runner: web.AppRunner | None = None
+
+async def serve(runtime: Runtime, service: ChatService) -> int:
+    """``medbot run`` with Zalo alone: serve :func:`build_app` on ``PORT`` until cancelled (the caller owns
+    the runtime)."""
+    runner = web.AppRunner(await build_app(runtime, service))
     try:
-        runner = web.AppRunner(await build_app(runtime))
         await runner.setup()
-        await web.TCPSite(runner, "0.0.0.0", settings.port).start()
-        log.info("zalo.serving port=%d path=%s", settings.port, PATH)
+        await web.TCPSite(runner, "0.0.0.0", runtime.settings.port).start()
+        log.info("zalo.serving port=%d path=%s", runtime.settings.port, PATH)
         await asyncio.Event().wait()
         return 0
     finally:
-        if runner is not None:
-            await runner.cleanup()
-        await runtime.close()
+        await runner.cleanup()

@@ -30,13 +30,13 @@ import asyncpg
 import httpx
 import pytest
 
+from bot.telegram.digest import ERASED_QUOTE
+from bot.worker.jobs import default_jobs
+from bot.worker.runner import run_job
 from bot.zalo.webhook import PATH as ZALO_PATH
 from bot.zalo.webhook import SIGNATURE_HEADER, sign
 from db import outbox
 from kb_import.guidelines import import_document
-from kb_import.worker.jobs import default_jobs
-from kb_import.worker.jobs.digest import ERASED_QUOTE
-from kb_import.worker.runner import run_job
 from testkit.bot_process import ADMIN_ID, CLINICIAN_ID, StartBot
 from testkit.fakes.openai_server import FakeOpenAI, Reply
 from testkit.fakes.telegram_server import FakeTelegram, SentMessage

@@ -22,6 +22,9 @@ import xllamacpp
 
 from bot.runtime import Runtime
 from bot.wiring import embedder_for, engine_deps
+from bot.worker.cli import embedding_lines
+from bot.worker.jobs import default_jobs
+from bot.worker.runner import run_job
 from db import kb
 from db.settings import load_settings
 from engine.embedding import EmbeddingUnavailable, LlamaCppEmbedder, ensure_gguf
@@ -29,9 +32,6 @@ from engine.flows import run_medical_flow
 from engine.result import FlowResult
 from kb_import.embedders import make_cached_embedder
 from kb_import.job import ImportOptions, run_import
-from kb_import.worker.cli import embedding_lines
-from kb_import.worker.jobs import default_jobs
-from kb_import.worker.runner import run_job
 from testkit.database import TEST_DATA_DIR
 from testkit.fakes.openai_server import FakeOpenAI
 from tests.integration.worker_helpers import make_ctx

@@ -13,10 +13,10 @@ from pathlib import Path
 import asyncpg
 
 from bot.fair_use import DAY_NOTICE, MINUTE_NOTICE
+from bot.worker.jobs import default_jobs
+from bot.worker.runner import run_job
 from db import rate_limits
 from db.pool import create_pool
-from kb_import.worker.jobs import default_jobs
-from kb_import.worker.runner import run_job
 from tests.integration.worker_helpers import make_ctx
 from tests.integration.zalo_support import zalo_harness
 

@@ -11,7 +11,7 @@ from aiohttp import web
 
 from bot.runtime import Runtime
 from bot.telegram.app import build_bot, build_dispatcher, webhook_app
-from bot.wiring import build_service
+from bot.wiring import chat_service, embedder_for, verification_for
 from db.pool import create_pool
 from db.settings import load_settings
 from testkit.database import drop_database, recreate_database
@@ -25,9 +25,12 @@ async def test_healthz_reports_a_status_and_logs_the_database_error(
     url = await recreate_database(server_url, name)
     settings = load_settings(telegram_bot_token="123:ABC", database_url=url, openai_api_key=None)
     runtime = Runtime(settings=settings, url=url, pool=await create_pool(url, max_size=2))
-    service = await build_service(runtime)
+    service = await chat_service(runtime)
+    dp = build_dispatcher(
+        service, settings, verify_service=verification_for(runtime), embedder=embedder_for(runtime)
+    )
     bot = build_bot(settings, runtime.pool)
-    runner = web.AppRunner(webhook_app(bot, build_dispatcher(service, settings), service, "secret"))
+    runner = web.AppRunner(webhook_app(bot, dp, service, "secret"))
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()

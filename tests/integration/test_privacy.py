@@ -22,13 +22,13 @@ import pytest
 from pydantic import SecretStr
 
 from bot.runtime import Runtime
+from bot.telegram.digest import ERASED_QUOTE
 from bot.wiring import engine_deps
+from bot.worker.jobs import default_jobs
+from bot.worker.runner import run_job
 from db import outbox, users
 from engine.deps import EngineDeps
 from engine.flows import run_medical_flow
-from kb_import.worker.jobs import default_jobs
-from kb_import.worker.jobs.digest import ERASED_QUOTE
-from kb_import.worker.runner import run_job
 from testkit.fakes.openai_server import FakeOpenAI, Reply, chat_json
 from testkit.fakes.telegram_server import FakeTelegram
 from tests.integration.worker_helpers import make_ctx

@@ -20,14 +20,14 @@ import asyncpg
 import pytest
 
 from bot.telegram import kb_adapter
+from bot.worker.jobs import default_jobs
+from bot.worker.runner import run_job
 from db import guidelines
 from engine.verify.documents import DocumentError
 from kb_import.guidelines import import_document
 from kb_import.job import ImportOptions, ImportReport, run_import
 from kb_import.limits import ReadLimits
 from kb_import.validate import Problem
-from kb_import.worker.jobs import default_jobs
-from kb_import.worker.runner import run_job
 from tests import hostile_files as hf
 from tests.integration.worker_helpers import make_ctx
 from tests.verify_support import embedder

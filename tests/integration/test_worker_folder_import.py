@@ -1,7 +1,7 @@
 """Watched-folder import through the real KB import job (``kb_import.job``, issue 3).
 
 Skipped until that job is merged; after the merge it must pass as is (or with the adapter in
-``kb_import/worker/adapters.py`` adjusted to the job's API).
+``kb_import/folder_import.py`` adjusted to the job's API).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from bot.worker.jobs import default_jobs
+from bot.worker.runner import run_job
 from kb_import.job import ImportOptions, run_import
-from kb_import.worker.jobs import default_jobs
-from kb_import.worker.runner import run_job
 from tests.integration.worker_helpers import make_ctx
 from tests.kb_files import rows, write_xlsx
 

@@ -11,16 +11,17 @@ import asyncpg
 import numpy as np
 import pytest
 
+from bot.worker import cli as worker_cli
+from bot.worker.jobs import default_jobs
+from bot.worker.runner import run_job
 from db import jobs as jobs_db
 from db import kb, users
 from db.backfill import kb_embedding_text
+from db.job_context import Job
 from db.settings import load_settings
 from engine.embedding import E5Embedder
 from engine.types import KBEntry
-from kb_import.worker import cli as worker_cli
-from kb_import.worker.context import Job
-from kb_import.worker.jobs import backfill, default_jobs
-from kb_import.worker.runner import run_job
+from kb_import import backfill
 from tests.integration.worker_helpers import make_ctx
 
 JOBS = {j.name: j for j in default_jobs()}

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import asyncpg
 
+from bot.worker.jobs import default_jobs
+from bot.worker.runner import run_job
 from db import outbox
-from kb_import.worker.jobs import default_jobs
-from kb_import.worker.runner import run_job
 from testkit.fakes.telegram_server import FakeTelegram
 from tests.integration.worker_helpers import make_ctx
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import asyncpg
 
+from bot.worker.scheduler import Worker
 from db import jobs as jobs_db
-from kb_import.worker.context import Job, JobContext
-from kb_import.worker.scheduler import Worker
+from db.job_context import Job, JobContext
 from tests.integration.worker_helpers import eventually, make_ctx
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,14 +12,14 @@ from pathlib import Path
 import asyncpg
 import httpx
 
+from bot.worker.jobs import default_jobs
+from bot.worker.runner import run_job
 from bot.zalo import tokens as zalo_tokens
 from bot.zalo.bot import ERASE_CONFIRM, ERASED, NOT_TEXT, PICK_ROLE_FIRST, SUGGESTION_EXPIRED
 from bot.zalo.client import TEXT_LIMIT
 from bot.zalo.tokens import ZaloTokens
 from db import channel_tokens, users
 from engine.roles import load_roles
-from kb_import.worker.jobs import default_jobs
-from kb_import.worker.runner import run_job
 from tests.integration.worker_helpers import make_ctx
 from tests.integration.zalo_support import LONG_QUESTION, ROLE, count_rows, zalo_harness
 

@@ -10,9 +10,11 @@ from typing import Any, TypeVar
 
 import asyncpg
 
+from bot.runtime import Runtime
+from bot.wiring import job_context
+from db.job_context import JobContext
 from db.settings import load_settings
-from kb_import.worker.config import load_worker_settings
-from kb_import.worker.context import JobContext
+from db.worker_settings import load_worker_settings
 
 T = TypeVar("T")
 
@@ -23,7 +25,8 @@ def make_ctx(pool: asyncpg.Pool, tmp_path: Path, *, manual: bool = False, **over
     app = {"medbot_data_dir": tmp_path / "data", "kb_import_dir": tmp_path / "import", "admin_ids": [111], **app_keys}
     settings = load_settings(**app)
     worker = load_worker_settings(**{"worker_import_settle_seconds": 0, **worker_keys})
-    return JobContext(pool=pool, settings=settings, worker=worker, manual=manual)
+    # As ``medbot worker`` builds it: through the composition root, on a runtime around the test's pool.
+    return job_context(Runtime(settings=settings, url="", pool=pool), worker, manual=manual)
 
 
 async def eventually(

@@ -46,7 +46,7 @@ def test_env_example_documents_every_setting_and_loads(tmp_path, monkeypatch: py
     example = (Path(__file__).resolve().parents[2] / ".env.example").read_text(encoding="utf-8")
     documented = {line.lstrip("# ").split("=", 1)[0] for line in example.splitlines() if "=" in line}
     internal = {"ZALO_OAUTH_BASE"}  # fixed by Zalo; overridable for tests only
-    from kb_import.worker.config import WorkerSettings
+    from db.worker_settings import WorkerSettings
 
     fields = {*Settings.model_fields, *WorkerSettings.model_fields}
     missing = {name.upper() for name in fields} - documented - internal

@@ -7,11 +7,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from bot.worker.jobs import default_jobs
+from bot.worker.runner import backoff_seconds
+from bot.worker.scheduler import effective_schedules, previous_due
 from db.settings import SettingsError
-from kb_import.worker.config import Schedule, load_worker_settings, parse_schedule
-from kb_import.worker.jobs import default_jobs
-from kb_import.worker.runner import backoff_seconds
-from kb_import.worker.scheduler import effective_schedules, previous_due
+from db.worker_settings import Schedule, load_worker_settings, parse_schedule
 
 
 @pytest.mark.parametrize(

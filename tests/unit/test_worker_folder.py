@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from kb_import.worker.jobs.folder_import import candidates, free_name, move_with_report
+from kb_import.folder_import import candidates, free_name, move_with_report
 
 
 def test_candidates_skip_hidden_lock_other_and_settling_files(tmp_path: Path) -> None:

@@ -52,10 +52,9 @@ from bot.telegram.middlewares import AdminMiddleware
 from bot.telegram.render import short
 from bot.telegram.roles import role_label
 from db import kb, pending, stats
-from db.settings import Settings, get_settings
+from db.settings import Settings
 from db.users import User
-from engine import KBEntry, fold, passage_text
-from kb_import.cli import make_cached_embedder
+from engine import Embedder, KBEntry, fold, passage_text
 from kb_import.limits import MAX_SPREADSHEET_BYTES
 from kb_import.review import mark_role_reviewed
 from kb_import.undo import describe, undo_last_import, undoable
@@ -153,7 +152,7 @@ async def _download(bot: Bot, file_id: str) -> bytes:
 
 
 async def import_decision(
-    query: CallbackQuery, callback_data: ImportCb, bot: Bot, user: User, service: ChatService
+    query: CallbackQuery, callback_data: ImportCb, bot: Bot, user: User, service: ChatService, embedder: Embedder
 ) -> None:
     chat_id = query.message.chat.id if query.message else query.from_user.id
     job = await pending.take(service.pool, callback_data.pending_id, chat_id, "import")
@@ -188,7 +187,8 @@ async def import_decision(
         data = await _download(bot, str(job["file_id"]))
         report = await kb_adapter.run_import(service.pool, data, name, requested_by=f"telegram:{user.external_id}",
                                              default_role=_role_for(user, service), roles=service.roles,
-                                             progress=progress, force=force, keep_missing=keep_missing)  # fmt: skip
+                                             progress=progress, embedder=embedder, force=force,
+                                             keep_missing=keep_missing)  # fmt: skip
         summary = html.escape(report.text)
     except Exception as exc:
         log.exception("import.failed file=%s", name)
@@ -263,7 +263,9 @@ async def answer_prompt(
     await _send_prompt(bot, chat_id, callback_data.message_id, text, role)
 
 
-async def answer_reply(message: Message, bot: Bot, user: User, service: ChatService) -> None:
+async def answer_reply(
+    message: Message, bot: Bot, user: User, service: ChatService, embedder: Embedder
+) -> None:
     """The admin's reply to a prompt: "câu hỏi | câu trả lời" adds the entry; an answer alone asks first
     whether the drafted question may be used as the admin's own wording."""
     message_id = _prompted_id(message, bot)
@@ -278,7 +280,7 @@ async def answer_reply(message: Message, bot: Bot, user: User, service: ChatServ
         if not question.strip() or not answer.strip():
             await message.answer(texts.UNANSWERED_EMPTY)
             return
-        await message.answer(await _add_answer(service, user, message_id, role, question.strip(), answer.strip()))
+        await message.answer(await _add_answer(service, embedder, user, message_id, role, question.strip(), answer.strip()))
         return
     answer = question.strip()
     if not answer:
@@ -297,7 +299,7 @@ async def answer_reply(message: Message, bot: Bot, user: User, service: ChatServ
 
 
 async def draft_decision(
-    query: CallbackQuery, callback_data: KbDraftCb, bot: Bot, user: User, service: ChatService
+    query: CallbackQuery, callback_data: KbDraftCb, bot: Bot, user: User, service: ChatService, embedder: Embedder
 ) -> None:
     chat_id = query.message.chat.id if query.message else query.from_user.id
     job = None
@@ -316,27 +318,26 @@ async def draft_decision(
         return
     text, role = found
     if callback_data.action == "ok":
-        await bot.send_message(chat_id, await _add_answer(service, user, message_id, role, _draft(text), answer))
+        await bot.send_message(chat_id, await _add_answer(service, embedder, user, message_id, role, _draft(text), answer))
         return
     await bot.send_message(chat_id, texts.KB_DRAFT_REWRITE.format(answer=html.escape(answer if len(answer) <= 3000 else answer[:2999] + "…")))
     await _send_prompt(bot, chat_id, message_id, text, role)
 
 
 async def _add_answer(
-    service: ChatService, user: User, message_id: int, role: str | None, question: str, answer: str
+    service: ChatService, embedder: Embedder, user: User, message_id: int, role: str | None, question: str, answer: str
 ) -> str:
     """Add the admin's entry for question ``message_id``; returns the confirmation to show."""
     role = role or _role_for(user, service)
     code = f"TG{message_id}"
-    await _add(service, KBEntry(id=0, role=role, code=code, question=question, answer=answer,
+    await _add(service, embedder, KBEntry(id=0, role=role, code=code, question=question, answer=answer,
                                 topic="Bổ sung qua Telegram"))  # fmt: skip
     return texts.KB_ADDED.format(label=html.escape(role_label(role)), code=html.escape(code))
 
 
 # ---------------------------------------------------------------- kb_add / reload
-async def _add(service: ChatService, entry: KBEntry) -> None:
+async def _add(service: ChatService, embedder: Embedder, entry: KBEntry) -> None:
     """Add one entry as an import would: embedded (through the cache) before the write, then a new version."""
-    embedder = make_cached_embedder(get_settings(), service.pool)
     vector = (await embedder.embed_passages([passage_text(entry.question, entry.answer)]))[0]
     async with service.pool.acquire() as conn, conn.transaction():
         await kb.add_entry(
@@ -350,7 +351,9 @@ async def _add(service: ChatService, entry: KBEntry) -> None:
     log.info("kb.added role=%s code=%s", entry.role, entry.code)
 
 
-async def kb_add(message: Message, command: CommandObject, user: User, service: ChatService) -> None:
+async def kb_add(
+    message: Message, command: CommandObject, user: User, service: ChatService, embedder: Embedder
+) -> None:
     args = (command.args or "").strip()
     role = _role_for(user, service)
     first, _, rest = args.partition(" ")
@@ -361,7 +364,7 @@ async def kb_add(message: Message, command: CommandObject, user: User, service: 
         await message.answer(texts.KB_ADD_USAGE)
         return
     code = "TGA" + uuid.uuid4().hex[:8].upper()
-    await _add(service, KBEntry(id=0, role=role, code=code, question=question.strip(), answer=answer.strip(),
+    await _add(service, embedder, KBEntry(id=0, role=role, code=code, question=question.strip(), answer=answer.strip(),
                                 topic="Bổ sung qua Telegram"))  # fmt: skip
     await message.answer(texts.KB_ADDED.format(label=html.escape(role_label(role)), code=code))
 

@@ -16,14 +16,19 @@ import sys
 from datetime import datetime
 from typing import Any
 
+from rich.console import Console
+from rich.table import Table
+
+from bot.runtime import open_runtime
+from bot.wiring import job_context
+from bot.worker.jobs import default_jobs
+from bot.worker.runner import run_job
+from bot.worker.scheduler import Worker, effective_schedules
 from db import embedding_models
 from db import jobs as jobs_db
+from db.job_context import Job, JobContext
 from db.settings import Settings, SettingsError
-from kb_import.worker.config import WorkerSettings, load_worker_settings
-from kb_import.worker.context import Job, JobContext
-from kb_import.worker.jobs import default_jobs
-from kb_import.worker.runner import run_job
-from kb_import.worker.scheduler import Worker, effective_schedules
+from db.worker_settings import WorkerSettings, load_worker_settings
 
 log = logging.getLogger("medbot.worker")
 
@@ -40,19 +45,14 @@ async def worker_command(args: argparse.Namespace, settings: Settings) -> int:
         print(f"medbot: unknown job {args.once!r}; jobs: {', '.join(names)}", file=sys.stderr)
         return 2
 
-    from bot.runtime import open_runtime
-
-    runtime = await open_runtime(settings, migrate_schema=wsettings.worker_migrate, pool_size=6)
-    ctx = JobContext(pool=runtime.pool, settings=settings, worker=wsettings, manual=bool(args.once))
-    try:
+    async with await open_runtime(settings, migrate_schema=wsettings.worker_migrate, pool_size=6) as runtime:
+        ctx = job_context(runtime, wsettings, manual=bool(args.once))
         if args.list:
             print(await render_list(ctx, jobs))
             return 0
         if args.once:
             return await run_once(ctx, next(j for j in jobs if j.name == args.once))
         return await serve(ctx, runtime.url, jobs)
-    finally:
-        await runtime.close()
 
 
 async def run_once(ctx: JobContext, job: Job) -> int:
@@ -114,9 +114,6 @@ async def list_rows(ctx: JobContext, jobs: list[Job]) -> list[dict[str, Any]]:
 
 
 async def render_list(ctx: JobContext, jobs: list[Job]) -> str:
-    from rich.console import Console
-    from rich.table import Table
-
     tz = ctx.worker.tz
     table = Table(title=f"medbot worker jobs (times in {ctx.worker.worker_timezone})", show_lines=False)
     for column in ("job", "schedule", "last run", "status", "took", "last ok", "counts / error", "available"):

@@ -18,7 +18,7 @@ import logging
 
 from db import backfill as backfill_db
 from db import embedding_models, kb
-from kb_import.worker.context import Counts, JobContext
+from db.job_context import Counts, JobContext
 
 log = logging.getLogger("medbot.worker.backfill")
 

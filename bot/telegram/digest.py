@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from db import jobs as jobs_db
-from db import outbox
+from db import outbox, users
 from db.digest import DigestNumbers, numbers
-from kb_import.worker.context import Counts, JobContext, JobSkipped
-from kb_import.worker.notify import admin_chat_ids, clip, fit
+from db.job_context import Counts, JobContext, JobSkipped
 
 log = logging.getLogger("medbot.worker.digest")
 # What a digest shows instead of a quote whose message was erased by the patient or deleted by retention.
@@ -37,6 +36,12 @@ ERASED_QUOTE = "(nội dung đã được xoá)"
 class DigestText:
     text: str
     quotes: list[dict[str, Any]]  # {"message_id", "text"}: each quote in ``text`` and the message it came from
+
+
+def clip(text: str | None, limit: int) -> str:
+    """One line, at most ``limit`` characters (an ellipsis marks a cut)."""
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _fmt_ms(value: float | None) -> str:
@@ -81,7 +86,7 @@ def render_text(day: date, n: DigestNumbers, threshold: float) -> DigestText:
         lines += ["", "Hôm qua không có tin nhắn nào."]
     else:
         lines += ["", "Dùng /unanswered để bổ sung câu trả lời vào kho kiến thức."]
-    text = fit("\n".join(lines), outbox.TEXT_LIMIT)
+    text = outbox.fit("\n".join(lines))
     return DigestText(text, [q for q in quotes if f"“{q['text']}”" in text])  # a line cut by fit() is gone
 
 
@@ -147,7 +152,7 @@ async def run(ctx: JobContext) -> Counts:
             "kind": "digest",
         },
     ]
-    admins = await admin_chat_ids(ctx.pool, ctx.settings)
+    admins = await users.admin_chat_ids(ctx.pool, ctx.settings)
     if not admins:
         log.warning("digest.no_admins date=%s (set ADMIN_IDS)", day)
     async with ctx.pool.acquire() as conn, conn.transaction():

@@ -14,25 +14,18 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import socket
 import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
 from db import jobs as jobs_db
+from db.job_context import Counts, Job, JobContext, JobSkipped, worker_identity
 from db.locks import lock_key, try_advisory_lock, unlock
-from kb_import.worker.context import Counts, Job, JobContext, JobSkipped
 
 log = logging.getLogger("medbot.worker")
 
 LOCK_NAMESPACE = "worker-job"
-
-
-def worker_identity() -> str:
-    """``host:pid`` of this process, stored with every run."""
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 @dataclass(slots=True)

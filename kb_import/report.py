@@ -1,36 +1,17 @@
-"""``medbot import``: the KB import from the command line, with a progress bar and a summary table.
+"""The KB import report for people: ``medbot import``, ``medbot setup`` and the watched-folder job (which writes
+it beside the file and sends it to the admins) all print an :class:`~kb_import.job.ImportReport` through here.
 
-Exit codes: 0 when the import did what was asked (applied, nothing to change, or a dry run — which says
-in its first line when the real import would need ``--force``); 1 when the input was rejected, the import
-would hide a large share of a role without ``--force``, or the import failed (the KB is unchanged in each
-case); 2 for a usage error. The report is in Vietnamese (clinic staff read it, on the terminal and in the
-watched folder's report files); every problem names file, sheet, row and column. The English message is in
-the log.
+The report is in Vietnamese (clinic staff read it, on the terminal and in the watched folder's report files);
+every problem names file, sheet, row and column. The English message is in the log.
 """
 
 from __future__ import annotations
 
-import argparse
-import getpass
-from pathlib import Path
-from typing import Any
-
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 
-from db.settings import Settings
-from kb_import.embedders import make_cached_embedder
-from kb_import.job import ImportOptions, ImportReport, run_import
-from kb_import.template import write_template
+from kb_import.job import ImportReport
 
 MAX_PROBLEMS_SHOWN = 50
 STAGE_LABELS = {
@@ -126,56 +107,3 @@ def render_report(report: ImportReport, console: Console) -> None:
             )
     if report.timings:
         console.print("Thời gian (giây): " + ", ".join(f"{k} {v}" for k, v in report.timings.items()), style="dim")
-
-
-async def run_cli(args: argparse.Namespace, settings: Settings) -> int:
-    out = Console()
-    err = Console(stderr=True)
-    if args.template:
-        path = write_template(Path(args.template))
-        out.print(f"Đã tạo tệp mẫu: {path}")
-        return 0
-    if not args.files:
-        err.print("medbot import: hãy chỉ ra một hoặc nhiều tệp .xlsx/.csv (hoặc --template TỆP_MẪU.xlsx)")
-        return 2
-    from bot.runtime import open_runtime
-
-    runtime = await open_runtime(settings, pool_size=4)
-    try:
-        options = ImportOptions(
-            role=args.role,
-            dry_run=args.dry_run,
-            skip_invalid=args.skip_invalid,
-            allow_blank_question=getattr(args, "allow_blank_question", False),
-            keep_missing=getattr(args, "keep_missing", False),
-            force=getattr(args, "force", False),
-            embed=not getattr(args, "no_embed", False),
-            requested_by=f"cli:{getpass.getuser()}",
-        )
-        embedder = (
-            None if (args.dry_run or not options.embed) else make_cached_embedder(settings, runtime.pool)
-        )
-        progress = Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-        )
-        tasks: dict[str, Any] = {}
-
-        def on_progress(stage: str, done: int, total: int | None) -> None:
-            if stage not in tasks:
-                tasks[stage] = progress.add_task(STAGE_LABELS.get(stage, stage), total=total)
-            progress.update(tasks[stage], completed=done, total=total)
-
-        with progress:
-            report = await run_import(
-                runtime.pool, [Path(f) for f in args.files], options, embedder=embedder, progress=on_progress
-            )
-        render_report(report, out)
-        return 0 if report.ok else 1
-    finally:
-        await runtime.close()

@@ -1,8 +1,18 @@
-"""What a job receives (``JobContext``) and how a job is declared (``Job``) or declines to run (``JobSkipped``)."""
+"""The background-job contract: how a job is declared (``Job``), what it receives (``JobContext``) and how it
+declines to run (``JobSkipped``).
+
+It lives in ``db`` (beside the settings and the ``job_runs`` repository, ``db.jobs``) so that every feature can
+declare its own jobs without importing the worker application: storage (``db.housekeeping``), the KB
+(``kb_import.jobs``), Telegram (``bot.telegram.jobs``) and Zalo (``bot.zalo.jobs``). The worker (``bot.worker``)
+collects them, schedules them and records their runs; the composition root (``bot.wiring.job_context``) builds
+the context, so a job gets the process's one embedder rather than building its own.
+"""
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,12 +20,16 @@ from typing import Any
 import asyncpg
 
 from db.settings import Settings
-from kb_import.embedders import make_cached_embedder
-from kb_import.worker.config import WorkerSettings
+from db.worker_settings import WorkerSettings
 
 log = logging.getLogger("medbot.worker")
 
 Counts = dict[str, Any]
+
+
+def worker_identity() -> str:
+    """``host:pid`` of this process: stored with every job run, and the outbox drain's lease holder."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class JobSkipped(Exception):
@@ -34,12 +48,15 @@ class JobContext:
     worker: WorkerSettings
     manual: bool = False  # run by an operator (``--once``), not by the schedule
     extras: dict[str, Any] = field(default_factory=dict)
+    # The process's embedder, from the composition root; called only by the jobs that embed, so a worker whose
+    # embedding backend is misconfigured still runs every other job.
+    embedder_factory: Callable[[], Any] | None = None
 
     def embedder(self) -> Any:
-        """The configured embedder behind the database embedding cache (built once per process)."""
-        if "embedder" not in self.extras:
-            self.extras["embedder"] = make_cached_embedder(self.settings, self.pool)
-        return self.extras["embedder"]
+        """The configured embedder behind the database embedding cache (the process's one instance)."""
+        if self.embedder_factory is None:
+            raise RuntimeError("this job context was built without an embedder (bot.wiring.job_context)")
+        return self.embedder_factory()
 
 
 JobFunc = Callable[[JobContext], Awaitable[Counts | None]]

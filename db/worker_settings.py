@@ -1,7 +1,9 @@
 """Worker settings (environment / ``.env``, prefix ``WORKER_``) and schedule specifications.
 
-They live beside the worker rather than in ``db.settings`` because only ``medbot worker`` reads them; every
-one has a production default, and tests shorten the intervals through the same variables.
+They are apart from ``db.settings`` because only ``medbot worker`` reads them, and beside it (in ``db``, not in
+the worker application) because the jobs of every feature read their own knobs from them
+(``db.job_context.JobContext.worker``). Every one has a production default, and tests shorten the intervals
+through the same variables.
 
 A schedule spec is one of:
 

@@ -35,12 +35,12 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
+from bot.worker.runner import RunResult, backoff_seconds, run_job
 from db import jobs as jobs_db
+from db.job_context import Job, JobContext, worker_identity
 from db.locks import try_advisory_lock
 from db.pool import asyncpg_dsn
-from kb_import.worker.config import Schedule, WorkerSettings, parse_schedule
-from kb_import.worker.context import Job, JobContext
-from kb_import.worker.runner import RunResult, backoff_seconds, run_job, worker_identity
+from db.worker_settings import Schedule, WorkerSettings, parse_schedule
 
 log = logging.getLogger("medbot.worker")
 

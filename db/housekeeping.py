@@ -1,0 +1,68 @@
+"""Storage's own background jobs: retention and clean-ups (registered with the worker by :data:`JOBS`).
+
+* ``retention``: messages (and the traces stored on them) older than ``RETENTION_DAYS`` are deleted, then the
+  conversations left empty, suggestion sets and article checks as old, users whose erasure a channel deferred,
+  and last the digests' quotes of every message now gone (``db.digest.scrub_quotes``). The cut-off is
+  ``now() - RETENTION_DAYS`` on the database clock; a message exactly at the cut-off is kept.
+* ``cleanup``: expired suggestion sets, processed-update records older than ``WORKER_PROCESSED_UPDATES_DAYS``
+  (7), job runs older than ``WORKER_JOB_RUNS_KEEP_DAYS`` (30), outbox rows no longer pending older than
+  ``WORKER_OUTBOX_KEEP_DAYS`` (30) and digest charts as old; fair-use counters whose day is over
+  (``db.rate_limits``).
+"""
+
+from __future__ import annotations
+
+import time
+
+from db import digest, rate_limits, suggestions, updates
+from db import jobs as jobs_db
+from db import retention as retention_db
+from db.job_context import Counts, Job, JobContext
+
+
+async def retention(ctx: JobContext) -> Counts:
+    days = ctx.settings.retention_days
+    before = await retention_db.cutoff(ctx.pool, days)
+    messages = await retention_db.delete_messages_before(ctx.pool, before)
+    conversations = await retention_db.delete_empty_conversations_before(ctx.pool, before)
+    suggestion_sets = await retention_db.delete_suggestion_sets_before(ctx.pool, before)
+    verification_sessions = await retention_db.delete_verification_sessions_before(ctx.pool, before)
+    erased = await retention_db.complete_erasures(ctx.pool)
+    quotes = await digest.scrub_quotes(ctx.pool)
+    return {
+        "retention_days": days,
+        "cutoff": before.isoformat(),
+        "messages": messages,
+        "conversations": conversations,
+        "suggestion_sets": suggestion_sets,
+        "verification_sessions": verification_sessions,
+        "users_erased": erased,
+        "digests_scrubbed": quotes,
+    }
+
+
+async def cleanup(ctx: JobContext) -> Counts:
+    w = ctx.worker
+    counts: Counts = {
+        "suggestion_sets": await suggestions.delete_expired(ctx.pool),
+        "processed_updates": await updates.delete_older_than(ctx.pool, w.worker_processed_updates_days),
+        "job_runs": await jobs_db.delete_older_than(ctx.pool, w.worker_job_runs_keep_days),
+        "outbox": await retention_db.delete_outbox_done_older_than(ctx.pool, w.worker_outbox_keep_days),
+        "rate_counters": await rate_limits.delete_stale(ctx.pool),
+    }
+    charts = 0
+    folder = ctx.settings.medbot_data_dir / "digests"
+    if folder.is_dir():
+        limit = time.time() - w.worker_outbox_keep_days * 86400
+        for png in folder.glob("*.png"):
+            if png.stat().st_mtime < limit:
+                png.unlink(missing_ok=True)
+                charts += 1
+    counts["digest_charts"] = charts
+    return counts
+
+
+JOBS = [
+    Job("retention", retention, "cron 30 2 * * *", "Delete messages and traces older than RETENTION_DAYS"),
+    Job("cleanup", cleanup, "every 1h", "Expired suggestion sets, old processed updates and job runs"),
+]

@@ -1,0 +1,17 @@
+"""The KB's background jobs, registered with the worker by :data:`JOBS`:
+
+* ``embedding_backfill`` (``kb_import.backfill``): embeds KB entries and guideline chunks lacking a vector of
+  the current embedding model;
+* ``folder_import`` (``kb_import.folder_import``): imports spreadsheets dropped in ``KB_IMPORT_DIR`` (strict).
+"""
+
+from __future__ import annotations
+
+from db.job_context import Job
+from kb_import import backfill, folder_import
+
+JOBS = [
+    Job("embedding_backfill", backfill.run, "every 10m", "Embed KB entries and guideline chunks lacking a current vector"),
+    Job("folder_import", folder_import.run, "every 1m", "Import spreadsheets dropped in KB_IMPORT_DIR (strict)",
+        folder_import.unavailable),
+]
