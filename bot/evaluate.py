@@ -16,8 +16,7 @@ from pathlib import Path
 
 from rich.progress import Progress
 
-from bot.runtime import Runtime, open_runtime
-from bot.wiring import embedder_for
+from bot.runtime import Runtime, embedder_for, open_runtime
 from db import kb
 from db.settings import Settings
 from db.stores import PgKBStore

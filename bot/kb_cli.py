@@ -37,8 +37,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from bot.runtime import open_runtime
-from bot.wiring import embedder_for
+from bot.runtime import embedder_for, open_runtime
 from db import kb
 from db.settings import Settings
 from engine.roles import load_roles

@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from bot.llm_selfcheck import check_at_setup
-from bot.runtime import open_runtime
-from bot.wiring import embedder_for, engine_deps
+from bot.runtime import embedder_for, open_runtime
+from bot.wiring import engine_deps
 from db import kb
 from db.settings import Settings
 from engine.embedding import ensure_gguf

@@ -1,89 +1,44 @@
-"""The composition root: every service a process uses is built here, once per :class:`~bot.runtime.Runtime`.
+"""The composition root, second layer: the application services, each built once per
+:class:`~bot.runtime.Runtime` on the resources of the first layer (``bot.runtime``: pool, embedder, LLM client).
 
-An entry point (``medbot run`` in ``bot.main``, ``medbot worker`` in ``bot.worker.cli``, each command of
-``bot.cli``) opens a runtime (settings, database URL, pool) and takes from here what it hands on:
-
-* :func:`embedder_for` — the configured embedder behind the database cache (one per process: the Telegram
-  dispatcher, the worker's jobs, imports and the verifier share it);
-* :func:`llm_for` — the LLM client, or None offline;
 * :func:`searcher_for` / :func:`engine_deps` — the KB searcher and what the medical flow runs on;
 * :func:`chat_service` — the channel-independent ChatService every channel (Telegram, Zalo, console) answers
   through; :func:`build_service` builds a fresh one (tests build several on one runtime);
-* :func:`verification_for` — the article-check service of ``/verify`` and ``medbot verify``;
-* :func:`job_context` — what the worker's jobs receive.
+* :func:`verification_for` — the article-check service of ``/verify`` and ``medbot verify``.
 
-Channels and features never build these themselves and never import this module: they receive what they
-need as arguments, so every arrow runs from the entry points down (docs/architecture.md).
+Entry points (``bot.main``, the command modules of ``bot.cli``) take these and hand them to the channels;
+channels and features never build them and never import this module, so every arrow runs from the entry
+points down (docs/architecture.md).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from bot.access import StaffRule
 from bot.fair_use import FairUse, Limits
 from bot.llm_selfcheck import start_background_check
-from bot.runtime import Runtime
+from bot.runtime import Runtime, embedder_for, llm_for
 from bot.service import ChatService
 from bot.verify_service import VerificationService, build_verifier
-from db.job_context import JobContext
 from db.settings import Settings
 from db.stores import PgKBStore, PgMemoryStore
-from db.worker_settings import WorkerSettings
 from engine import triage
 from engine.deps import EngineConfig, EngineDeps
-from engine.embedding import CachedEmbedder
 from engine.flows import run_medical_flow
-from engine.llm import LLMClient, LLMConfig
 from engine.llm_check import parse_override, steps_from
 from engine.roles import load_roles
 from engine.searcher import ClinicSearcher
-from kb_import.embedders import make_cached_embedder
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
-
-
-def _once(runtime: Runtime, key: str, build: Callable[[], T]) -> T:
-    """``runtime.extras[key]``, built by ``build`` on first use."""
-    if key not in runtime.extras:
-        runtime.extras[key] = build()
-    return runtime.extras[key]  # type: ignore[no-any-return]
-
-
-def llm_client(settings: Settings) -> LLMClient | None:
-    """The LLM client when OPENAI_API_KEY is set, else None (offline mode)."""
-    if not settings.llm_enabled:
-        return None
-    assert settings.openai_api_key is not None
-    return LLMClient(
-        LLMConfig(
-            base_url=settings.openai_base_url,
-            api_key=settings.openai_api_key.get_secret_value(),
-            model=settings.openai_model,
-            timeout=settings.llm_timeout,
-        )
-    )
-
-
-def llm_for(runtime: Runtime) -> LLMClient | None:
-    """The runtime's LLM client (None offline), built once."""
-    return _once(runtime, "llm", lambda: llm_client(runtime.settings))
-
-
-def embedder_for(runtime: Runtime) -> CachedEmbedder:
-    """The configured embedder behind the database embedding cache (one per runtime)."""
-    return _once(runtime, "embedder", lambda: make_cached_embedder(runtime.settings, runtime.pool))
 
 
 def searcher_for(runtime: Runtime) -> ClinicSearcher:
     # The KB version is checked on every search (one indexed row): an import in any process is seen by the
     # very next question.
-    return _once(
-        runtime,
+    return runtime.once(
         "searcher",
         lambda: ClinicSearcher(PgKBStore(runtime.pool), embedder_for(runtime), version_check_seconds=0),
     )
@@ -156,22 +111,9 @@ async def chat_service(runtime: Runtime) -> ChatService:
 
 def verification_for(runtime: Runtime) -> VerificationService:
     """The runtime's article-check service (guideline search on the shared embedder), built once."""
-    return _once(
-        runtime,
+    return runtime.once(
         "verification",
         lambda: VerificationService(
             runtime.pool, build_verifier(runtime.pool, runtime.settings, embedder=embedder_for(runtime))
         ),
-    )
-
-
-def job_context(runtime: Runtime, worker: WorkerSettings, *, manual: bool = False) -> JobContext:
-    """What the worker's jobs receive: the pool, the settings and the runtime's embedder (built on first use,
-    so a worker whose embedding backend is misconfigured still runs every job that does not embed)."""
-    return JobContext(
-        pool=runtime.pool,
-        settings=runtime.settings,
-        worker=worker,
-        manual=manual,
-        embedder_factory=lambda: embedder_for(runtime),
     )

@@ -1,5 +1,5 @@
-"""The Telegram channel's assembly and delivery: the Bot (pointed at ``TELEGRAM_API_BASE`` when set), the
-Dispatcher with its middlewares and routers, and the two ways updates arrive. The services it carries (chat,
+"""The Telegram channel's assembly and delivery: the Dispatcher with its middlewares and routers, and the two
+ways updates arrive (the Bot itself comes from ``bot.telegram.session``). The services it carries (chat,
 verification, embedder) are built by the composition root (``bot.wiring``) and handed in by ``bot.main``.
 
 - Webhook (production, ``TELEGRAM_WEBHOOK_URL`` set): one aiohttp app on ``PORT`` with
@@ -26,10 +26,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from aiogram import Bot, Dispatcher
-from aiogram.client.default import DefaultBotProperties
-from aiogram.client.session.aiohttp import AiohttpSession
-from aiogram.client.telegram import TelegramAPIServer
-from aiogram.enums import ParseMode
 from aiogram.exceptions import TelegramForbiddenError
 from aiogram.filters import ExceptionTypeFilter
 from aiogram.types import ErrorEvent, Update
@@ -47,7 +43,7 @@ from bot.telegram.middlewares import (
     UserMiddleware,
 )
 from bot.telegram.routers import all_routers
-from bot.telegram.session import DeliveryPolicy
+from bot.telegram.session import build_bot
 from bot.verify_service import VerificationService
 from bot.zalo import zalo_configured
 from bot.zalo.webhook import ZaloChannel, pool_share, zalo_routes
@@ -71,18 +67,6 @@ def webhook_secret(settings: Settings) -> str:
 def webhook_url(settings: Settings) -> str:
     url = settings.telegram_webhook_url or ""
     return url.rstrip("/") + WEBHOOK_PATH if urlsplit(url).path in ("", "/") else url
-
-
-def build_bot(settings: Settings, pool: Any) -> Bot:
-    assert settings.telegram_bot_token is not None
-    base = settings.telegram_api_base
-    session = AiohttpSession(api=TelegramAPIServer.from_base(base)) if base else AiohttpSession()
-    session.middleware(DeliveryPolicy(pool))
-    return Bot(
-        settings.telegram_bot_token.get_secret_value(),
-        session=session,
-        default=DefaultBotProperties(parse_mode=ParseMode.HTML, link_preview_is_disabled=True),
-    )
 
 
 def pool_size(settings: Settings) -> int:

@@ -12,8 +12,6 @@
 from __future__ import annotations
 
 from bot.telegram import digest
-from bot.telegram.app import build_bot
-from bot.telegram.outbox import drain
 from db.job_context import Counts, Job, JobContext, JobSkipped, worker_identity
 
 
@@ -27,6 +25,9 @@ async def outbox_drain(ctx: JobContext) -> Counts:
     reason = unavailable(ctx)
     if reason:
         raise JobSkipped(reason)
+    from bot.telegram.outbox import drain  # lazy: aiogram (seconds of models) only in a worker with a token
+    from bot.telegram.session import build_bot  # lazy: aiogram, as above
+
     bot = build_bot(ctx.settings, ctx.pool)
     try:
         # One holder per process: a run that failed half-way (the database went away) leaves its lease behind,

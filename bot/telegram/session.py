@@ -1,4 +1,6 @@
-"""Outgoing request policy for every Bot API call (an aiogram session middleware).
+"""The Bot (:func:`build_bot`, pointed at ``TELEGRAM_API_BASE`` when set) and the outgoing request policy for
+every Bot API call (an aiogram session middleware). The dispatcher (``bot.telegram.app``) and the worker's
+outbox drain (``bot.telegram.jobs``) both send through a Bot built here.
 
 - 429 Too Many Requests: wait ``retry_after`` and retry (up to ``max_retries`` times);
 - transient network / 5xx errors: retry with a short exponential backoff;
@@ -12,7 +14,12 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 import asyncpg
+from aiogram import Bot
+from aiogram.client.default import DefaultBotProperties
+from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
+from aiogram.client.telegram import TelegramAPIServer
+from aiogram.enums import ParseMode
 from aiogram.exceptions import (
     TelegramForbiddenError,
     TelegramNetworkError,
@@ -21,9 +28,9 @@ from aiogram.exceptions import (
 )
 
 from db import users
+from db.settings import Settings
 
 if TYPE_CHECKING:
-    from aiogram import Bot
     from aiogram.methods import Response, TelegramMethod
 
 log = logging.getLogger("medbot.telegram.send")
@@ -66,3 +73,16 @@ class DeliveryPolicy(BaseRequestMiddleware):
                     await users.set_active(self.pool, "telegram", str(chat_id), False, "blocked")
                     log.info("user.blocked_bot chat=%s", chat_id)
                 raise
+
+
+def build_bot(settings: Settings, pool: Any) -> Bot:
+    """The Bot for ``TELEGRAM_BOT_TOKEN``: HTML by default, every request through :class:`DeliveryPolicy`."""
+    assert settings.telegram_bot_token is not None
+    base = settings.telegram_api_base
+    session = AiohttpSession(api=TelegramAPIServer.from_base(base)) if base else AiohttpSession()
+    session.middleware(DeliveryPolicy(pool))
+    return Bot(
+        settings.telegram_bot_token.get_secret_value(),
+        session=session,
+        default=DefaultBotProperties(parse_mode=ParseMode.HTML, link_preview_is_disabled=True),
+    )

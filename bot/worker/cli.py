@@ -19,8 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from bot.runtime import open_runtime
-from bot.wiring import job_context
+from bot.runtime import job_context, open_runtime
 from bot.worker.jobs import default_jobs
 from bot.worker.runner import run_job
 from bot.worker.scheduler import Worker, effective_schedules

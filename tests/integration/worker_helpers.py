@@ -10,8 +10,7 @@ from typing import Any, TypeVar
 
 import asyncpg
 
-from bot.runtime import Runtime
-from bot.wiring import job_context
+from bot.runtime import Runtime, job_context
 from db.job_context import JobContext
 from db.settings import load_settings
 from db.worker_settings import load_worker_settings
