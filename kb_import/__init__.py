@@ -1,1 +1,3 @@
-"""Spreadsheet readers, row validation, the KB import job, guideline import and scheduled jobs."""
+"""Spreadsheet readers, row validation, the KB import job and its report, KB export/undo/review, guideline
+import, and the KB's background jobs (``jobs``: embedding backfill, watched folder). Imports only ``engine``
+and ``db``."""

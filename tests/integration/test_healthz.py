@@ -10,7 +10,8 @@ import pytest
 from aiohttp import web
 
 from bot.runtime import Runtime
-from bot.telegram.app import build_bot, build_dispatcher, webhook_app
+from bot.telegram.app import build_dispatcher, webhook_app
+from bot.telegram.session import build_bot
 from bot.wiring import chat_service, embedder_for, verification_for
 from db.pool import create_pool
 from db.settings import load_settings
