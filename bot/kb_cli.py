@@ -24,18 +24,9 @@ import getpass
 import logging
 import sys
 from pathlib import Path
-from typing import Any
 
 import asyncpg
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from bot.runtime import embedder_for, open_runtime
 from db import kb
@@ -43,7 +34,7 @@ from db.settings import Settings
 from engine.roles import load_roles
 from kb_import.export import export_kb
 from kb_import.job import ImportOptions, run_import
-from kb_import.report import STAGE_LABELS, render_report
+from kb_import.report import progress_bars, render_report
 from kb_import.review import mark_role_reviewed
 from kb_import.template import write_template
 from kb_import.undo import undo_last_import, undoable
@@ -74,22 +65,7 @@ async def import_command(args: argparse.Namespace, settings: Settings) -> int:
             requested_by=f"cli:{getpass.getuser()}",
         )
         embedder = None if (args.dry_run or not options.embed) else embedder_for(runtime)
-        progress = Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-        )
-        tasks: dict[str, Any] = {}
-
-        def on_progress(stage: str, done: int, total: int | None) -> None:
-            if stage not in tasks:
-                tasks[stage] = progress.add_task(STAGE_LABELS.get(stage, stage), total=total)
-            progress.update(tasks[stage], completed=done, total=total)
-
+        progress, on_progress = progress_bars(err, spinner=True, transient=True)
         with progress:
             report = await run_import(
                 runtime.pool, [Path(f) for f in args.files], options, embedder=embedder, progress=on_progress

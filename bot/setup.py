@@ -13,7 +13,6 @@ import asyncio
 import logging
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from bot.llm_selfcheck import check_at_setup
 from bot.runtime import embedder_for, open_runtime
@@ -22,7 +21,7 @@ from db import kb
 from db.settings import Settings
 from engine.embedding import ensure_gguf
 from kb_import.job import ImportOptions, run_import
-from kb_import.report import STAGE_LABELS, render_report
+from kb_import.report import progress_bars, render_report
 from kb_import.sample import SAMPLE_PATH
 
 log = logging.getLogger("medbot.setup")
@@ -45,20 +44,8 @@ async def setup(settings: Settings) -> int:
             return 0
         console.print(f"KB is empty: importing the sample KB ({SAMPLE_PATH.name})")
         embedder = embedder_for(runtime)
-        tasks: dict[str, int] = {}
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-        ) as progress:
-
-            def on_progress(stage: str, done: int, total: int | None) -> None:
-                if stage not in tasks:
-                    tasks[stage] = progress.add_task(STAGE_LABELS.get(stage, stage), total=total)
-                progress.update(tasks[stage], completed=done, total=total)
-
+        progress, on_progress = progress_bars(console)
+        with progress:
             report = await run_import(
                 runtime.pool,
                 [SAMPLE_PATH],

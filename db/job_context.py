@@ -68,7 +68,8 @@ class Job:
 
     ``available`` (optional) returns why the job cannot run in this deployment (e.g. Zalo not configured, the
     Telegram sender not installed), or None. The leader does not schedule an unavailable job (one log line
-    instead of a skipped run every tick); ``--once`` still runs it, recorded as ``skipped``.
+    instead of a skipped run every tick); ``--once`` of it is recorded as ``skipped`` with that reason, and
+    the job itself is not called (``bot.worker.runner.run_job`` checks).
     """
 
     name: str

@@ -7,8 +7,18 @@ every problem names file, sheet, row and column. The English message is in the l
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from kb_import.job import ImportReport
@@ -35,6 +45,23 @@ COUNT_COLUMNS = (  # RoleCounts field → column header
     ("deactivated", "ẩn"),
     ("skipped", "bỏ qua"),
 )
+
+
+def progress_bars(
+    console: Console, *, spinner: bool = False, transient: bool = False
+) -> tuple[Progress, Callable[[str, int, int | None], None]]:
+    """A progress display with one bar per import stage, and the callback ``run_import`` reports it through
+    (``progress=``). Use the display as a context manager around the import."""
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    progress = Progress(*([SpinnerColumn()] if spinner else []), *columns, console=console, transient=transient)
+    tasks: dict[str, int] = {}
+
+    def on_progress(stage: str, done: int, total: int | None) -> None:
+        if stage not in tasks:
+            tasks[stage] = progress.add_task(STAGE_LABELS.get(stage, stage), total=total)
+        progress.update(tasks[stage], completed=done, total=total)
+
+    return progress, on_progress
 
 
 def render_report(report: ImportReport, console: Console) -> None:

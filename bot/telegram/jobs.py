@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from bot.telegram import digest
-from db.job_context import Counts, Job, JobContext, JobSkipped, worker_identity
+from db.job_context import Counts, Job, JobContext, worker_identity
 
 
 def unavailable(ctx: JobContext) -> str | None:
@@ -22,9 +22,6 @@ def unavailable(ctx: JobContext) -> str | None:
 
 
 async def outbox_drain(ctx: JobContext) -> Counts:
-    reason = unavailable(ctx)
-    if reason:
-        raise JobSkipped(reason)
     from bot.telegram.outbox import drain  # lazy: aiogram (seconds of models) only in a worker with a token
     from bot.telegram.session import build_bot  # lazy: aiogram, as above
 

@@ -72,6 +72,9 @@ async def run_job(
             log.info("job.start job=%s run=%s manual=%s", job.name, run_id, ctx.manual)
             status, counts, error = "ok", {}, None
             try:
+                reason = job.unavailable_reason(ctx)
+                if reason:  # e.g. ``--once`` of a job this deployment cannot run: recorded as skipped
+                    raise JobSkipped(reason)
                 counts = _jsonable(await asyncio.wait_for(job.func(ctx), timeout))
             except JobSkipped as skip:
                 status, counts = "skipped", _jsonable({**skip.counts, "reason": skip.reason})

@@ -8,7 +8,7 @@ never spend the single-use refresh token twice.
 from __future__ import annotations
 
 from bot.zalo.tokens import refresh_if_needed
-from db.job_context import Counts, Job, JobContext, JobSkipped
+from db.job_context import Counts, Job, JobContext
 
 
 def unavailable(ctx: JobContext) -> str | None:
@@ -19,9 +19,6 @@ def unavailable(ctx: JobContext) -> str | None:
 
 
 async def token_refresh(ctx: JobContext) -> Counts:
-    reason = unavailable(ctx)
-    if reason:
-        raise JobSkipped(reason)
     return dict(await refresh_if_needed(ctx.pool, ctx.settings))
 
 
