@@ -15,10 +15,10 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import engine
 from bot.logs import setup_logging
 from db.pool import database_url
 from db.settings import Settings, SettingsError, load_settings
-from engine.core import flow_to_mermaid
 
 Handler = Callable[[argparse.Namespace, Settings], Coroutine[Any, Any, int]]
 
@@ -57,9 +57,8 @@ async def _eval(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _flow_show(args: argparse.Namespace, settings: Settings) -> int:
-    from engine.flows import MEDICAL_FLOW  # lazy: the medical nodes (scikit-learn) only when a command runs
-
-    print(flow_to_mermaid(MEDICAL_FLOW))
+    # The engine's surface loads the flow (and scikit-learn) on first use, here.
+    print(engine.flow_to_mermaid(engine.MEDICAL_FLOW))
     return 0
 
 
