@@ -44,6 +44,7 @@ from pydantic import SecretStr  # noqa: E402
 
 from bench.bench_webhook import ROLES, cold_messages, sample_database  # noqa: E402
 from bot.runtime import open_runtime  # noqa: E402
+from bot.wiring import chat_service  # noqa: E402
 from bot.zalo.webhook import CHANNEL_KEY, POOL_RESERVE, build_app, pool_share, sign  # noqa: E402
 from db.settings import load_settings  # noqa: E402
 from engine.embedding import DEFAULT_BACKEND  # noqa: E402
@@ -179,7 +180,7 @@ async def run_once(db_url: str, mode: str, concurrency: int, events: int, deadli
     pool_size = 10 if mode == "unbounded" else pool_share(settings) + POOL_RESERVE  # 10: the old Zalo-only pool
     runtime = await open_runtime(settings, pool_size=pool_size)
     await runtime.pool.execute("TRUNCATE users, processed_updates, rate_counters, channel_tokens RESTART IDENTITY CASCADE")
-    app = await build_app(runtime)
+    app = await build_app(runtime, await chat_service(runtime))  # the services from the composition root
     channel = app[CHANNEL_KEY]
     if mode == "unbounded":
         channel.slots = asyncio.Semaphore(1_000_000)
