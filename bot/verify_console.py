@@ -19,12 +19,14 @@ from typing import TextIO
 
 from bot.runtime import open_runtime
 from bot.verify_service import ItemView, VerificationService, build_verifier
+from bot.wiring import llm_client
 from db import users
 from db.settings import Settings
 from engine.untrusted import size_text
 from engine.verify.article import MAX_ARTICLE_BYTES, parse_article
 from engine.verify.documents import SUPPORTED_ARTICLE, DocumentError
 from engine.verify.types import STATUS_VI
+from kb_import.embedders import make_cached_embedder
 
 PROMPT = "[a] chấp nhận · [r] tìm lại · [s] bỏ qua · [q] dừng > "
 ICON = {"VALID": "✅", "FLAGGED": "⚠️", "UNCLEAR": "❔"}
@@ -130,7 +132,8 @@ async def cli_verify(args: argparse.Namespace, settings: Settings) -> int:
     runtime = await open_runtime(settings)
     try:
         user = await users.get_or_create(runtime.pool, "console", getpass.getuser())
-        service = VerificationService(runtime.pool, build_verifier(runtime.pool, settings))
+        embedder = make_cached_embedder(settings, runtime.pool)
+        service = VerificationService(runtime.pool, build_verifier(runtime.pool, embedder, llm_client(settings)))
         await run_verify(
             service, data, Path(args.article).name, user_id=user.id, auto=args.auto, out_dir=Path(args.out)
         )

@@ -48,9 +48,12 @@ from bot.telegram.middlewares import (
 )
 from bot.telegram.routers import all_routers
 from bot.telegram.session import DeliveryPolicy
+from bot.verify_service import VerificationService, build_verifier
+from bot.wiring import llm_client
 from bot.zalo import zalo_configured
 from bot.zalo.webhook import build_channel, pool_share, zalo_routes
 from db.settings import Settings
+from kb_import.embedders import make_cached_embedder
 
 log = logging.getLogger("medbot.telegram")
 WEBHOOK_PATH = "/telegram/webhook"
@@ -86,11 +89,9 @@ def build_bot(settings: Settings, pool: Any) -> Bot:
 def build_dispatcher(
     service: ChatService, settings: Settings, *, concurrency: int = POOL_SIZE - 4
 ) -> Dispatcher:
-    from bot.verify_service import VerificationService, build_verifier
-    from kb_import.cli import make_cached_embedder
-
     embedder = make_cached_embedder(settings, service.pool)
-    verify_service = VerificationService(service.pool, build_verifier(service.pool, settings, embedder))
+    verifier = build_verifier(service.pool, embedder, llm_client(settings))
+    verify_service = VerificationService(service.pool, verifier)
     dp = Dispatcher(
         service=service, settings=settings, verify_service=verify_service, pool=service.pool, embedder=embedder
     )
