@@ -29,9 +29,9 @@ from db.guidelines import ChunkRow
 from db.settings import Settings
 from db.stores import PgEmbeddingCache, PgModelRegistry
 from engine.embedding import CachedEmbedder, text_hash
+from engine.text import fold_spaced
 from engine.types import Embedder
 from engine.untrusted import UnsafeFile, check_size
-from engine.verify._text import fold
 from engine.verify.article import split_sentences
 from engine.verify.documents import (
     MAX_DOCUMENT_BYTES,
@@ -160,7 +160,7 @@ async def import_document(
             ord=i,
             heading_path=c.heading_path,
             text=c.text,
-            search_text=fold(text),
+            search_text=fold_spaced(text),
             content_hash=text_hash(text),
             embedding=vectors[i],
             embedding_model=cached.name,
