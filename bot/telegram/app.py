@@ -52,6 +52,7 @@ from bot.verify_service import VerificationService, build_verifier
 from bot.wiring import llm_client
 from bot.zalo import zalo_configured
 from bot.zalo.webhook import build_channel, pool_share, zalo_routes
+from db.chat_states import PgStateStorage
 from db.settings import Settings
 from kb_import.embedders import make_cached_embedder
 
@@ -93,13 +94,22 @@ def build_dispatcher(
     verifier = build_verifier(service.pool, embedder, llm_client(settings))
     verify_service = VerificationService(service.pool, verifier)
     dp = Dispatcher(
-        service=service, settings=settings, verify_service=verify_service, pool=service.pool, embedder=embedder
+        storage=PgStateStorage(service.pool),  # what each chat waits for (bot.telegram.states)
+        service=service,
+        settings=settings,
+        verify_service=verify_service,
+        pool=service.pool,
+        embedder=embedder,
     )
+    # aiogram puts its FSM middleware first; it reads the chat's state from the database, so it goes after
+    # triage (an emergency is answered before any query) and after the per-chat ordering and dedupe.
+    dp.update.outer_middleware.unregister(dp.fsm)
     dp.update.outer_middleware(TriageMiddleware(service))
     dp.update.outer_middleware(ChatOrderMiddleware(service, concurrency))
     dp.update.outer_middleware(DedupeMiddleware(service, settings.update_lease_seconds))
     dp.update.outer_middleware(UserMiddleware(service))
     dp.update.outer_middleware(FairUseMiddleware(service))  # after triage: emergencies always answered
+    dp.update.outer_middleware(dp.fsm)
     dp.include_routers(*all_routers(settings))
     dp.errors.register(on_error, ~ExceptionTypeFilter(UpdateInProgress))  # that one reaches the webhook
     inline_sync_filters(dp)

@@ -66,7 +66,7 @@ async def test_non_admin_is_refused_and_nothing_changes(db: asyncpg.Pool, shared
     assert all("quản trị viên" in m.plain for m in msgs[1:]), [m.plain for m in msgs[1:]]
     assert not any(m.buttons for m in msgs[1:])
     assert await kb.count_active(db) == before
-    assert await db.fetchval("SELECT count(*) FROM telegram_pending_actions") == 0
+    assert await db.fetchval("SELECT count(*) FROM chat_states, jsonb_object_keys(data) AS k WHERE k LIKE 'import:%'") == 0  # no pending import
     assert fake.count_calls("getFile") == downloads  # the document was never even downloaded
 
 
