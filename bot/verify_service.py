@@ -48,6 +48,19 @@ class ItemView:
     searches: list[str]
 
 
+def _verdict_fields(item: Item) -> dict[str, Any]:
+    """What the current-sentence view and the report row both show of a stored item."""
+    return {
+        "sentence": item.sentence,
+        "section": item.section,
+        "status": item.status,
+        "confidence": item.confidence,
+        "reasoning": item.reasoning,
+        "evidence": [Evidence.from_json(e) for e in item.evidence],
+        "source": item.verdict_source,
+    }
+
+
 def _claim(item: Item) -> Claim:
     return Claim(text=item.sentence, section=item.section, context=dict(item.context))
 
@@ -104,14 +117,8 @@ class VerificationService:
             idx=item.idx,
             number=number,
             total=len(claims),
-            sentence=item.sentence,
-            section=item.section,
-            status=item.status,
-            confidence=item.confidence,
-            reasoning=item.reasoning,
-            evidence=[Evidence.from_json(e) for e in item.evidence],
-            source=item.verdict_source,
             searches=list(item.searches),
+            **_verdict_fields(item),
         )
 
     async def _store(
@@ -182,17 +189,11 @@ class VerificationService:
         rows = [
             ReportRow(
                 idx=i.idx,
-                sentence=i.sentence,
-                section=i.section,
                 is_heading=i.is_heading,
-                status=i.status,
-                confidence=i.confidence,
-                reasoning=i.reasoning,
                 decision=i.decision,
-                evidence=[Evidence.from_json(e) for e in i.evidence],
-                source=i.verdict_source,
                 guidance=i.guidance,
                 searches=[s for s in i.searches if s],
+                **_verdict_fields(i),
             )
             for i in await repo.items(self.pool, session_id)
         ]

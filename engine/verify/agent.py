@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from engine.core import Node
@@ -124,31 +125,25 @@ def _canonical(args: dict[str, Any]) -> str:
     return json.dumps(args, sort_keys=True, ensure_ascii=False)
 
 
+@dataclass(slots=True)
 class AgentVerifier:
     """``Verifier`` driven by an OpenAI-compatible chat model with tools, falling back to ``fallback``."""
 
-    name = AGENT_NAME
+    llm: LLMClient
+    search: GuidelineSearch
+    _: KW_ONLY
+    fallback: Verifier
+    max_iterations: int = 6
+    max_bad_attempts: int = MAX_BAD_ATTEMPTS
+    default_top_k: int = 4
+    shown_evidence: int = 3
+    name: str = AGENT_NAME
+    turn: ModelTurn = field(init=False)
+    plain_turn: ModelTurn = field(init=False)
 
-    def __init__(
-        self,
-        llm: LLMClient,
-        search: GuidelineSearch,
-        *,
-        fallback: Verifier,
-        max_iterations: int = 6,
-        max_bad_attempts: int = MAX_BAD_ATTEMPTS,
-        default_top_k: int = 4,
-        shown_evidence: int = 3,
-    ) -> None:
-        self.llm = llm
-        self.turn = ModelTurn(llm)
-        self.plain_turn = ModelTurn(llm, plain=True)
-        self.search = search
-        self.fallback = fallback
-        self.max_iterations = max_iterations
-        self.max_bad_attempts = max_bad_attempts
-        self.default_top_k = default_top_k
-        self.shown_evidence = shown_evidence
+    def __post_init__(self) -> None:
+        self.turn = ModelTurn(self.llm)
+        self.plain_turn = ModelTurn(self.llm, plain=True)
 
     async def verify(self, claim: Claim, keywords: str | None = None) -> Verdict:
         episode = _Episode(self, claim, keywords)

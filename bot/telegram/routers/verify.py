@@ -60,6 +60,7 @@ from kb_import.limits import MAX_ARTICLE_BYTES, MAX_GUIDELINE_BYTES
 log = logging.getLogger("medbot.telegram.verify")
 
 router = Router(name="verify")
+WAITING = (Waiting.article, Waiting.guideline, Waiting.sentence)
 CHANNEL = "telegram"
 MAX_MESSAGE = 4096
 KB_SPREADSHEETS = (".csv", ".xlsx")
@@ -224,6 +225,12 @@ def _not_spreadsheet(message: Message) -> bool:
     return document is None or Path(document.file_name or "").suffix.lower() not in KB_SPREADSHEETS
 
 
+def _staff(message: Message, service: ChatService, user: users.User | None = None) -> bool:
+    """Only staff are ever put in a verification state, but the rule (``bot/access.py``) may have changed
+    since: a former clinician's message is then an ordinary one."""
+    return user is not None and service.is_staff(user)
+
+
 def _guideline_caption(message: Message) -> bool:
     return (message.caption or "").strip().lower().startswith("/guideline")
 
@@ -235,7 +242,7 @@ async def on_guideline_with_caption(
     await _guideline(message, bot, user, service, embedder, state)
 
 
-@router.message(F.document, _not_spreadsheet, StateFilter(Waiting.article, Waiting.guideline))
+@router.message(F.document, _not_spreadsheet, _staff, StateFilter(Waiting.article, Waiting.guideline))
 async def on_document(
     message: Message,
     bot: Bot,
@@ -251,10 +258,6 @@ async def on_document(
         return
     document = message.document
     assert document is not None
-    if not service.is_staff(user):  # the state is only ever set for staff; the rule may have changed since
-        await _stop_waiting(state)
-        await message.answer(texts.STAFF_ONLY)
-        return
     name = document.file_name or "bai-viet.txt"
     if (document.file_size or 0) > MAX_ARTICLE_BYTES:
         await message.answer(texts.VERIFY_FILE_TOO_BIG.format(mb=MAX_ARTICLE_BYTES // 2**20))
@@ -294,44 +297,30 @@ async def _guideline(
     await message.answer(html.escape(summary_vi([result], [])), parse_mode="HTML")
 
 
-@router.message(F.text, ~F.text.startswith("/"), StateFilter(Waiting.article))
-async def on_article_text(
+@router.message(F.text, ~F.text.startswith("/"), _staff, StateFilter(*WAITING))
+async def on_text(
     message: Message,
     bot: Bot,
     user: users.User,
-    service: ChatService,
     verify_service: VerificationService,
     state: FSMContext,
+    raw_state: str | None,
 ) -> None:
-    if not service.is_staff(user):
-        await _stop_waiting(state)
-        await message.answer(texts.STAFF_ONLY)
+    """The article (pasted), a reminder that guidelines come as files, or keywords for the open sentence."""
+    text = message.text or ""
+    if raw_state == Waiting.article.state:
+        await _start(message, bot, verify_service, user, text, "", state)
         return
-    await _start(message, bot, verify_service, user, message.text or "", "", state)
-
-
-@router.message(F.text, ~F.text.startswith("/"), StateFilter(Waiting.guideline))
-async def on_guideline_text(message: Message) -> None:
-    await message.answer(texts.VERIFY_GUIDELINE_AS_FILE)
-
-
-@router.message(F.text, ~F.text.startswith("/"), StateFilter(Waiting.sentence))
-async def on_keywords(
-    message: Message,
-    bot: Bot,
-    user: users.User,
-    service: ChatService,
-    verify_service: VerificationService,
-    state: FSMContext,
-) -> None:
+    if raw_state == Waiting.guideline.state:
+        await message.answer(texts.VERIFY_GUIDELINE_AS_FILE)
+        return
     sid = (await state.get_data()).get("session")
     session = await verify_service.session(int(sid)) if sid else None
-    if session is None or session.status != repo.OPEN or session.user_id != user.id or not service.is_staff(user):
+    if session is None or session.status != repo.OPEN or session.user_id != user.id:
         await _stop_waiting(state)  # the session ended elsewhere (console, another device)
         raise SkipHandler  # the message is then an ordinary question
     await bot.send_chat_action(message.chat.id, ChatAction.TYPING)
-    view = await verify_service.research(session.id, message.text or "")
-    await _send_item(message, view, verify_service, session.id, state)
+    await _send_item(message, await verify_service.research(session.id, text), verify_service, session.id, state)
 
 
 async def _download(bot: Bot, file_id: str) -> bytes:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 
-from db import jobs as jobs_db
 from db import chat_states, rate_limits, suggestions, updates
+from db import jobs as jobs_db
 from db import retention as retention_db
 from kb_import.worker.context import Counts, JobContext
 
