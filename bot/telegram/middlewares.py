@@ -212,3 +212,20 @@ class AdminMiddleware(BaseMiddleware):
                 await event.answer(texts.ADMIN_PRIVATE_ONLY)
             return None
         return await handler(event, data)
+
+
+class StaffMiddleware(BaseMiddleware):
+    """Inner middleware of the verification router: a handler that matched runs for clinic staff only
+    (``ChatService.is_staff``, the one rule of ``bot/access.py``); anyone else gets a short refusal."""
+
+    async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
+        service: ChatService = data["service"]
+        user: users.User | None = data.get("user")
+        if user is not None and service.is_staff(user):
+            return await handler(event, data)
+        log.warning("staff.refused user=%s event=%s", user.id if user else None, type(event).__name__)
+        if isinstance(event, CallbackQuery):
+            await event.answer(texts.STAFF_ONLY, show_alert=True)
+        elif isinstance(event, Message):
+            await event.answer(texts.STAFF_ONLY)
+        return None

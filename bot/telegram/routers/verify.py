@@ -12,7 +12,9 @@ What the chat waits for is its FSM state (``bot.telegram.states.Waiting``: artic
 in PostgreSQL like the session itself (``db.verification``: its sentences, position and every verdict), so a
 restart loses nothing. The handlers match only in those states (and a document captioned /guideline), so a
 patient's message, a KB spreadsheet or an answer to another prompt never reaches them. Who is staff is the
-one rule of ``bot/access.py`` (``ChatService.is_staff``); the sender's ``user`` comes from ``UserMiddleware``.
+one rule of ``bot/access.py`` (``ChatService.is_staff``): ``StaffMiddleware`` refuses anyone else once a
+command, a captioned file or a button matched, and the waiting-state handlers do not match for them (their
+message is an ordinary one); the sender's ``user`` comes from ``UserMiddleware``.
 Buttons carry ``vf:<action>:<session>:<idx>`` (``callbacks.VerifyCb``), so the last message's buttons still
 work after a restart and a stale or doubled tap changes nothing. Article files are parsed in a worker thread
 (``asyncio.to_thread``), never on the event loop. End to end on the fake Bot API:
@@ -32,7 +34,7 @@ from typing import Any
 from aiogram import Bot, F, Router
 from aiogram.dispatcher.event.bases import SkipHandler
 from aiogram.enums import ChatAction
-from aiogram.filters import Command, StateFilter
+from aiogram.filters import Command, StateFilter, and_f, or_f
 from aiogram.fsm.context import FSMContext
 from aiogram.types import (
     BufferedInputFile,
@@ -45,6 +47,7 @@ from aiogram.types import (
 from bot.service import ChatService
 from bot.telegram import texts
 from bot.telegram.callbacks import VerifyCb
+from bot.telegram.middlewares import StaffMiddleware
 from bot.telegram.states import Waiting
 from bot.verify_service import ItemView, VerificationService
 from db import users
@@ -60,6 +63,8 @@ from kb_import.limits import MAX_ARTICLE_BYTES, MAX_GUIDELINE_BYTES
 log = logging.getLogger("medbot.telegram.verify")
 
 router = Router(name="verify")
+router.message.middleware(StaffMiddleware())
+router.callback_query.middleware(StaffMiddleware())
 WAITING = (Waiting.article, Waiting.guideline, Waiting.sentence)
 CHANNEL = "telegram"
 MAX_MESSAGE = 4096
@@ -183,16 +188,8 @@ async def _send_report(message: Message, report: Report) -> None:
 
 @router.message(Command("verify"))
 async def cmd_verify(
-    message: Message,
-    user: users.User,
-    service: ChatService,
-    verify_service: VerificationService,
-    state: FSMContext,
+    message: Message, user: users.User, verify_service: VerificationService, state: FSMContext
 ) -> None:
-    if not service.is_staff(user):
-        log.warning("verify.refused user=%s", user.id)
-        await message.answer(texts.STAFF_ONLY)
-        return
     await state.set_state(Waiting.article)
     markup = None
     current = await verify_service.open_session(user.id)
@@ -207,11 +204,7 @@ async def cmd_verify(
 
 
 @router.message(Command("guideline"), ~F.document)
-async def cmd_guideline(message: Message, user: users.User, service: ChatService, state: FSMContext) -> None:
-    if not service.is_staff(user):
-        log.warning("guideline.refused user=%s", user.id)
-        await message.answer(texts.STAFF_ONLY)
-        return
+async def cmd_guideline(message: Message, state: FSMContext) -> None:
     await state.set_state(Waiting.guideline)
     await message.answer(texts.VERIFY_ASK_GUIDELINE)
 
@@ -235,14 +228,11 @@ def _guideline_caption(message: Message) -> bool:
     return (message.caption or "").strip().lower().startswith("/guideline")
 
 
-@router.message(F.document, _not_spreadsheet, _guideline_caption)
-async def on_guideline_with_caption(
-    message: Message, bot: Bot, user: users.User, service: ChatService, embedder: Any, state: FSMContext
-) -> None:
-    await _guideline(message, bot, user, service, embedder, state)
-
-
-@router.message(F.document, _not_spreadsheet, _staff, StateFilter(Waiting.article, Waiting.guideline))
+@router.message(
+    F.document,
+    _not_spreadsheet,
+    or_f(_guideline_caption, and_f(_staff, StateFilter(Waiting.article, Waiting.guideline))),
+)
 async def on_document(
     message: Message,
     bot: Bot,
@@ -253,8 +243,9 @@ async def on_document(
     state: FSMContext,
     raw_state: str | None,
 ) -> None:
-    if raw_state == Waiting.guideline.state:
-        await _guideline(message, bot, user, service, embedder, state)
+    """A guideline file (after /guideline, or captioned /guideline) or the article to verify."""
+    if _guideline_caption(message) or raw_state == Waiting.guideline.state:
+        await _guideline(message, bot, service, embedder, state)
         return
     document = message.document
     assert document is not None
@@ -268,18 +259,12 @@ async def on_document(
     await _start(message, bot, verify_service, user, await _download(bot, document.file_id), name, state)
 
 
-async def _guideline(
-    message: Message, bot: Bot, user: users.User, service: ChatService, embedder: Any, state: FSMContext
-) -> None:
+async def _guideline(message: Message, bot: Bot, service: ChatService, embedder: Any, state: FSMContext) -> None:
     document = message.document
     assert document is not None and message.from_user is not None
     name = document.file_name or "tai-lieu.txt"
     if (document.file_size or 0) > MAX_GUIDELINE_BYTES:
         await message.answer(texts.VERIFY_FILE_TOO_BIG.format(mb=MAX_GUIDELINE_BYTES // 2**20))
-        return
-    if not service.is_staff(user):
-        log.warning("guideline.refused user=%s", user.id)
-        await message.answer(texts.STAFF_ONLY)
         return
     if Path(name).suffix.lower() not in SUPPORTED_GUIDELINE:
         await message.answer(texts.VERIFY_GUIDELINE_TYPES)
@@ -367,13 +352,9 @@ async def on_button(
     callback_data: VerifyCb,
     bot: Bot,
     user: users.User,
-    service: ChatService,
     verify_service: VerificationService,
     state: FSMContext,
 ) -> None:
-    if not service.is_staff(user):
-        await query.answer(texts.STAFF_ONLY, show_alert=True)
-        return
     session = await verify_service.session(callback_data.sid)
     message = query.message
     if session is None or session.user_id != user.id or not isinstance(message, Message):
