@@ -28,6 +28,7 @@ import html
 import io
 import logging
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -250,24 +251,27 @@ async def on_document(
     document = message.document
     assert document is not None
     name = document.file_name or "bai-viet.txt"
-    if (document.file_size or 0) > MAX_ARTICLE_BYTES:
-        await message.answer(texts.VERIFY_FILE_TOO_BIG.format(mb=MAX_ARTICLE_BYTES // 2**20))
-        return
-    if Path(name).suffix.lower() not in SUPPORTED_ARTICLE:
-        await message.answer(texts.VERIFY_ARTICLE_TYPES)
-        return
-    await _start(message, bot, verify_service, user, await _download(bot, document.file_id), name, state)
+    if await _usable(message, name, MAX_ARTICLE_BYTES, SUPPORTED_ARTICLE, texts.VERIFY_ARTICLE_TYPES):
+        await _start(message, bot, verify_service, user, await _download(bot, document.file_id), name, state)
+
+
+async def _usable(message: Message, name: str, cap: int, supported: Collection[str], wrong_type: str) -> bool:
+    """True when the sent file is small enough and of a supported kind; otherwise the sender is told why."""
+    assert message.document is not None
+    if (message.document.file_size or 0) > cap:
+        await message.answer(texts.VERIFY_FILE_TOO_BIG.format(mb=cap // 2**20))
+        return False
+    if Path(name).suffix.lower() not in supported:
+        await message.answer(wrong_type)
+        return False
+    return True
 
 
 async def _guideline(message: Message, bot: Bot, service: ChatService, embedder: Any, state: FSMContext) -> None:
     document = message.document
     assert document is not None and message.from_user is not None
     name = document.file_name or "tai-lieu.txt"
-    if (document.file_size or 0) > MAX_GUIDELINE_BYTES:
-        await message.answer(texts.VERIFY_FILE_TOO_BIG.format(mb=MAX_GUIDELINE_BYTES // 2**20))
-        return
-    if Path(name).suffix.lower() not in SUPPORTED_GUIDELINE:
-        await message.answer(texts.VERIFY_GUIDELINE_TYPES)
+    if not await _usable(message, name, MAX_GUIDELINE_BYTES, SUPPORTED_GUIDELINE, texts.VERIFY_GUIDELINE_TYPES):
         return
     await bot.send_chat_action(message.chat.id, ChatAction.UPLOAD_DOCUMENT)
     data = await _download(bot, document.file_id)
