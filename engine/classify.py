@@ -43,7 +43,7 @@ TRAIN_FILE = Path(__file__).parent / "data" / "intents_train.jsonl"
 _WS = re.compile(r"\s+")
 
 
-# The classifier's folded form is ``engine.text.fold_plain``; the name ``fold`` stays for engine.nodes.
+# The classifier's folded form is ``engine.text.fold_plain``; the name ``fold`` stays for the flow's nodes.
 fold = fold_plain
 
 

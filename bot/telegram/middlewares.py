@@ -191,6 +191,14 @@ class FairUseMiddleware(BaseMiddleware):
         return None
 
 
+async def _refuse(event: TelegramObject, alert: str, reply: str) -> None:
+    """Tell the sender of a refused button tap (an alert) or message (a reply) why nothing happens."""
+    if isinstance(event, CallbackQuery):
+        await event.answer(alert, show_alert=True)
+    elif isinstance(event, Message):
+        await event.answer(reply)
+
+
 class AdminMiddleware(BaseMiddleware):
     async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
         tg_user: User | None = data.get("event_from_user")
@@ -198,18 +206,13 @@ class AdminMiddleware(BaseMiddleware):
         service: ChatService = data["service"]
         if tg_user is None or user is None or not service.is_admin(user):
             log.warning("admin.refused user=%s event=%s", tg_user.id if tg_user else None, type(event).__name__)
-            if isinstance(event, CallbackQuery):
-                await event.answer(texts.ADMIN_ONLY, show_alert=True)
-            elif isinstance(event, Message):
-                await event.answer(texts.ADMIN_ONLY_DOCUMENT if event.document else texts.ADMIN_ONLY)
+            document = isinstance(event, Message) and event.document is not None
+            await _refuse(event, texts.ADMIN_ONLY, texts.ADMIN_ONLY_DOCUMENT if document else texts.ADMIN_ONLY)
             return None
         chat: Chat | None = data.get("event_chat")
         if chat is not None and chat.type != ChatType.PRIVATE:
             log.info("admin.not_private user=%s chat=%s type=%s", tg_user.id, chat.id, chat.type)
-            if isinstance(event, CallbackQuery):
-                await event.answer(texts.ADMIN_PRIVATE_ONLY, show_alert=True)
-            elif isinstance(event, Message):
-                await event.answer(texts.ADMIN_PRIVATE_ONLY)
+            await _refuse(event, texts.ADMIN_PRIVATE_ONLY, texts.ADMIN_PRIVATE_ONLY)
             return None
         return await handler(event, data)
 
@@ -220,12 +223,9 @@ class StaffMiddleware(BaseMiddleware):
 
     async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
         service: ChatService = data["service"]
-        user: users.User | None = data.get("user")
+        user = data.get("user")
         if user is not None and service.is_staff(user):
             return await handler(event, data)
         log.warning("staff.refused user=%s event=%s", user.id if user else None, type(event).__name__)
-        if isinstance(event, CallbackQuery):
-            await event.answer(texts.STAFF_ONLY, show_alert=True)
-        elif isinstance(event, Message):
-            await event.answer(texts.STAFF_ONLY)
+        await _refuse(event, texts.STAFF_ONLY, texts.STAFF_ONLY)
         return None

@@ -53,7 +53,7 @@ from bot.telegram.states import Waiting
 from bot.verify_service import ItemView, VerificationService
 from db import users
 from db import verification as repo
-from engine.untrusted import vn_number
+from engine import vn_number
 from engine.verify.article import parse_article
 from engine.verify.documents import SUPPORTED_ARTICLE, SUPPORTED_GUIDELINE, DocumentError
 from engine.verify.report import Report, report_stem
