@@ -100,9 +100,9 @@ async def _chat(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _guidelines_import(args: argparse.Namespace, settings: Settings) -> int:
-    from kb_import.guidelines import cli_import
+    from bot.verify_console import cli_guidelines_import
 
-    return await cli_import(args, settings)
+    return await cli_guidelines_import(args, settings)
 
 
 async def _verify(args: argparse.Namespace, settings: Settings) -> int:

@@ -1,4 +1,5 @@
-"""``medbot verify ARTICLE [--auto] [--out DIR]``: sentence-by-sentence verification in the terminal.
+"""``medbot verify ARTICLE [--auto] [--out DIR]``: sentence-by-sentence verification in the terminal; and
+``medbot guidelines import FILE...``, the guideline corpus it checks against.
 
 For each sentence the claim, verdict, evidence and reasoning are printed, then a prompt:
 ``a`` accept and go on, ``r`` search again (then type keywords, or Enter for none), ``s`` skip (not a
@@ -26,7 +27,8 @@ from engine.untrusted import size_text
 from engine.verify.article import MAX_ARTICLE_BYTES, parse_article
 from engine.verify.documents import SUPPORTED_ARTICLE, DocumentError
 from engine.verify.types import STATUS_VI
-from kb_import.embedders import make_cached_embedder
+from kb_import.embedders import make_cached_embedder, make_inner_embedder
+from kb_import.guidelines import import_files, summary_vi
 
 PROMPT = "[a] chấp nhận · [r] tìm lại · [s] bỏ qua · [q] dừng > "
 ICON = {"VALID": "✅", "FLAGGED": "⚠️", "UNCLEAR": "❔"}
@@ -141,5 +143,19 @@ async def cli_verify(args: argparse.Namespace, settings: Settings) -> int:
     except DocumentError as exc:
         print(f"medbot: không đọc được bài viết: {exc}", file=sys.stderr)
         return 2
+    finally:
+        await runtime.close()
+
+
+async def cli_guidelines_import(args: argparse.Namespace, settings: Settings) -> int:
+    """``medbot guidelines import FILE...``: exit code 1 when any file was rejected."""
+    runtime = await open_runtime(settings)
+    try:
+        embedder = make_inner_embedder(settings)
+        results, errors = await import_files(
+            runtime.pool, embedder, [Path(f) for f in args.files], imported_by="cli"
+        )
+        print(summary_vi(results, errors))
+        return 1 if errors else 0
     finally:
         await runtime.close()

@@ -209,7 +209,7 @@ def _docx_blocks(data: bytes) -> list[Block]:
 def parse_docx(data: bytes) -> list[Block]:
     """Blocks of a .docx (run in the sandbox's child process by ``read_blocks``)."""
     try:
-        import docx  # python-docx
+        import docx  # python-docx, loaded only in the sandbox's child process that parses the file
 
         document = docx.Document(io.BytesIO(data))
     except MemoryError:
@@ -243,7 +243,7 @@ def parse_docx(data: bytes) -> list[Block]:
 def parse_pdf(data: bytes) -> list[Block]:
     """Blocks of a .pdf (run in the sandbox's child process by ``read_blocks``)."""
     try:
-        from pypdf import PdfReader
+        from pypdf import PdfReader  # loaded only in the sandbox's child process that parses the file
 
         reader = PdfReader(io.BytesIO(data))
         pages = [page.extract_text() or "" for page in reader.pages]
