@@ -11,7 +11,9 @@ Revises: 0013
 Create Date: 2026-11-28
 """
 
+import importlib.util
 from collections.abc import Sequence
+from pathlib import Path
 
 from alembic import op
 
@@ -19,6 +21,8 @@ revision: str = "0014"
 down_revision: str | None = "0013"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
+
+PENDING_MIGRATION = "0003_telegram_pending_actions.py"
 
 
 def upgrade() -> None:
@@ -52,17 +56,10 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.execute(
-        """
-        CREATE TABLE telegram_pending_actions (
-            id          bigserial PRIMARY KEY,
-            chat_id     text NOT NULL,
-            kind        text NOT NULL,
-            payload     jsonb NOT NULL DEFAULT '{}',
-            created_at  timestamptz NOT NULL DEFAULT now(),
-            expires_at  timestamptz NOT NULL DEFAULT now() + interval '1 day'
-        )
-        """
-    )
-    op.execute("CREATE INDEX telegram_pending_actions_expires_idx ON telegram_pending_actions (expires_at)")
+    # telegram_pending_actions exactly as its own migration creates it (0003_telegram's upgrade, run again).
+    spec = importlib.util.spec_from_file_location("pending_0003", Path(__file__).with_name(PENDING_MIGRATION))
+    assert spec is not None and spec.loader is not None
+    created = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(created)
+    created.upgrade()
     op.execute("DROP TABLE chat_states")
