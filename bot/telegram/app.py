@@ -40,6 +40,7 @@ from bot.telegram import texts
 from bot.telegram.commands import set_menus
 from bot.telegram.middlewares import (
     ChatOrderMiddleware,
+    ChatStateMiddleware,
     DedupeMiddleware,
     FairUseMiddleware,
     TriageMiddleware,
@@ -101,15 +102,15 @@ def build_dispatcher(
         pool=service.pool,
         embedder=embedder,
     )
-    # aiogram puts its FSM middleware first; it reads the chat's state from the database, so it goes after
-    # triage (an emergency is answered before any query) and after the per-chat ordering and dedupe.
+    # aiogram puts its FSM middleware first; it reads the chat's state from the database, so it runs last,
+    # after triage (an emergency is answered before any query), and for staff only (ChatStateMiddleware).
     dp.update.outer_middleware.unregister(dp.fsm)
     dp.update.outer_middleware(TriageMiddleware(service))
     dp.update.outer_middleware(ChatOrderMiddleware(service, concurrency))
     dp.update.outer_middleware(DedupeMiddleware(service, settings.update_lease_seconds))
     dp.update.outer_middleware(UserMiddleware(service))
     dp.update.outer_middleware(FairUseMiddleware(service))  # after triage: emergencies always answered
-    dp.update.outer_middleware(dp.fsm)
+    dp.update.outer_middleware(ChatStateMiddleware(dp.fsm))
     dp.include_routers(*all_routers(settings))
     dp.errors.register(on_error, ~ExceptionTypeFilter(UpdateInProgress))  # that one reaches the webhook
     inline_sync_filters(dp)

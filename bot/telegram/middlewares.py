@@ -35,6 +35,7 @@ from typing import Any
 
 from aiogram import BaseMiddleware, Bot
 from aiogram.enums import ChatType
+from aiogram.fsm.middleware import FSMContextMiddleware
 from aiogram.types import CallbackQuery, Chat, Message, TelegramObject, Update, User
 from aiogram.utils.text_decorations import html_decoration
 
@@ -229,3 +230,24 @@ class StaffMiddleware(BaseMiddleware):
         log.warning("staff.refused user=%s event=%s", user.id if user else None, type(event).__name__)
         await _refuse(event, texts.STAFF_ONLY, texts.STAFF_ONLY)
         return None
+
+
+class ChatStateMiddleware(BaseMiddleware):
+    """aiogram's FSM context (``bot.telegram.states``: what the chat waits for), read from the database for
+    clinic staff only. Only staff (administrators included) are ever put in a waiting state, so a patient's
+    message costs no query: it gets the context (``state``) with ``raw_state`` None. Someone who stopped
+    being staff while a state was set is answered as anyone else."""
+
+    def __init__(self, fsm: FSMContextMiddleware) -> None:
+        self.fsm = fsm
+
+    async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
+        service: ChatService = data["service"]
+        user = data.get("user")
+        if user is not None and service.is_staff(user):
+            return await self.fsm(handler, event, data)
+        data["fsm_storage"] = self.fsm.storage
+        context = self.fsm.resolve_event_context(data["bot"], data)
+        if context is not None:
+            data.update(state=context, raw_state=None)
+        return await handler(event, data)
