@@ -99,9 +99,9 @@ async def _chat(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _guidelines_import(args: argparse.Namespace, settings: Settings) -> int:
-    from kb_import.guidelines import cli_import  # lazy: document readers and the engine only when run
+    from bot.verify_console import cli_guidelines_import  # lazy: document readers only when run
 
-    return await cli_import(args, settings)
+    return await cli_guidelines_import(args, settings)
 
 
 async def _verify(args: argparse.Namespace, settings: Settings) -> int:

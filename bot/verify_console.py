@@ -1,4 +1,5 @@
-"""``medbot verify ARTICLE [--auto] [--out DIR]``: sentence-by-sentence verification in the terminal.
+"""``medbot verify ARTICLE [--auto] [--out DIR]``: sentence-by-sentence verification in the terminal; and
+``medbot guidelines import FILE...``, the guideline corpus it checks against.
 
 For each sentence the claim, verdict, evidence and reasoning are printed, then a prompt:
 ``a`` accept and go on, ``r`` search again (then type keywords, or Enter for none), ``s`` skip (not a
@@ -18,13 +19,16 @@ from pathlib import Path
 from typing import TextIO
 
 from bot.runtime import open_runtime
-from bot.verify_service import ItemView, VerificationService, build_verifier
+from bot.verify_service import ItemView, VerificationService
+from bot.wiring import verification_for
 from db import users
 from db.settings import Settings
 from engine.untrusted import size_text
 from engine.verify.article import MAX_ARTICLE_BYTES, parse_article
 from engine.verify.documents import SUPPORTED_ARTICLE, DocumentError
 from engine.verify.types import STATUS_VI
+from kb_import.embedders import make_inner_embedder
+from kb_import.guidelines import import_files, summary_vi
 
 PROMPT = "[a] chấp nhận · [r] tìm lại · [s] bỏ qua · [q] dừng > "
 ICON = {"VALID": "✅", "FLAGGED": "⚠️", "UNCLEAR": "❔"}
@@ -130,7 +134,7 @@ async def cli_verify(args: argparse.Namespace, settings: Settings) -> int:
     runtime = await open_runtime(settings)
     try:
         user = await users.get_or_create(runtime.pool, "console", getpass.getuser())
-        service = VerificationService(runtime.pool, build_verifier(runtime.pool, settings))
+        service = verification_for(runtime)
         await run_verify(
             service, data, Path(args.article).name, user_id=user.id, auto=args.auto, out_dir=Path(args.out)
         )
@@ -138,5 +142,19 @@ async def cli_verify(args: argparse.Namespace, settings: Settings) -> int:
     except DocumentError as exc:
         print(f"medbot: không đọc được bài viết: {exc}", file=sys.stderr)
         return 2
+    finally:
+        await runtime.close()
+
+
+async def cli_guidelines_import(args: argparse.Namespace, settings: Settings) -> int:
+    """``medbot guidelines import FILE...``: exit code 1 when any file was rejected."""
+    runtime = await open_runtime(settings)
+    try:
+        embedder = make_inner_embedder(settings)
+        results, errors = await import_files(
+            runtime.pool, embedder, [Path(f) for f in args.files], imported_by="cli"
+        )
+        print(summary_vi(results, errors))
+        return 1 if errors else 0
     finally:
         await runtime.close()

@@ -16,11 +16,16 @@ from typing import Any
 import asyncpg
 
 from db import verification as repo
+from db.guidelines import PgGuidelineStore
 from db.verification import ACCEPTED, SKIPPED, Item, NewItem, Session
+from engine.llm import LLMClient
+from engine.types import Embedder
+from engine.verify.agent import AgentVerifier
 from engine.verify.article import Article
 from engine.verify.report import Report, ReportRow
+from engine.verify.search import GuidelineSearch
 from engine.verify.types import Claim, Evidence, Verdict, Verifier
-from kb_import.embedders import make_cached_embedder
+from engine.verify.verifier import OfflineVerifier
 
 log = logging.getLogger("medbot.verify")
 
@@ -41,6 +46,19 @@ class ItemView:
     evidence: list[Evidence]
     source: str | None
     searches: list[str]
+
+
+def _verdict_fields(item: Item) -> dict[str, Any]:
+    """What the current-sentence view and the report row both show of a stored item."""
+    return {
+        "sentence": item.sentence,
+        "section": item.section,
+        "status": item.status,
+        "confidence": item.confidence,
+        "reasoning": item.reasoning,
+        "evidence": [Evidence.from_json(e) for e in item.evidence],
+        "source": item.verdict_source,
+    }
 
 
 def _claim(item: Item) -> Claim:
@@ -99,14 +117,8 @@ class VerificationService:
             idx=item.idx,
             number=number,
             total=len(claims),
-            sentence=item.sentence,
-            section=item.section,
-            status=item.status,
-            confidence=item.confidence,
-            reasoning=item.reasoning,
-            evidence=[Evidence.from_json(e) for e in item.evidence],
-            source=item.verdict_source,
             searches=list(item.searches),
+            **_verdict_fields(item),
         )
 
     async def _store(
@@ -177,17 +189,11 @@ class VerificationService:
         rows = [
             ReportRow(
                 idx=i.idx,
-                sentence=i.sentence,
-                section=i.section,
                 is_heading=i.is_heading,
-                status=i.status,
-                confidence=i.confidence,
-                reasoning=i.reasoning,
                 decision=i.decision,
-                evidence=[Evidence.from_json(e) for e in i.evidence],
-                source=i.verdict_source,
                 guidance=i.guidance,
                 searches=[s for s in i.searches if s],
+                **_verdict_fields(i),
             )
             for i in await repo.items(self.pool, session_id)
         ]
@@ -196,27 +202,11 @@ class VerificationService:
         )
 
 
-def build_verifier(pool: asyncpg.Pool, settings: Any, embedder: Any = None, client: Any = None) -> Verifier:
-    """The verifier the settings call for: the LLM agent with an offline fallback, or offline only."""
-    from db.guidelines import PgGuidelineStore
-    from engine.verify.search import GuidelineSearch
-    from engine.verify.verifier import OfflineVerifier
-
-    if client is None and settings.llm_enabled:
-        from openai import AsyncOpenAI
-
-        client = AsyncOpenAI(
-            api_key=settings.openai_api_key.get_secret_value(),
-            base_url=settings.openai_base_url,
-            timeout=settings.llm_timeout,
-            max_retries=1,
-        )
-    if embedder is None:
-        embedder = make_cached_embedder(settings, pool)
+def build_verifier(pool: asyncpg.Pool, embedder: Embedder | None, llm: LLMClient | None) -> Verifier:
+    """The verifier for the configuration: the LLM agent (on the engine's LLM client, the same one the chat
+    uses) with the offline verifier as its fallback, or the offline verifier alone when there is no LLM."""
     search = GuidelineSearch(PgGuidelineStore(pool, embedder), embedder)
     offline = OfflineVerifier(search)
-    if client is None:
+    if llm is None:
         return offline
-    from engine.verify.agent import AgentVerifier
-
-    return AgentVerifier(client, settings.openai_model, search, fallback=offline)
+    return AgentVerifier(llm, search, fallback=offline)

@@ -114,6 +114,6 @@ def verification_for(runtime: Runtime) -> VerificationService:
     return runtime.once(
         "verification",
         lambda: VerificationService(
-            runtime.pool, build_verifier(runtime.pool, runtime.settings, embedder=embedder_for(runtime))
+            runtime.pool, build_verifier(runtime.pool, embedder_for(runtime), llm_for(runtime))
         ),
     )

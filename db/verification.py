@@ -3,7 +3,9 @@
 A session belongs to a user (one open session per user, enforced by a partial unique index) and walks its
 items by ``current_index``. Item ``status`` is the verifier's (PENDING until computed, HEADING for headings,
 then VALID / FLAGGED / UNCLEAR); ``decision`` is the clinician's (accepted / skipped, NULL while open).
-Everything is in PostgreSQL, so a restarted process continues exactly where the clinician was.
+Everything is in PostgreSQL, so a restarted process continues exactly where the clinician was. What a chat
+waits for (an article, a guideline file, keywords for the open sentence) is the chat's state
+(``db.chat_states``), not a session.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import asyncpg
 from db.types import Executor
 
 OPEN, DONE, STOPPED = "open", "done", "stopped"
-AWAITING = "awaiting"  # a chat waits for a file or text (meta.kind: "article" | "guideline"); no items
 ACCEPTED, SKIPPED = "accepted", "skipped"
 
 
@@ -95,9 +96,6 @@ async def create_session(
                 user_id,
                 STOPPED,
                 OPEN,
-            )
-            await conn.execute(
-                "DELETE FROM verification_sessions WHERE user_id = $1 AND status = $2", user_id, AWAITING
             )
         first = next((i for i, it in enumerate(items) if not it.is_heading), len(items))
         row = await conn.fetchrow(
@@ -270,41 +268,3 @@ async def stop(db: Executor, session_id: int) -> bool:
         OPEN,
     )
     return result.endswith(" 1")
-
-
-async def set_pending(db: Executor, user_id: int, kind: str, channel: str) -> None:
-    """Remember (in the database, so it survives a restart) that the chat's next file or text is ``kind``."""
-    await clear_pending(db, user_id)
-    await db.execute(
-        """INSERT INTO verification_sessions (user_id, status, channel, meta, current_index)
-           VALUES ($1, $2, $3, $4, 0)""",
-        user_id,
-        AWAITING,
-        channel,
-        {"kind": kind},
-    )
-
-
-async def pending(db: Executor, user_id: int) -> str | None:
-    """What the chat is waiting for ("article" / "guideline"), or None."""
-    return (await chat_state(db, user_id))[0]
-
-
-async def chat_state(db: Executor, user_id: int) -> tuple[str | None, Session | None]:
-    """``pending`` and ``open_session_for_user`` in one round trip: every patient message asks both."""
-    rows = await db.fetch(
-        f"""SELECT {_SESSION} FROM verification_sessions
-            WHERE user_id = $1 AND status IN ($2, $3) ORDER BY id DESC""",
-        user_id,
-        AWAITING,
-        OPEN,
-    )
-    waiting = next((r for r in rows if r["status"] == AWAITING), None)
-    kind = waiting["meta"].get("kind") if waiting is not None and waiting["meta"] else None
-    return kind, _session(next((r for r in rows if r["status"] == OPEN), None))
-
-
-async def clear_pending(db: Executor, user_id: int) -> None:
-    await db.execute(
-        "DELETE FROM verification_sessions WHERE user_id = $1 AND status = $2", user_id, AWAITING
-    )

@@ -34,7 +34,9 @@ _SURFACE: dict[str, str] = {
     "Embedder": "engine.types",
     # text tools
     "fold": "engine.text",
+    "fold_plain": "engine.text",
     "strip_diacritics": "engine.text",
+    "vn_number": "engine.untrusted",
     "passage_text": "engine.embedding",
     # the emergency check (a package with its own surface: triage.triage, triage.answer, triage.Triage)
     "triage": "engine.triage",
@@ -71,8 +73,10 @@ if TYPE_CHECKING:
     from engine.roles import Role as Role
     from engine.roles import load_roles as load_roles
     from engine.text import fold as fold
+    from engine.text import fold_plain as fold_plain
     from engine.text import strip_diacritics as strip_diacritics
     from engine.types import Embedder as Embedder
     from engine.types import Hit as Hit
     from engine.types import KBEntry as KBEntry
     from engine.types import Turn as Turn
+    from engine.untrusted import vn_number as vn_number

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.intents import SERVICE_INTENTS, looks_english, service_intent
-from engine.safety import fold_text
+from engine.text import fold_plain
 from engine.textmodel import LinearTextModel
 
 log = logging.getLogger("medbot.classify")
@@ -43,8 +43,8 @@ TRAIN_FILE = Path(__file__).parent / "data" / "intents_train.jsonl"
 _WS = re.compile(r"\s+")
 
 
-def fold(text: str) -> str:
-    return _WS.sub(" ", fold_text(text)).strip()
+# The classifier's folded form is ``engine.text.fold_plain``; the name ``fold`` stays for the flow's nodes.
+fold = fold_plain
 
 
 def _words(*items: str) -> re.Pattern[str]:

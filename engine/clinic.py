@@ -24,13 +24,10 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from engine.safety import fold_text
+from engine.text import fold_plain
 
 DEFAULT_NAME = "phòng khám"
 
-
-def _fold(text: str) -> str:
-    return " ".join(fold_text(text).split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +77,8 @@ class ClinicProfile:
 
     def prices_for(self, text: str) -> list[tuple[str, str]]:
         """The price rows whose service is named in ``text`` (folded match), else every row."""
-        folded = _fold(text)
-        named = [(s, p) for s, p in self.prices if _fold(s) in folded]
+        folded = fold_plain(text)
+        named = [(s, p) for s, p in self.prices if fold_plain(s) in folded]
         return named or list(self.prices)
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from engine import clinic_replies
-from engine.classify import fold
 from engine.clinic import ClinicProfile
 from engine.core import Node, register
 from engine.intents import clinic_topic
 from engine.shared import deps_of, say
+from engine.text import fold_plain
 
 
 @register
@@ -29,7 +29,7 @@ class ClinicServiceResponse(Node):
     async def post(self, shared: dict[str, Any], p: tuple[str, str, ClinicProfile], _: Any) -> str:
         intent, query, profile = p
         if intent == "clinic_info":
-            topic = clinic_topic(fold(query))
+            topic = clinic_topic(fold_plain(query))
             shared["clinic_topic"] = topic or "general"
             say(shared, clinic_replies.clinic_info(profile, topic, query))
         else:

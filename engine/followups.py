@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from engine.classify import fold, looks_medical
-from engine.safety import fold_text
+from engine.classify import looks_medical
+from engine.text import fold_alnum, fold_plain
 from engine.types import Hit
 
 _OPENER = re.compile(
@@ -56,26 +56,26 @@ OWN_MARGIN = 0.1  # a referring message keeps its own reading only when it is th
 
 
 def refers_back(query: str) -> bool:
-    folded = fold(query)
+    folded = fold_plain(query)
     return bool(
         _OPENER.search(folded) or _ENDING.search(folded) or _PRONOUN.search(folded) or _CORRECTION.search(folded)
     )
 
 
 def is_correction(query: str) -> bool:
-    return bool(_CORRECTION.search(fold(query)))
+    return bool(_CORRECTION.search(fold_plain(query)))
 
 
 def elliptic(query: str) -> bool:
     """Short, and no health subject of its own ("bao lâu thì lành?")."""
-    return len(fold(query).split()) <= ELLIPTIC_WORDS and not looks_medical(query)
+    return len(fold_plain(query).split()) <= ELLIPTIC_WORDS and not looks_medical(query)
 
 
 def own_words(query: str) -> str:
     """The message without the words that only refer back ("còn …", "ý tôi là …", "… thì sao"), in its own
-    spelling (``fold_text`` keeps every character's position)."""
+    spelling (``fold_alnum`` keeps every character's position)."""
     text = " ".join(query.split())
-    folded = fold_text(text)
+    folded = fold_alnum(text)
     start = 0
     no = _NO.match(folded)
     if no and text[no.end() : no.end() + 1] in (",", ".", "!"):  # "không, …" / "không phải, …"
@@ -96,13 +96,13 @@ def suggested_hit(query: str, hits: list[Hit], suggestions: list[str]) -> Hit | 
     words and is close to the top (``SUGGESTION_MARGIN``)."""
     if not hits or not suggestions:
         return None
-    offered = {fold(s) for s in suggestions}
-    words = _content(fold(own_words(query)))
+    offered = {fold_plain(s) for s in suggestions}
+    words = _content(fold_plain(own_words(query)))
     for hit in hits:
         if hit.score < hits[0].score - SUGGESTION_MARGIN:
             break
-        question = fold(hit.entry.question or "")
-        if question in offered and words & _content(question + " " + fold(hit.entry.topic)):
+        question = fold_plain(hit.entry.question or "")
+        if question in offered and words & _content(question + " " + fold_plain(hit.entry.topic)):
             return hit
     return None
 

@@ -30,7 +30,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import openai
@@ -76,12 +76,25 @@ class Usage:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One function call the model asked for: its id (echoed in the tool message), name and raw arguments."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def as_message(self) -> dict[str, Any]:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
 @dataclass(slots=True)
 class LLMReply:
     text: str
     usage: Usage
     ms: float
     structured: bool = False  # the server was asked to enforce the JSON schema
+    tool_calls: list[ToolCall] = field(default_factory=list)  # only when the request declared tools
 
 
 class LLMError(RuntimeError):
@@ -213,24 +226,29 @@ class LLMClient:
 
     async def complete(
         self,
-        messages: list[dict[str, str]],
+        messages: list[dict[str, Any]],
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
         schema: dict[str, Any] | None = None,
         schema_name: str = "output",
         time_limit: float | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> LLMReply:
         """One chat completion. ``schema``: a strict JSON schema the server is asked to enforce when it
-        supports structured outputs; ``time_limit``: this call's timeout in seconds (at most the client's)."""
+        supports structured outputs; ``time_limit``: this call's timeout in seconds (at most the client's);
+        ``tools``: function declarations (OpenAI tool calling, ``tool_choice`` "auto"): the reply's
+        ``tool_calls`` then lists what the model asked for, and an empty text with tool calls is a reply."""
         t0 = time.perf_counter()
-        prompt_chars = sum(len(m.get("content", "")) for m in messages)
+        prompt_chars = sum(len(m.get("content") or "") for m in messages)
         kwargs: dict[str, Any] = {
             "model": self.config.model,
             "messages": messages,
             "max_tokens": max_tokens or self.config.max_tokens,
             "temperature": self.config.temperature if temperature is None else temperature,
         }
+        if tools:
+            kwargs["tools"], kwargs["tool_choice"] = tools, "auto"
         if time_limit is not None:
             kwargs["timeout"] = max(0.01, min(time_limit, self.config.timeout))
         structured = schema is not None and self.structured is not False
@@ -275,15 +293,22 @@ class LLMClient:
             log.info("LLM server accepts JSON-schema requests: structured outputs on")
             self.structured = True
         text = ""
-        if resp.choices and resp.choices[0].message and resp.choices[0].message.content:
-            text = resp.choices[0].message.content
+        calls: list[ToolCall] = []
+        if resp.choices and resp.choices[0].message:
+            message = resp.choices[0].message
+            text = message.content or ""
+            calls = [
+                ToolCall(c.id, c.function.name, c.function.arguments or "")
+                for c in message.tool_calls or []
+                if getattr(c, "function", None) is not None
+            ]
         if resp.usage is not None and (resp.usage.prompt_tokens or resp.usage.completion_tokens):
             usage = Usage(resp.usage.prompt_tokens or 0, resp.usage.completion_tokens or 0, False, 1)
         else:
             usage = Usage(max(1, prompt_chars // 4), estimate_tokens(text), True, 1)
-        if not text.strip():
+        if not text.strip() and not calls:
             raise LLMError("LLM returned an empty reply", usage=usage)
-        return LLMReply(text=text, usage=usage, ms=ms, structured=structured)
+        return LLMReply(text=text, usage=usage, ms=ms, structured=structured, tool_calls=calls)
 
 
 _FENCE = re.compile(r"```(?:json|JSON|javascript|js)?\s*\n?(.*?)```", re.DOTALL)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from engine.safety import fold_text
+from engine.text import fold_plain
 
 ROLES_FILE = Path(__file__).parent / "data" / "roles.toml"
 
@@ -53,10 +53,6 @@ class Closing:
         return not any(f" {w} " in padded for w in self.unless)
 
 
-def _folded(text: str) -> str:
-    return " ".join(fold_text(text).split())
-
-
 @dataclass(frozen=True, slots=True)
 class Role:
     key: str
@@ -77,8 +73,8 @@ class Role:
         """The closing line for an answer from an entry of ``topic`` to ``message`` (may hold ``{booking}``)."""
         if not self.closings:
             return self.answer_outro
-        text = _folded(f"{question} {topic} {message}")
-        folded_topic = _folded(topic)
+        text = fold_plain(f"{question} {topic} {message}")
+        folded_topic = fold_plain(topic)
         return next((c.text for c in self.closings if c.fits(folded_topic, text)), "")
 
     @property
@@ -111,9 +107,9 @@ def parse_roles(text: str) -> dict[str, Role]:
         closings = tuple(
             Closing(
                 text=str(rule["text"]).strip(),
-                topics=tuple(_folded(t) for t in rule.get("topics", [])),
-                words=tuple(_folded(w) for w in rule.get("words", [])),
-                unless=tuple(_folded(w) for w in rule.get("unless", [])),
+                topics=tuple(fold_plain(t) for t in rule.get("topics", [])),
+                words=tuple(fold_plain(w) for w in rule.get("words", [])),
+                unless=tuple(fold_plain(w) for w in rule.get("unless", [])),
             )
             for rule in spec.get("closing", [])
         )

@@ -1,8 +1,7 @@
 """Input validation: what a message must be before the flow reads it (the emergency check, which runs
 before it on any input, is ``engine.triage``).
 
-``fold_text`` (one character in, one character out: lowercase, no diacritics, đ→d, every other character a
-space) serves the intent classifier's rules, whose spans must line up with the original text.
+Folding for the classifier's rules (one character in, one character out) is ``engine.text.fold_alnum``.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ import re
 import unicodedata
 
 from engine import texts
-from engine.text import CharTable
 
 MAX_INPUT_CHARS = 1000
 
@@ -39,19 +37,3 @@ def validate_input(text: str | None, max_chars: int = MAX_INPUT_CHARS) -> str:
         raise InvalidInput(texts.TOO_LONG.format(length=len(clean), limit=max_chars))
     return clean
 
-
-def _fold_char(ch: str) -> str:
-    if ch in "đĐ":
-        return "d"
-    base = unicodedata.normalize("NFD", ch)[0].lower()
-    if len(base) != 1:
-        return " "
-    return base if base.isalnum() else " "
-
-
-_FOLD_TABLE = CharTable(_fold_char)
-
-
-def fold_text(text: str) -> str:
-    """Lowercase, no diacritics, đ→d, every non-alphanumeric character a space; same length as NFC input."""
-    return unicodedata.normalize("NFC", text).translate(_FOLD_TABLE)

@@ -1,9 +1,14 @@
 """Vietnamese text tools shared by retrieval, import and the nodes.
 
-- ``nfc`` / ``fold`` / ``has_diacritics``: normalisation. The folded form (lowercase, tone and vowel marks
-  removed, đ→d) is what lets "rang bi e buot" find "Răng bị ê buốt"; it is computed character by character
-  so a folded string has the same length as the NFC string it came from (spans found in one map onto the
-  other).
+- ``nfc`` / ``nfc_lines`` / ``squash`` / ``has_diacritics``: normalisation (``nfc`` collapses whitespace;
+  ``nfc_lines`` keeps line breaks and spacing, which document parsing needs).
+- Folding, the one place it is defined (retrieval, import, classifier rules, verification all use these):
+  ``fold`` (lowercase, tone and vowel marks removed, đ→d) is what lets "rang bi e buot" find "Răng bị ê buốt";
+  it is computed character by character so a folded string has the same length as the NFC string it came
+  from (spans found in one map onto the other). ``fold_alnum`` is the same with every character that is not a
+  letter or digit turned into a space (still one character for one), ``fold_spaced`` is ``fold`` with runs
+  of whitespace collapsed (stored search text, header keys) and ``fold_plain`` is ``fold_alnum`` with runs of
+  spaces collapsed (words only: the rule-based classifiers).
 - ``clean_query``: removes the chatty noise of patient messages (greetings, thanks, pleas for advice,
   signatures such as "Nguyễn Thị Bốn ( 1990 )", "Câu hỏi ẩn danh", repeated punctuation) and expands
   common chat abbreviations ("bs", "ko", "dc", "e"). It is for the search query only; the stored message
@@ -26,10 +31,15 @@ __all__ = [
     "char_ngrams",
     "clean_query",
     "fold",
+    "fold_alnum",
+    "fold_plain",
+    "fold_spaced",
     "has_diacritics",
     "nfc",
+    "nfc_lines",
     "ngrams",
     "split_words",
+    "squash",
     "strip_diacritics",
     "syllables",
     "word_ngrams",
@@ -43,6 +53,19 @@ def nfc(s: str) -> str:
     """NFC-normalise, drop control and zero-width characters, collapse whitespace, strip."""
     s = unicodedata.normalize("NFC", s)
     s = _CONTROL.sub(" ", s)
+    return _SPACES.sub(" ", s).strip()
+
+
+_LINE_CONTROL = re.compile(r"[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]")
+
+
+def nfc_lines(s: str) -> str:
+    """NFC-normalised text without control characters; line breaks, tabs and spacing kept."""
+    return _LINE_CONTROL.sub("", unicodedata.normalize("NFC", s or ""))
+
+
+def squash(s: str) -> str:
+    """Collapse runs of whitespace (line breaks included) to one space and strip."""
     return _SPACES.sub(" ", s).strip()
 
 
@@ -84,6 +107,33 @@ def fold(s: str) -> str:
     Cached: every message folds the same KB questions and the patient's text several times.
     """
     return unicodedata.normalize("NFC", s).translate(_FOLD_TABLE)
+
+
+def fold_spaced(s: str) -> str:
+    """``fold`` with runs of whitespace collapsed to one space, stripped: "Liều  khởi đầu\n" → "lieu khoi dau"."""
+    return squash(fold(s))
+
+
+def _fold_alnum_char(ch: str) -> str:
+    if ch in "đĐ":
+        return "d"
+    base = unicodedata.normalize("NFD", ch)[0].lower()
+    if len(base) != 1:
+        return " "
+    return base if base.isalnum() else " "
+
+
+_FOLD_ALNUM_TABLE = CharTable(_fold_alnum_char)
+
+
+def fold_alnum(s: str) -> str:
+    """Lowercase, no diacritics, đ→d, every non-alphanumeric character a space; same length as NFC input."""
+    return unicodedata.normalize("NFC", s).translate(_FOLD_ALNUM_TABLE)
+
+
+def fold_plain(s: str) -> str:
+    """The words of a text, folded, one space apart: "Đau răng, quá!" → "dau rang qua"."""
+    return squash(fold_alnum(s))
 
 
 def strip_diacritics(s: str) -> str:

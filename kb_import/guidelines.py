@@ -1,4 +1,5 @@
-"""Guideline import: ``medbot guidelines import FILE...`` and the admin's ``/guideline`` upload.
+"""Guideline import, for ``medbot guidelines import FILE...`` (``bot.verify_console``) and the staff's
+``/guideline`` upload (``bot.telegram.routers.verify``).
 
 A document (.md, .txt, .docx, .pdf) is read into blocks (``engine.verify.documents``), chunked along its
 headings and paragraphs, embedded, and stored in ``guideline_chunks``:
@@ -15,7 +16,6 @@ headings and paragraphs, embedded, and stored in ``guideline_chunks``:
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import hashlib
 import logging
@@ -26,12 +26,11 @@ import asyncpg
 
 from db import guidelines as repo
 from db.guidelines import ChunkRow
-from db.settings import Settings
 from db.stores import PgEmbeddingCache, PgModelRegistry
 from engine.embedding import CachedEmbedder, text_hash
+from engine.text import fold_spaced
 from engine.types import Embedder
 from engine.untrusted import UnsafeFile, check_size
-from engine.verify._text import fold
 from engine.verify.article import split_sentences
 from engine.verify.documents import (
     MAX_DOCUMENT_BYTES,
@@ -42,7 +41,6 @@ from engine.verify.documents import (
     read_blocks,
     unsupported,
 )
-from kb_import.embedders import make_inner_embedder
 
 log = logging.getLogger("medbot.guidelines")
 
@@ -160,7 +158,7 @@ async def import_document(
             ord=i,
             heading_path=c.heading_path,
             text=c.text,
-            search_text=fold(text),
+            search_text=fold_spaced(text),
             content_hash=text_hash(text),
             embedding=vectors[i],
             embedding_model=cached.name,
@@ -214,19 +212,3 @@ def summary_vi(results: list[ImportResult], errors: list[tuple[str, str]]) -> st
     for name, err in errors:
         lines.append(f"❌ {name}: không nhập được ({err}).")
     return "\n".join(lines) or "Không có tệp nào."
-
-
-async def cli_import(args: argparse.Namespace, settings: Settings) -> int:
-    """``medbot guidelines import FILE...``: exit code 1 when any file was rejected."""
-    from bot.runtime import open_runtime
-
-    runtime = await open_runtime(settings)
-    try:
-        embedder = make_inner_embedder(settings)
-        results, errors = await import_files(
-            runtime.pool, embedder, [Path(f) for f in args.files], imported_by="cli"
-        )
-        print(summary_vi(results, errors))
-        return 1 if errors else 0
-    finally:
-        await runtime.close()

@@ -9,10 +9,9 @@ question or answer column and at least one other known column, so a title line a
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 
-from engine.text import strip_diacritics
+from engine.text import fold_spaced
 
 # Canonical fields of a KB row, in template order.
 FIELDS = ("topic", "subtopic", "code", "question", "answer", "keywords", "explanation", "urgent", "role")
@@ -46,17 +45,11 @@ HEADER_SCAN_ROWS = 10
 _WEAK_CODE = {"stt", "sothutu", "id"}  # row numbers: used as the code only when no MÃ SỐ column exists
 
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
-_SPACES = re.compile(r"\s+")
-
-
-def fold_text(text: str) -> str:
-    """Lowercase, diacritics removed (the engine's rule), whitespace collapsed: the folded search text."""
-    return _SPACES.sub(" ", strip_diacritics(unicodedata.normalize("NFC", text)).lower()).strip()
 
 
 def fold_key(text: str) -> str:
     """A header or label reduced to letters and digits: ``CHỦ  ĐỀ  CON`` → ``chudecon``."""
-    return _NON_ALNUM.sub("", fold_text(text))
+    return _NON_ALNUM.sub("", fold_spaced(text))
 
 
 ALIAS_TO_FIELD: dict[str, str] = {fold_key(a): f for f, aliases in _ALIASES.items() for a in aliases}

@@ -18,7 +18,7 @@ import hashlib
 import json
 
 from engine.embedding import passage_text
-from kb_import.headers import fold_text
+from engine.text import fold_spaced
 from kb_import.validate import Row
 
 
@@ -28,7 +28,7 @@ def embedding_text(question: str, answer: str) -> str:
 
 def search_text(row: Row) -> str:
     parts = [row.question, " ; ".join(row.keywords), row.topic, row.subtopic, row.answer]
-    return fold_text(" \n ".join(p for p in parts if p))
+    return fold_spaced(" \n ".join(p for p in parts if p))
 
 
 def content_hash(row: Row) -> str:

@@ -36,6 +36,7 @@ from bot.telegram import texts
 from bot.telegram.commands import set_menus
 from bot.telegram.middlewares import (
     ChatOrderMiddleware,
+    ChatStateMiddleware,
     DedupeMiddleware,
     FairUseMiddleware,
     TriageMiddleware,
@@ -47,6 +48,7 @@ from bot.telegram.session import build_bot
 from bot.verify_service import VerificationService
 from bot.zalo import zalo_configured
 from bot.zalo.webhook import ZaloChannel, pool_share, zalo_routes
+from db.chat_states import PgStateStorage
 from db.settings import Settings
 from engine.embedding import CachedEmbedder
 
@@ -86,13 +88,22 @@ def build_dispatcher(
 ) -> Dispatcher:
     """The Dispatcher: middlewares, routers and the services every handler may ask for by name."""
     dp = Dispatcher(
-        service=service, settings=settings, verify_service=verify_service, pool=service.pool, embedder=embedder
+        storage=PgStateStorage(service.pool),  # what each chat waits for (bot.telegram.states)
+        service=service,
+        settings=settings,
+        verify_service=verify_service,
+        pool=service.pool,
+        embedder=embedder,
     )
+    # aiogram puts its FSM middleware first; it reads the chat's state from the database, so it runs last,
+    # after triage (an emergency is answered before any query), and for staff only (ChatStateMiddleware).
+    dp.update.outer_middleware.unregister(dp.fsm)
     dp.update.outer_middleware(TriageMiddleware(service))
     dp.update.outer_middleware(ChatOrderMiddleware(service, concurrency))
     dp.update.outer_middleware(DedupeMiddleware(service, settings.update_lease_seconds))
     dp.update.outer_middleware(UserMiddleware(service))
     dp.update.outer_middleware(FairUseMiddleware(service))  # after triage: emergencies always answered
+    dp.update.outer_middleware(ChatStateMiddleware(dp.fsm))
     dp.include_routers(*all_routers(settings))
     dp.errors.register(on_error, ~ExceptionTypeFilter(UpdateInProgress))  # that one reaches the webhook
     inline_sync_filters(dp)

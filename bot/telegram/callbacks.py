@@ -1,5 +1,5 @@
 """Typed callback data for every inline button. Packed values stay far below Telegram's 64-byte limit:
-buttons carry short ids (suggestion set id + index, message id, pending-action id), never text.
+buttons carry short ids (suggestion set id + index, message id, a chat state slot's token), never text.
 
 Numbers are bounded to what their database columns hold (``DbId``: bigserial ids; ``Index``: integer
 positions), so a forged or garbled value (``sq:abc:0``, ``fb:99999999999999999999:1``) fails to unpack like
@@ -45,8 +45,11 @@ class EraseCb(CallbackData, prefix="erase"):
 
 
 class ImportCb(CallbackData, prefix="imp"):
-    action: str  # "ok" | "no"
-    pending_id: DbId
+    """A decision on a checked import: "ok" | "force" | "keep" | "no"; ``token``: the chat state slot
+    (``db.chat_states``) the dry run left for these buttons."""
+
+    action: str
+    token: DbId
 
 
 class UnansweredCb(CallbackData, prefix="ua"):
@@ -57,4 +60,13 @@ class KbDraftCb(CallbackData, prefix="kbd"):
     """An admin's decision on the drafted KB question of an /unanswered answer: "ok" (use it) or "edit"."""
 
     action: str
-    pending_id: DbId
+    token: DbId
+
+
+class VerifyCb(CallbackData, prefix="vf"):
+    """A button under a verification sentence: ``action`` a = accept, r = search again, s = skip (not a
+    claim), q = stop, c = continue an unfinished session; ``sid`` the session, ``idx`` the sentence."""
+
+    action: str
+    sid: DbId
+    idx: Index

@@ -35,6 +35,7 @@ from typing import Any
 
 from aiogram import BaseMiddleware, Bot
 from aiogram.enums import ChatType
+from aiogram.fsm.middleware import FSMContextMiddleware
 from aiogram.types import CallbackQuery, Chat, Message, TelegramObject, Update, User
 from aiogram.utils.text_decorations import html_decoration
 
@@ -191,6 +192,14 @@ class FairUseMiddleware(BaseMiddleware):
         return None
 
 
+async def _refuse(event: TelegramObject, alert: str, reply: str) -> None:
+    """Tell the sender of a refused button tap (an alert) or message (a reply) why nothing happens."""
+    if isinstance(event, CallbackQuery):
+        await event.answer(alert, show_alert=True)
+    elif isinstance(event, Message):
+        await event.answer(reply)
+
+
 class AdminMiddleware(BaseMiddleware):
     async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
         tg_user: User | None = data.get("event_from_user")
@@ -198,17 +207,47 @@ class AdminMiddleware(BaseMiddleware):
         service: ChatService = data["service"]
         if tg_user is None or user is None or not service.is_admin(user):
             log.warning("admin.refused user=%s event=%s", tg_user.id if tg_user else None, type(event).__name__)
-            if isinstance(event, CallbackQuery):
-                await event.answer(texts.ADMIN_ONLY, show_alert=True)
-            elif isinstance(event, Message):
-                await event.answer(texts.ADMIN_ONLY_DOCUMENT if event.document else texts.ADMIN_ONLY)
+            document = isinstance(event, Message) and event.document is not None
+            await _refuse(event, texts.ADMIN_ONLY, texts.ADMIN_ONLY_DOCUMENT if document else texts.ADMIN_ONLY)
             return None
         chat: Chat | None = data.get("event_chat")
         if chat is not None and chat.type != ChatType.PRIVATE:
             log.info("admin.not_private user=%s chat=%s type=%s", tg_user.id, chat.id, chat.type)
-            if isinstance(event, CallbackQuery):
-                await event.answer(texts.ADMIN_PRIVATE_ONLY, show_alert=True)
-            elif isinstance(event, Message):
-                await event.answer(texts.ADMIN_PRIVATE_ONLY)
+            await _refuse(event, texts.ADMIN_PRIVATE_ONLY, texts.ADMIN_PRIVATE_ONLY)
             return None
+        return await handler(event, data)
+
+
+class StaffMiddleware(BaseMiddleware):
+    """Inner middleware of the verification router: a handler that matched runs for clinic staff only
+    (``ChatService.is_staff``, the one rule of ``bot/access.py``); anyone else gets a short refusal."""
+
+    async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
+        service: ChatService = data["service"]
+        user = data.get("user")
+        if user is not None and service.is_staff(user):
+            return await handler(event, data)
+        log.warning("staff.refused user=%s event=%s", user.id if user else None, type(event).__name__)
+        await _refuse(event, texts.STAFF_ONLY, texts.STAFF_ONLY)
+        return None
+
+
+class ChatStateMiddleware(BaseMiddleware):
+    """aiogram's FSM context (``bot.telegram.states``: what the chat waits for), read from the database for
+    clinic staff only. Only staff (administrators included) are ever put in a waiting state, so a patient's
+    message costs no query: it gets the context (``state``) with ``raw_state`` None. Someone who stopped
+    being staff while a state was set is answered as anyone else."""
+
+    def __init__(self, fsm: FSMContextMiddleware) -> None:
+        self.fsm = fsm
+
+    async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
+        service: ChatService = data["service"]
+        user = data.get("user")
+        if user is not None and service.is_staff(user):
+            return await self.fsm(handler, event, data)
+        data["fsm_storage"] = self.fsm.storage
+        context = self.fsm.resolve_event_context(data["bot"], data)
+        if context is not None:
+            data.update(state=context, raw_state=None)
         return await handler(event, data)

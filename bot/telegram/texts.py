@@ -171,3 +171,38 @@ KB_DRAFT_REWRITE = (
 )
 KB_DRAFT_EXPIRED = "Yêu cầu này đã hết hạn hoặc đã được xử lý."
 STATS_CAPTION = "📊 Tin nhắn mỗi ngày trong 30 ngày qua"
+
+# -- clinician verification (/verify, /guideline: bot/telegram/routers/verify.py) ---------------------------
+VERIFY_ASK_ARTICLE = (
+    "📝 Hãy gửi bài viết cần kiểm tra: dán văn bản vào đây, hoặc gửi tệp .txt, .md, .docx.\n"
+    "Bot sẽ đối chiếu từng câu với hướng dẫn chuyên môn của phòng khám."
+)
+VERIFY_OPEN_SESSION = "\n\nBạn còn phiên kiểm tra “{title}” đang dở."
+VERIFY_RESUME = "▶️ Tiếp tục phiên đang dở"
+VERIFY_ASK_GUIDELINE = "📚 Gửi tệp hướng dẫn chuyên môn (.md, .txt, .docx hoặc .pdf) để nhập vào kho đối chiếu."
+VERIFY_FILE_TOO_BIG = "Tệp quá lớn (tối đa {mb} MB)."
+VERIFY_GUIDELINE_TYPES = "Định dạng chưa hỗ trợ. Hãy gửi tệp .md, .txt, .docx hoặc .pdf."
+VERIFY_ARTICLE_TYPES = "Định dạng chưa hỗ trợ. Hãy gửi tệp .txt, .md, .docx hoặc dán văn bản."
+VERIFY_GUIDELINE_AS_FILE = "Hãy gửi hướng dẫn dưới dạng tệp (.md, .txt, .docx hoặc .pdf)."
+VERIFY_UNREADABLE = "Không đọc được bài viết: {error}. Hãy gửi lại."
+VERIFY_NO_CLAIMS = "Bài viết không có câu nào để kiểm tra. Hãy gửi lại."
+VERIFY_STARTED = "Bắt đầu kiểm tra “{title}”: {n} câu."
+VERIFY_SESSION_INVALID = "Phiên kiểm tra không còn hiệu lực."
+VERIFY_SESSION_ENDED = "Phiên kiểm tra này đã kết thúc."
+VERIFY_ACCEPT = "✅ Chấp nhận, câu tiếp"
+VERIFY_RESEARCH = "🔁 Tìm lại"
+VERIFY_SKIP = "⏭ Bỏ qua (không phải nhận định)"
+VERIFY_STOP = "⏹ Dừng"
+VERIFY_REPORT_MD = "Báo cáo chi tiết (Markdown)"
+VERIFY_REPORT_CSV = "Bảng kết quả (CSV)"
+VERIFY_SENTENCE_HEAD = "<b>Câu {number}/{total}</b>"
+VERIFY_SENTENCE_CLIPPED = (
+    "\n<i>(Câu dài {n} ký tự, đã rút gọn khi hiển thị; báo cáo có đủ nguyên văn.)</i>"
+)
+VERIFY_VERDICT = "{icon} <b>{status}</b> — {status_vi} (độ tin cậy {confidence})"
+VERIFY_REASONING = "<b>Lý do:</b> {reasoning}"
+VERIFY_SEARCHED = "🔎 Tìm lại với: <i>{search}</i>"
+VERIFY_TYPE_KEYWORDS = "\n\n<i>Gõ từ khóa để tìm lại cho câu này.</i>"
+VERIFY_EVIDENCE_HEAD = "\n\n<b>Bằng chứng:</b>"
+VERIFY_EVIDENCE_ITEM = "\n{n}. <i>{where}</i> (điểm {score:.2f})\n{body}"
+VERIFY_NO_EVIDENCE = "\n\nKhông tìm thấy đoạn hướng dẫn liên quan."

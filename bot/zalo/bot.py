@@ -45,8 +45,7 @@ from bot.zalo.client import MAX_BUTTONS, Button, Recipient, ZaloAPIError, ZaloCl
 from db import users
 from db.settings import Settings
 from db.users import User
-from engine import load_roles
-from engine.classify import fold
+from engine import fold_plain, load_roles
 
 log = logging.getLogger("medbot.zalo")
 
@@ -114,7 +113,7 @@ HELP_COMMANDS = {"tro giup", "/help", "help", "huong dan", "/trogiup"}
 
 def command_of(text: str) -> str:
     """A typed message as a comparable command: folded, without punctuation at the ends."""
-    return " ".join(fold(text).strip(" .!?").split())
+    return " ".join(fold_plain(text).strip(" .!?").split())
 
 
 @dataclass(slots=True)

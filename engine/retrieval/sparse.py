@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -100,15 +101,20 @@ def _sublinear(m: sp.csr_matrix) -> sp.csr_matrix:
 
 
 class SparseIndex:
-    """TF-IDF index over the folded fields of a list of entries; positions refer to ``entries``."""
+    """TF-IDF index over the folded fields of a list of entries; positions refer to ``entries``.
+
+    Entries are KB entries by default; any documents with an integer ``id`` can be indexed by passing
+    ``fields`` (a document → {field name: folded text} function) with ``field_weights`` naming the same
+    fields (guideline chunks: ``engine.verify.search``)."""
 
     def __init__(
         self,
-        entries: Sequence[KBEntry],
+        entries: Sequence[Any],
         *,
         field_weights: dict[str, float] | None = None,
         family_weights: dict[str, float] | None = None,
         max_query_terms: int = 400,
+        fields: Callable[[Any], dict[str, str]] = entry_fields,
     ) -> None:
         t0 = time.perf_counter()
         self.entries = list(entries)
@@ -117,9 +123,9 @@ class SparseIndex:
         self.max_query_terms = max_query_terms
         fw = {name: w for name, w in (field_weights or FIELD_WEIGHTS).items() if w > 0}
         n = len(self.entries)
-        fields = [entry_fields(e) for e in self.entries]
+        texts = [fields(e) for e in self.entries]
         # All fields of all entries as one corpus of documents, field-major: rows [f * n, (f + 1) * n).
-        docs = [f[name] for name in fw for f in fields]
+        docs = [f[name] for name in fw for f in texts]
         self.families: dict[str, _Family] = {}
         for name, weight in (family_weights or FAMILY_WEIGHTS).items():
             if weight <= 0 or n == 0:

@@ -1,4 +1,4 @@
-"""The LLM verifier: a tool-using agent loop over the OpenAI tool-calling API (``chat.completions`` + tools).
+"""The LLM verifier: a tool-using agent over the engine's LLM client (``engine.llm``, OpenAI tool calling).
 
 One episode verifies one sentence. The model gets two tools:
 
@@ -10,22 +10,31 @@ One episode verifies one sentence. The model gets two tools:
 It ends the episode by answering (no tool call) with JSON
 ``{"status": "VALID|FLAGGED|UNCLEAR", "confidence": 0-1, "reasoning": "<Vietnamese>", "evidence_ids": [...]}``.
 
+Every model request is one engine node (``ModelTurn``) run through the core's retry wrapper
+(``engine.core.Node``: ``max_retries`` attempts with backoff, honouring the server's Retry-After, and only for
+errors ``engine.llm`` marks retryable), so the verifier has no retry loop of its own; the node entries
+(ms, retries, error) go into the verdict's trace. The client's circuit breaker is shared with the chat: while
+it is open the offline verifier decides at once, and an episode that ends offline counts as a failed step.
+
 Guards, each counted as a *bad attempt* and answered to the model as a tool message (never an exception):
 a call to the agent itself (``verify_sentence``) or to an unknown tool, the same tool called again with the same
 arguments (the earlier result is not recomputed), malformed arguments (not JSON, not an object, empty query,
 non-integer ``top_k``), and a final answer that is not the JSON verdict. After ``MAX_BAD_ATTEMPTS`` (3) bad
 attempts, or after ``max_iterations`` model turns, the loop stops and one *plain* request without tools asks
-for the verdict from the evidence gathered so far; if that also fails (or any API error happens), the offline
-verifier decides. The result is honest by construction: a VALID or FLAGGED verdict that cites no passage the
-search actually returned is downgraded to UNCLEAR.
+for the verdict from the evidence gathered so far; if that also fails (or the model cannot be reached), the
+offline verifier decides. The result is honest by construction: a VALID or FLAGGED verdict that cites no
+passage the search actually returned is downgraded to UNCLEAR.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
+from engine.core import Node
+from engine.llm import LLMClient, LLMError, LLMReply
 from engine.llm import extract_json as llm_extract_json
 from engine.verify.search import GuidelineSearch
 from engine.verify.types import STATUSES, UNCLEAR, Claim, Evidence, Verdict, Verifier
@@ -78,6 +87,31 @@ class _BadCall(Exception):
     """A tool call the loop refuses; the message goes back to the model."""
 
 
+class ModelTurn(Node):
+    """One request to the model (``shared["messages"]``, with ``TOOLS`` unless ``plain``); the reply goes to
+    ``shared["reply"]``. Retried by the core wrapper on retryable ``LLMError``s; a final failure raises."""
+
+    max_retries = 2
+    wait = 0.5
+    actions = ("tools", "answer")
+
+    def __init__(self, llm: LLMClient, *, plain: bool = False) -> None:
+        super().__init__("verify_plain" if plain else "verify_turn")
+        self.llm = llm
+        self.plain = plain
+
+    async def prep(self, shared: dict[str, Any]) -> list[dict[str, Any]]:
+        return list(shared["messages"])
+
+    async def exec(self, prep_res: list[dict[str, Any]]) -> LLMReply:
+        return await self.llm.complete(prep_res, temperature=0, tools=None if self.plain else TOOLS)
+
+    async def post(self, shared: dict[str, Any], prep_res: Any, exec_res: LLMReply) -> str:
+        shared["reply"] = exec_res
+        self.trace_extra = {"tokens": exec_res.usage.total_tokens, "model_ms": round(exec_res.ms, 1)}
+        return "tools" if exec_res.tool_calls else "answer"
+
+
 def extract_json(text: str | None) -> dict[str, Any] | None:
     """The first JSON object in a reply (bare, fenced, or surrounded by prose); None if there is none."""
     try:
@@ -91,40 +125,45 @@ def _canonical(args: dict[str, Any]) -> str:
     return json.dumps(args, sort_keys=True, ensure_ascii=False)
 
 
+@dataclass(slots=True)
 class AgentVerifier:
     """``Verifier`` driven by an OpenAI-compatible chat model with tools, falling back to ``fallback``."""
 
-    name = AGENT_NAME
+    llm: LLMClient
+    search: GuidelineSearch
+    _: KW_ONLY
+    fallback: Verifier
+    max_iterations: int = 6
+    max_bad_attempts: int = MAX_BAD_ATTEMPTS
+    default_top_k: int = 4
+    shown_evidence: int = 3
+    name: str = AGENT_NAME
+    turn: ModelTurn = field(init=False)
+    plain_turn: ModelTurn = field(init=False)
 
-    def __init__(
-        self,
-        client: Any,
-        model: str,
-        search: GuidelineSearch,
-        *,
-        fallback: Verifier,
-        max_iterations: int = 6,
-        max_bad_attempts: int = MAX_BAD_ATTEMPTS,
-        default_top_k: int = 4,
-        shown_evidence: int = 3,
-    ) -> None:
-        self.client = client
-        self.model = model
-        self.search = search
-        self.fallback = fallback
-        self.max_iterations = max_iterations
-        self.max_bad_attempts = max_bad_attempts
-        self.default_top_k = default_top_k
-        self.shown_evidence = shown_evidence
+    def __post_init__(self) -> None:
+        self.turn = ModelTurn(self.llm)
+        self.plain_turn = ModelTurn(self.llm, plain=True)
 
     async def verify(self, claim: Claim, keywords: str | None = None) -> Verdict:
         episode = _Episode(self, claim, keywords)
+        breaker = self.llm.breaker
+        if not breaker.allow():
+            episode.trace.append({"event": "breaker_open"})
+            return await episode.offline("mô hình ngôn ngữ tạm ngừng sau nhiều lỗi liên tiếp")
         try:
-            return await episode.run()
-        except Exception as exc:  # API down, timeout, refused request: the offline verdict still stands
-            log.warning("verify_agent.failed error=%s", exc.__class__.__name__)
-            episode.trace.append({"event": "api_error", "error": exc.__class__.__name__})
-            return await episode.offline(f"không gọi được mô hình ngôn ngữ ({exc.__class__.__name__})")
+            verdict = await episode.run()
+        except LLMError as exc:  # API down, timeout, refused request: the offline verdict still stands
+            log.warning("verify_agent.failed error=%s", exc)
+            episode.trace.append({"event": "api_error", "error": str(exc)})
+            verdict = await episode.offline("không gọi được mô hình ngôn ngữ")
+        if episode.steps:
+            verdict.trace.append({"event": "model_steps", "steps": episode.steps})
+        if verdict.source == "offline":
+            breaker.failure()
+        else:
+            breaker.success()
+        return verdict
 
 
 class _Episode:
@@ -136,6 +175,14 @@ class _Episode:
         self.seen: dict[str, Any] = {}
         self.bad = 0
         self.trace: list[dict[str, Any]] = []
+        self.steps: list[dict[str, Any]] = []  # the model nodes' own entries (ms, retries, error, tokens)
+        self.shared: dict[str, Any] = {"trace": self.steps}
+
+    async def _ask(self, node: ModelTurn, messages: list[dict[str, Any]]) -> LLMReply:
+        self.shared["messages"] = messages
+        await node.run(self.shared)
+        reply: LLMReply = self.shared.pop("reply")
+        return reply
 
     # -- tools -------------------------------------------------------------------------------------------
     def _sentence(self) -> dict[str, Any]:
@@ -208,29 +255,15 @@ class _Episode:
             {"role": "user", "content": user},
         ]
         for iteration in range(1, agent.max_iterations + 1):
-            response = await agent.client.chat.completions.create(
-                model=agent.model, messages=messages, tools=TOOLS, tool_choice="auto", temperature=0
-            )
-            message = response.choices[0].message
-            calls = list(message.tool_calls or [])
+            reply = await self._ask(agent.turn, messages)
+            calls = reply.tool_calls
             if calls:
                 messages.append(
-                    {
-                        "role": "assistant",
-                        "content": message.content or "",
-                        "tool_calls": [
-                            {
-                                "id": c.id,
-                                "type": "function",
-                                "function": {"name": c.function.name, "arguments": c.function.arguments},
-                            }
-                            for c in calls
-                        ],
-                    }
+                    {"role": "assistant", "content": reply.text, "tool_calls": [c.as_message() for c in calls]}
                 )
                 for call in calls:
                     try:
-                        result = await self._call_tool(call.function.name, call.function.arguments)
+                        result = await self._call_tool(call.name, call.arguments)
                         outcome = "ok"
                     except _BadCall as exc:
                         self.bad += 1
@@ -239,8 +272,8 @@ class _Episode:
                     self.trace.append(
                         {
                             "iteration": iteration,
-                            "tool": call.function.name,
-                            "arguments": call.function.arguments,
+                            "tool": call.name,
+                            "arguments": call.arguments,
                             "outcome": outcome,
                         }
                     )
@@ -255,7 +288,7 @@ class _Episode:
                     self.trace.append({"event": "too_many_bad_attempts", "bad": self.bad})
                     return await self.plain("quá nhiều lệnh gọi công cụ không hợp lệ")
                 continue
-            parsed = extract_json(message.content)
+            parsed = extract_json(reply.text)
             if parsed is not None and not self.evidence:
                 await self._own_search()  # the model answered without searching: still show evidence
             verdict = self._verdict(parsed, "llm") if parsed is not None else None
@@ -267,7 +300,7 @@ class _Episode:
             self.trace.append({"iteration": iteration, "event": "bad_answer"})
             if self.bad >= agent.max_bad_attempts:
                 return await self.plain("câu trả lời không đúng định dạng")
-            messages.append({"role": "assistant", "content": message.content or ""})
+            messages.append({"role": "assistant", "content": reply.text})
             messages.append(
                 {"role": "user", "content": "Trả lời lại đúng một đối tượng JSON theo mẫu đã nêu."}
             )
@@ -293,15 +326,11 @@ class _Episode:
             f"Câu cần kiểm tra: “{self.claim.text}” (mục: {self.claim.section or '—'}).\n"
             f"Các đoạn hướng dẫn:\n{passages}\n\nTrả lời DUY NHẤT một đối tượng JSON như mẫu."
         )
+        messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
         try:
-            response = await self.agent.client.chat.completions.create(
-                model=self.agent.model,
-                messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}],
-                temperature=0,
-            )
-            parsed = extract_json(response.choices[0].message.content)
-        except Exception as exc:
-            log.warning("verify_agent.plain_failed error=%s", exc.__class__.__name__)
+            parsed = extract_json((await self._ask(self.agent.plain_turn, messages)).text)
+        except LLMError as exc:
+            log.warning("verify_agent.plain_failed error=%s", exc)
             parsed = None
         verdict = self._verdict(parsed, "llm-fallback") if parsed is not None else None
         if verdict is None:

@@ -24,8 +24,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.text import squash
 from engine.untrusted import MB, vn_number
-from engine.verify._text import squash
 from engine.verify.documents import Block, DocumentError, read_blocks
 
 MAX_ARTICLE_BYTES = 5 * MB

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine import sandbox
+from engine.text import nfc_lines, squash
 from engine.untrusted import MB, UnsafeFile, ZipLimits, check_size, check_zip
-from engine.verify._text import nfc, squash
 
 SUPPORTED_ARTICLE = (".txt", ".md", ".docx")
 SUPPORTED_GUIDELINE = (".txt", ".md", ".docx", ".pdf")
@@ -138,7 +138,7 @@ def _text_blocks(text: str, markdown: bool) -> list[Block]:
                 blocks.append(Block("paragraph", joined))
             para.clear()
 
-    lines = nfc(text).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = nfc_lines(text).replace("\r\n", "\n").replace("\r", "\n").split("\n")
     for i, raw in enumerate(lines):
         line = raw.strip()
         if markdown:
@@ -209,7 +209,7 @@ def _docx_blocks(data: bytes) -> list[Block]:
 def parse_docx(data: bytes) -> list[Block]:
     """Blocks of a .docx (run in the sandbox's child process by ``read_blocks``)."""
     try:
-        import docx  # python-docx
+        import docx  # python-docx, loaded only in the sandbox's child process that parses the file
 
         document = docx.Document(io.BytesIO(data))
     except MemoryError:
@@ -218,7 +218,7 @@ def parse_docx(data: bytes) -> list[Block]:
         raise unreadable("docx", exc) from exc
     blocks: list[Block] = []
     for paragraph in document.paragraphs:
-        text = squash(nfc(paragraph.text))
+        text = squash(nfc_lines(paragraph.text))
         if not text:
             continue
         style = (paragraph.style.name if paragraph.style is not None else "") or ""
@@ -243,7 +243,7 @@ def parse_docx(data: bytes) -> list[Block]:
 def parse_pdf(data: bytes) -> list[Block]:
     """Blocks of a .pdf (run in the sandbox's child process by ``read_blocks``)."""
     try:
-        from pypdf import PdfReader
+        from pypdf import PdfReader  # loaded only in the sandbox's child process that parses the file
 
         reader = PdfReader(io.BytesIO(data))
         pages = [page.extract_text() or "" for page in reader.pages]
@@ -267,7 +267,7 @@ def parse_pdf(data: bytes) -> list[Block]:
             para.clear()
 
     for page in pages:
-        for raw in nfc(page).split("\n"):
+        for raw in nfc_lines(page).split("\n"):
             line = squash(raw)
             if not line or re.fullmatch(r"\d{1,4}", line):  # blank or a page number
                 continue

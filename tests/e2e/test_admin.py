@@ -66,7 +66,7 @@ async def test_non_admin_is_refused_and_nothing_changes(db: asyncpg.Pool, shared
     assert all("quản trị viên" in m.plain for m in msgs[1:]), [m.plain for m in msgs[1:]]
     assert not any(m.buttons for m in msgs[1:])
     assert await kb.count_active(db) == before
-    assert await db.fetchval("SELECT count(*) FROM telegram_pending_actions") == 0
+    assert await db.fetchval("SELECT count(*) FROM chat_states, jsonb_object_keys(data) AS k WHERE k LIKE 'import:%'") == 0  # no pending import
     assert fake.count_calls("getFile") == downloads  # the document was never even downloaded
 
 
@@ -135,3 +135,40 @@ async def test_admin_stats_unanswered_kb_add(db: asyncpg.Pool, shared_fake: Fake
     await fake.send_text(admin, "/reload")
     await fake.wait_for(lambda: "tải lại" in fake.messages[admin][-1].plain, what="reload")
     assert not fake.errors
+
+
+async def test_two_answer_prompts_each_take_their_own_reply(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:
+    """With two ✍️ prompts open, a reply answers the question of the prompt it replies to (the chat state
+    remembers which prompt asks about which message), whatever the order."""
+    fake = shared_fake
+    await add_kb(db, DENTAL)
+    patient = 4003
+    await onboard(fake, patient)
+    await fake.send_text(patient, "Bị hôi miệng kéo dài phải làm gì?")  # nothing in the KB: unanswered
+    await fake.send_text(patient, "Răng bị ố vàng có tẩy trắng được không?")
+    await fake.wait_for_messages(patient, 3)
+    admin = ADMIN_ID
+    n = len(fake.messages[admin])
+    await fake.send_text(admin, "/unanswered")
+    listing = (await fake.wait_for_messages(admin, n + 1))[n]
+    asks = [b["callback_data"] for b in listing.buttons if str(b.get("callback_data", "")).startswith("ua:")]
+    assert len(asks) == 2, listing.plain
+    prompts = []
+    for data in asks:
+        n = len(fake.messages[admin])
+        await fake.wait_callback_answered(await fake.tap(admin, listing.message_id, data))
+        prompts.append(((await fake.wait_for_messages(admin, n + 1))[n], int(data.split(":")[1])))
+    (first, first_id), (second, second_id) = prompts
+    # The second prompt is answered first, then the first one.
+    for prompt, message_id, entry in (
+        (second, second_id, "Câu hỏi thứ hai? | Trả lời thứ hai."),
+        (first, first_id, "Câu hỏi thứ nhất? | Trả lời thứ nhất."),
+    ):
+        n = len(fake.messages[admin])
+        await fake.send_text(admin, entry, reply_to=prompt.message_id)
+        done = (await fake.wait_for_messages(admin, n + 1))[n]
+        assert "Đã thêm vào KB" in done.plain and f"TG{message_id}" in done.plain
+    added = {e.code: e.question for e in await kb.active_entries(db, "patient_dental") if e.code.startswith("TG")}
+    assert added == {f"TG{second_id}": "Câu hỏi thứ hai?", f"TG{first_id}": "Câu hỏi thứ nhất?"}
+    # Both prompts are answered: the chat waits for nothing any more.
+    assert await db.fetchval("SELECT state FROM chat_states WHERE chat_id = $1", admin) is None

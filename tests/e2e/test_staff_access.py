@@ -159,6 +159,7 @@ async def test_verify_and_guideline_are_for_staff(db: asyncpg.Pool, shared_fake:
     refused = (await fake.wait_for_messages(patient, 2))[1]
     assert STAFF_ONLY in refused.plain
     assert await db.fetchval("SELECT count(*) FROM verification_sessions") == 0
+    assert await db.fetchval("SELECT count(*) FROM chat_states WHERE state IS NOT NULL") == 0  # waits for nothing
     # An article pasted afterwards is an ordinary message (a patient with no role: the picker).
     await fake.send_text(patient, "Metformin là thuốc lựa chọn đầu tay cho người bệnh đái tháo đường típ 2.")
     picker = (await fake.wait_for_messages(patient, 3))[2]

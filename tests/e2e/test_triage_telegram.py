@@ -85,7 +85,7 @@ async def test_emergency_inside_verify_and_admin_prompts(
     await fake.wait_delivered(update)
     assert "115" in card.plain, card.plain
     assert report.buttons  # the pending import is untouched
-    assert await db.fetchval("SELECT count(*) FROM telegram_pending_actions") == 1
+    assert await db.fetchval("SELECT count(*) FROM chat_states, jsonb_object_keys(data) AS k WHERE k LIKE 'import:%'") == 1
 
 
 async def test_emergency_answered_with_the_database_down_and_the_llm_hanging(

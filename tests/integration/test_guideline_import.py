@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import subprocess
+import sys
+
 import asyncpg
 import pytest
 
 from db import guidelines
 from engine.verify.documents import DocumentError, blocks_from_text
 from kb_import.guidelines import MAX_CHARS, chunk_blocks, import_document
+from tests.conftest import ROOT
 from tests.verify_support import DATA, docx_bytes, embedder, pdf_bytes
 
 
@@ -106,3 +112,19 @@ def test_chunking_packs_paragraphs_and_splits_long_ones() -> None:
     assert sum(len(c.text) for c in chunks) >= len(long_paragraph)
     assert len(chunks) == 3 or len(chunks) == 4
     assert all(len(c.text) >= 500 for c in chunks[:-1])
+
+
+async def test_cli_imports_a_guideline_file(db: asyncpg.Pool, db_url: str) -> None:
+    """``medbot guidelines import FILE``: the corpus a clinician's article is checked against."""
+    proc = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "bot.cli", "guidelines", "import", str(DATA / "guideline_dtd.md"), "missing.md"],
+        cwd=ROOT,
+        env={**os.environ, "DATABASE_URL": db_url},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 1, proc.stderr  # one of the two files was rejected
+    assert "✅ guideline_dtd.md" in proc.stdout and "❌ missing.md: không nhập được" in proc.stdout
+    assert await db.fetchval("SELECT count(*) FROM guideline_chunks") > 0

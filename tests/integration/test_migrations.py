@@ -26,11 +26,11 @@ EXPECTED_TABLES = {
     "outbox",
     "channel_tokens",
     "job_runs",
-    "telegram_pending_actions",  # 0003_telegram
     "embedding_models",  # 0009
     "outbox_drainers",  # 0010
     "kb_import_snapshots",  # 0012
     "rate_counters",  # 0013
+    "chat_states",  # 0014 (replaces 0003_telegram's telegram_pending_actions)
 }
 
 

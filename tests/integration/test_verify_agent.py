@@ -7,9 +7,9 @@ from typing import Any
 
 import asyncpg
 import pytest
-from openai import AsyncOpenAI
 
 from db.guidelines import PgGuidelineStore
+from engine.llm import LLMClient, LLMConfig
 from engine.verify.agent import AgentVerifier, extract_json
 from engine.verify.search import GuidelineSearch
 from engine.verify.types import Claim
@@ -36,8 +36,8 @@ async def fake() -> AsyncIterator[FakeOpenAI]:
 async def _agent(pool: asyncpg.Pool, fake: FakeOpenAI, **kwargs: Any) -> AgentVerifier:
     await import_document(pool, embedder(), (DATA / "guideline_dtd.md").read_bytes(), "guideline_dtd.md")
     search = GuidelineSearch(PgGuidelineStore(pool, embedder()), embedder())
-    client = AsyncOpenAI(api_key="test", base_url=fake.base_url, max_retries=0, timeout=10)
-    return AgentVerifier(client, "fake-model", search, fallback=OfflineVerifier(search), **kwargs)
+    llm = LLMClient(LLMConfig(base_url=fake.base_url, api_key="test", model="fake-model", timeout=10))
+    return AgentVerifier(llm, search, fallback=OfflineVerifier(search), **kwargs)
 
 
 def _cite_first(status: str, confidence: float = 0.9) -> Any:
@@ -167,8 +167,10 @@ async def test_uncited_verdict_is_downgraded_and_api_errors_fall_back(
     verdict = await agent.verify(CLAIM)
     assert verdict.status == "UNCLEAR" and verdict.confidence <= 0.3  # no cited passage: not backed
     assert verdict.evidence  # the model never searched: the loop still retrieves and shows evidence
-    verdict = await agent.verify(CLAIM)  # script exhausted: HTTP 500 → offline verdict
-    assert verdict.source == "offline" and "InternalServerError" in verdict.reasoning
+    verdict = await agent.verify(CLAIM)  # script exhausted: HTTP 500, retried once, then the offline verdict
+    assert verdict.source == "offline"
+    assert verdict.reasoning.startswith("(Đánh giá tự động, không gọi được mô hình ngôn ngữ.)")
+    assert len(fake.requests) == 3  # the core retry wrapper tried the failing step twice
 
 
 def test_extract_json() -> None:

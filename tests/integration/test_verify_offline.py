@@ -185,15 +185,3 @@ async def test_console_verify_interactive(
     )
     rows = list(csv.DictReader(io.StringIO(csv_path.read_text(encoding="utf-8-sig"))))
     assert [r["decision"] for r in rows] == ["skipped", "", "", "", "", ""]
-
-
-async def test_pending_state_survives_and_clears(db: asyncpg.Pool) -> None:
-    from db import verification
-
-    service = await _service(db)
-    user = await users.get_or_create(db, "telegram", "9")
-    await verification.set_pending(db, user.id, "article", "telegram")
-    assert await verification.pending(db, user.id) == "article"
-    assert await service.open_session(user.id) is None  # waiting is not an open session
-    await service.start_session(parse_article(ARTICLE, "a.md"), user_id=user.id, channel="telegram")
-    assert await verification.pending(db, user.id) is None

@@ -54,7 +54,7 @@ def test_unreadable_documents_are_explained_in_vietnamese(data: bytes, name: str
 def test_a_damaged_article_reads_in_vietnamese_in_the_verify_message() -> None:
     with pytest.raises(DocumentError) as caught:
         parse_article(b"not a zip at all", "bai-viet.docx")
-    shown = f"Không đọc được bài viết: {caught.value}. Hãy gửi lại."  # as bot/telegram/verify.py shows it
+    shown = f"Không đọc được bài viết: {caught.value}. Hãy gửi lại."  # as bot/telegram/routers/verify.py shows it
     assert shown == (
         "Không đọc được bài viết: tệp .docx bị hỏng hoặc không phải tệp Word thật — thử mở tệp rồi lưu lại. "
         "Hãy gửi lại."

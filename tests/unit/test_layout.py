@@ -34,16 +34,10 @@ SCANNED = {"engine": 0, "db": 1, "kb_import": 2, "bot": 3, "alembic": 3}
 ROOT_MODULES = {"bot.wiring", "bot.main", "bot.cli", "bot.worker.cli", "bot.console_cli", "bot.kb_cli", "bot.setup"}
 ENTRY_POINTS = ROOT_MODULES | {"bot.llm_cli", "bot.evaluate", "bot.dialogue_eval", "bot.verify_console"}
 
-# Files other issue-18 branches are rewriting at the same time (the verification slice); their
-# function-local imports and the upward import in kb_import/guidelines.py go with that work. The lead empties
-# this list after merging them; test_allow_list_is_not_stale says when an entry is no longer needed.
-ALLOWED_LOCAL_IMPORTS = {
-    "bot/verify_service.py",  # build_verifier imports the verifier pieces inside the function
-    "kb_import/guidelines.py",  # cli_import opens the runtime (bot.runtime) inside the function
-}
-ALLOWED_UPWARD_IMPORTS = {
-    "kb_import/guidelines.py",  # kb_import -> bot.runtime, inside cli_import (moves to the CLI with that work)
-}
+# Files allowed to break a rule for now (each with the reason); empty today. test_allow_list_is_not_stale says
+# when an entry is no longer needed.
+ALLOWED_LOCAL_IMPORTS: set[str] = set()
+ALLOWED_UPWARD_IMPORTS: set[str] = set()
 
 
 @dataclass(frozen=True, slots=True)

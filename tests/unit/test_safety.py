@@ -2,7 +2,8 @@
 
 import pytest
 
-from engine.safety import InvalidInput, fold_text, validate_input
+from engine.safety import InvalidInput, validate_input
+from engine.text import fold_alnum as fold_text
 
 
 def test_validate_input_normalises():

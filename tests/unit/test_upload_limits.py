@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.telegram.verify import render_item
+from bot.telegram.routers.verify import render_item
 from bot.verify_service import ItemView
 from engine import sandbox
 from engine.untrusted import UnsafeFile, ZipLimits, check_zip

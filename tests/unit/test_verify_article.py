@@ -6,8 +6,9 @@ import io
 
 import docx
 
-from engine.verify._text import fold, negated, quantities
+from engine.text import fold
 from engine.verify.article import parse_article, split_sentences
+from engine.verify.offline import negated, quantities
 
 
 def test_abbreviations_and_decimals_do_not_split() -> None:

@@ -1,11 +1,12 @@
 """The Telegram verify router's pure parts: message rendering within limits and compact callback data.
 
-The end-to-end flow on the fake Bot API is written after merge (see bot/telegram/verify.py).
+The end-to-end flow on the fake Bot API is written after merge (see bot/telegram/routers/verify.py).
 """
 
 from __future__ import annotations
 
-from bot.telegram.verify import VerifyCB, keyboard, render_item
+from bot.telegram.callbacks import VerifyCb
+from bot.telegram.routers.verify import keyboard, render_item
 from bot.verify_service import ItemView
 from engine.verify.types import Evidence
 
@@ -39,4 +40,4 @@ def test_buttons_carry_short_ids() -> None:
     markup = keyboard(_view("x"))
     datas = [b.callback_data for row in markup.inline_keyboard for b in row]
     assert len(datas) == 4 and all(d and len(d.encode()) <= 64 for d in datas)
-    assert VerifyCB.unpack(datas[0]) == VerifyCB(action="a", sid=7, idx=12)
+    assert VerifyCb.unpack(datas[0]) == VerifyCb(action="a", sid=7, idx=12)

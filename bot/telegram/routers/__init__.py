@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from aiogram import Router
 
-from bot.telegram import verify
-from bot.telegram.routers import account, admin, fallback, questions, start
+from bot.telegram.routers import account, admin, fallback, questions, start, verify
 from db.settings import Settings
 
 
 def all_routers(settings: Settings) -> list[Router]:
     # verify goes before admin and questions: its handlers only claim a chat that waits for an article or a
-    # guideline file, or has an open sentence; otherwise the admin router would take every document (and
-    # refuse a clinician's article file) and questions every text.
+    # guideline file, or has an open sentence (bot.telegram.states.Waiting); otherwise the admin router would
+    # take every document (and refuse a clinician's article file) and questions every text.
     return [
         start.router,
         account.router,

@@ -6,15 +6,16 @@ clinic's doctors reviewed a role's sample entries: ``kb_import.review``), /hoant
 A file that would hide a large share of a role (``kb_import.limits.large_hide``) is never imported by the
 plain "Nhập": the dry run offers instead a separate confirmation naming how many entries it hides ("⚠️ Nhập
 và ẩn N mục", the import's ``force``), "➕ Chỉ thêm và cập nhật" (``keep_missing``) and "Huỷ". The pending
-action records whether the confirmation was offered, so a forged "force" on an ordinary file is an ordinary
+action (a slot of the chat's state, ``bot.telegram.states``) records whether the confirmation was offered, so a forged "force" on an ordinary file is an ordinary
 import (refused if it would hide a large share).
 
 A KB entry made from /unanswered is the admin's own writing, never the patient's message copied by the bot:
 the KB's questions are offered to other patients as suggestions and sent to the LLM, and a patient's
 /xoadulieu must leave nothing of their words behind. The prompt shows the patient's message as a draft to
-copy and edit; the admin replies "câu hỏi | câu trả lời". A reply with the answer alone stores nothing yet:
+copy and edit; the admin replies "câu hỏi | câu trả lời" (the chat state, ``Waiting.kb_answer``, remembers
+which of the bot's prompts asks about which message: a reply to anything else is no answer). A reply with the answer alone stores nothing yet:
 the bot shows the draft again and adds the entry only when the admin taps "Dùng câu hỏi này", confirming that
-wording as theirs (the pending action holds the message id and the admin's answer, not the patient's text,
+wording as theirs (the pending action, a chat state slot, holds the message id and the admin's answer, not the patient's text,
 which is read again at that moment — so a question erased meanwhile is not added).
 
 Every handler here is authorised by ``AdminMiddleware`` (inner middleware: it runs only once a handler
@@ -27,12 +28,12 @@ from __future__ import annotations
 import html
 import io
 import logging
-import re
 import time
 import uuid
 
 from aiogram import Bot, F, Router
-from aiogram.filters import Command, CommandObject
+from aiogram.filters import Command, CommandObject, StateFilter
+from aiogram.fsm.context import FSMContext
 from aiogram.types import (
     BufferedInputFile,
     CallbackQuery,
@@ -51,7 +52,8 @@ from bot.telegram.commands import set_menus
 from bot.telegram.middlewares import AdminMiddleware
 from bot.telegram.render import short
 from bot.telegram.roles import role_label
-from db import kb, pending, stats
+from bot.telegram.states import IMPORT, KB_DRAFT, Waiting, forget_prompt, put_slot, remember_prompt, take_slot
+from db import kb, stats
 from db.settings import Settings
 from db.users import User
 from engine import Embedder, KBEntry, fold, passage_text
@@ -61,22 +63,17 @@ from kb_import.undo import describe, undo_last_import, undoable
 
 log = logging.getLogger("medbot.telegram.admin")
 DRAFT_CHARS = 300  # the drafted KB question: the patient's message on one line, at most this long
-# An answer to an unanswered question is a reply to the bot's own prompt (texts.UNANSWERED_PROMPT), matched
-# from its first character: "#Q123" typed by anyone, or quoted inside another message, is not a prompt.
-_PROMPT = re.compile("^" + re.escape(texts.UNANSWERED_PROMPT.split("{id}", 1)[0]) + r"(\d{1,18}) \(")
 
 
-def _prompted_id(message: Message, bot: Bot) -> int | None:
-    """The message id a reply answers: only when it replies to one of this bot's own prompts."""
+async def _prompt_answer(message: Message, bot: Bot, state: FSMContext) -> dict[str, int] | bool:
+    """A reply to one of this bot's answer prompts (``Waiting.kb_answer``; the chat state remembers which
+    prompt asks about which message): ``{"prompt_id", "message_id"}``. A reply to anything else, a typed
+    "#Q123" or a quoted prompt is no answer."""
     prompt = message.reply_to_message
-    if prompt is None or prompt.from_user is None or prompt.from_user.id != bot.id or not prompt.text:
-        return None
-    match = _PROMPT.match(prompt.text)
-    return int(match.group(1)) if match else None
-
-
-async def _is_prompt_reply(message: Message, bot: Bot) -> bool:
-    return message.text is not None and _prompted_id(message, bot) is not None
+    if prompt is None or prompt.from_user is None or prompt.from_user.id != bot.id:
+        return False
+    message_id = ((await state.get_data()).get("prompts") or {}).get(str(prompt.message_id))
+    return {"prompt_id": prompt.message_id, "message_id": int(message_id)} if message_id else False
 
 
 def build(settings: Settings) -> Router:
@@ -89,7 +86,9 @@ def build(settings: Settings) -> Router:
     router.message.register(show_stats, Command("stats"))
     router.message.register(show_unanswered, Command("unanswered"))
     router.callback_query.register(answer_prompt, UnansweredCb.filter())
-    router.message.register(answer_reply, _is_prompt_reply)
+    router.message.register(
+        answer_reply, StateFilter(Waiting.kb_answer), F.text, ~F.text.startswith("/"), _prompt_answer
+    )
     router.callback_query.register(draft_decision, KbDraftCb.filter())
     router.message.register(kb_add, Command("kb_add"))
     router.message.register(reload, Command("reload"))
@@ -107,7 +106,7 @@ async def import_howto(message: Message) -> None:
     await message.answer(texts.IMPORT_HOWTO)
 
 
-async def document(message: Message, bot: Bot, user: User, service: ChatService) -> None:
+async def document(message: Message, bot: Bot, user: User, service: ChatService, state: FSMContext) -> None:
     doc = message.document
     assert doc is not None
     name = doc.file_name or "tep"
@@ -124,12 +123,10 @@ async def document(message: Message, bot: Bot, user: User, service: ChatService)
     markup = None
     if report.ok:
         confirm = report.needs_confirmation
-        pid = await pending.create(
-            service.pool, message.chat.id, "import", {"file_id": doc.file_id, "name": name, "confirm": confirm}
-        )
+        token = await put_slot(state, IMPORT, file_id=doc.file_id, name=name, confirm=confirm)
 
         def button(text: str, action: str) -> InlineKeyboardButton:
-            return InlineKeyboardButton(text=text, callback_data=ImportCb(action=action, pending_id=pid).pack())
+            return InlineKeyboardButton(text=text, callback_data=ImportCb(action=action, token=token).pack())
 
         if confirm:  # a large share of a role would be hidden: a separate, explicit confirmation
             rows = [
@@ -152,10 +149,16 @@ async def _download(bot: Bot, file_id: str) -> bytes:
 
 
 async def import_decision(
-    query: CallbackQuery, callback_data: ImportCb, bot: Bot, user: User, service: ChatService, embedder: Embedder
+    query: CallbackQuery,
+    callback_data: ImportCb,
+    bot: Bot,
+    user: User,
+    service: ChatService,
+    state: FSMContext,
+    embedder: Embedder,
 ) -> None:
     chat_id = query.message.chat.id if query.message else query.from_user.id
-    job = await pending.take(service.pool, callback_data.pending_id, chat_id, "import")
+    job = await take_slot(state, IMPORT, callback_data.token)
     if job is None:
         await query.answer(texts.IMPORT_EXPIRED, show_alert=True)
         return
@@ -242,16 +245,19 @@ def _draft(text: str) -> str:
     return short(text, DRAFT_CHARS)
 
 
-async def _send_prompt(bot: Bot, chat_id: int, message_id: int, text: str, role: str | None) -> None:
+async def _send_prompt(
+    bot: Bot, chat_id: int, message_id: int, text: str, role: str | None, state: FSMContext
+) -> None:
     prompt = texts.UNANSWERED_PROMPT.format(id=message_id, label=html.escape(role_label(role)),
                                             draft=html.escape(_draft(text)))  # fmt: skip
-    await bot.send_message(
+    sent = await bot.send_message(
         chat_id, prompt, reply_markup=ForceReply(input_field_placeholder="câu hỏi | câu trả lời")
     )
+    await remember_prompt(state, sent.message_id, message_id)
 
 
 async def answer_prompt(
-    query: CallbackQuery, callback_data: UnansweredCb, bot: Bot, service: ChatService
+    query: CallbackQuery, callback_data: UnansweredCb, bot: Bot, service: ChatService, state: FSMContext
 ) -> None:
     found = await stats.incoming_message(service.pool, callback_data.message_id)
     if found is None:
@@ -260,18 +266,23 @@ async def answer_prompt(
     await query.answer()
     text, role = found
     chat_id = query.message.chat.id if query.message else query.from_user.id
-    await _send_prompt(bot, chat_id, callback_data.message_id, text, role)
+    await _send_prompt(bot, chat_id, callback_data.message_id, text, role, state)
 
 
 async def answer_reply(
-    message: Message, bot: Bot, user: User, service: ChatService, embedder: Embedder
+    message: Message,
+    user: User,
+    service: ChatService,
+    state: FSMContext,
+    prompt_id: int,
+    message_id: int,
+    embedder: Embedder,
 ) -> None:
     """The admin's reply to a prompt: "câu hỏi | câu trả lời" adds the entry; an answer alone asks first
     whether the drafted question may be used as the admin's own wording."""
-    message_id = _prompted_id(message, bot)
-    assert message_id is not None
     found = await stats.incoming_message(service.pool, message_id)
     if found is None:
+        await forget_prompt(state, prompt_id)
         await message.answer(texts.UNANSWERED_GONE)
         return
     text, role = found
@@ -280,18 +291,20 @@ async def answer_reply(
         if not question.strip() or not answer.strip():
             await message.answer(texts.UNANSWERED_EMPTY)
             return
+        await forget_prompt(state, prompt_id)
         await message.answer(await _add_answer(service, embedder, user, message_id, role, question.strip(), answer.strip()))
         return
     answer = question.strip()
     if not answer:
         await message.answer(texts.UNANSWERED_EMPTY)
         return
-    pid = await pending.create(service.pool, message.chat.id, "kb_draft", {"message_id": message_id, "answer": answer})
+    await forget_prompt(state, prompt_id)
+    token = await put_slot(state, KB_DRAFT, message_id=message_id, answer=answer)
     markup = InlineKeyboardMarkup(
         inline_keyboard=[
             [
-                InlineKeyboardButton(text=texts.KB_DRAFT_USE, callback_data=KbDraftCb(action="ok", pending_id=pid).pack()),
-                InlineKeyboardButton(text=texts.KB_DRAFT_EDIT, callback_data=KbDraftCb(action="edit", pending_id=pid).pack()),
+                InlineKeyboardButton(text=texts.KB_DRAFT_USE, callback_data=KbDraftCb(action="ok", token=token).pack()),
+                InlineKeyboardButton(text=texts.KB_DRAFT_EDIT, callback_data=KbDraftCb(action="edit", token=token).pack()),
             ]
         ]
     )  # fmt: skip
@@ -299,12 +312,18 @@ async def answer_reply(
 
 
 async def draft_decision(
-    query: CallbackQuery, callback_data: KbDraftCb, bot: Bot, user: User, service: ChatService, embedder: Embedder
+    query: CallbackQuery,
+    callback_data: KbDraftCb,
+    bot: Bot,
+    user: User,
+    service: ChatService,
+    state: FSMContext,
+    embedder: Embedder,
 ) -> None:
     chat_id = query.message.chat.id if query.message else query.from_user.id
     job = None
     if callback_data.action in ("ok", "edit"):
-        job = await pending.take(service.pool, callback_data.pending_id, chat_id, "kb_draft")
+        job = await take_slot(state, KB_DRAFT, callback_data.token)
     if job is None:
         await query.answer(texts.KB_DRAFT_EXPIRED, show_alert=True)
         return
@@ -321,7 +340,7 @@ async def draft_decision(
         await bot.send_message(chat_id, await _add_answer(service, embedder, user, message_id, role, _draft(text), answer))
         return
     await bot.send_message(chat_id, texts.KB_DRAFT_REWRITE.format(answer=html.escape(answer if len(answer) <= 3000 else answer[:2999] + "…")))
-    await _send_prompt(bot, chat_id, message_id, text, role)
+    await _send_prompt(bot, chat_id, message_id, text, role, state)
 
 
 async def _add_answer(
