@@ -59,6 +59,18 @@ def last_check(settings: Settings) -> dict[str, Any] | None:
         return None
 
 
+def is_for_this_model(report: dict[str, Any], settings: Settings) -> bool:
+    """Was ``report`` made for the configured model at the configured endpoint? (A check of another model
+    says nothing about this one.)"""
+    return report.get("model") == settings.openai_model and report.get("base_url") == settings.openai_base_url
+
+
+def current_check(settings: Settings) -> dict[str, Any] | None:
+    """The last check when it was made for the configured model and endpoint, else None."""
+    report = last_check(settings)
+    return report if report and is_for_this_model(report, settings) else None
+
+
 def check_due(settings: Settings, now: datetime | None = None) -> bool:
     """Is a check needed at start? A key is set and the last check is missing, is for another model or
     endpoint, or is older than ``CHECK_MAX_AGE``."""
@@ -67,7 +79,7 @@ def check_due(settings: Settings, now: datetime | None = None) -> bool:
     report = last_check(settings)
     if not report:
         return True
-    if report.get("model") != settings.openai_model or report.get("base_url") != settings.openai_base_url:
+    if not is_for_this_model(report, settings):
         return True
     try:
         checked = datetime.fromisoformat(report["checked_at"])
@@ -164,7 +176,7 @@ def start_background_check(runtime: Any, live: EngineDeps) -> asyncio.Task[None]
     if not _armed:
         return None
     _armed = False
-    if live.llm is None or not check_due(settings):
+    if live.llm is None or not settings.llm_check_at_start or not check_due(settings):
         return None
 
     async def work() -> None:
@@ -191,7 +203,7 @@ def stats_note(settings: Settings) -> str | None:
     None when every step is on or no model is configured."""
     if not settings.llm_enabled:
         return None
-    report = last_check(settings) or {}
+    report = current_check(settings) or {}
     switches = steps_from(report, parse_override(settings.llm_steps))
     off = [name for name, on in switches.items() if not on]
     if not off:

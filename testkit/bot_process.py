@@ -106,6 +106,9 @@ def bot_env(
         CLINICIAN_IDS=clinician_ids,
         LOG_LEVEL="INFO",
         PYTHONPATH=str(ROOT),
+        # A bot given a fake model would check it at start and send it a dozen requests the test did not
+        # make; the test of that check turns it back on.
+        LLM_CHECK_AT_START="false",
     )
     if port is not None:
         env["PORT"] = str(port)

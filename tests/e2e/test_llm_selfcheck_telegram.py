@@ -47,6 +47,7 @@ async def test_a_garbage_model_is_checked_at_start_and_its_steps_switched_off(
             "OPENAI_MODEL": "fake-model",
             "MEDBOT_DATA_DIR": str(data),
             "DEFAULT_ROLE": "patient_dental",
+            "LLM_CHECK_AT_START": "true",
         }
     )
     await until(lambda: "llm_check.done" in bot.log(), 120, bot.log)

@@ -8,6 +8,7 @@ import pytest
 from pydantic import SecretStr
 
 from bot.llm_selfcheck import check_due, check_file, stats_note
+from bot.wiring import llm_steps
 from db.settings import load_settings
 from engine.llm import extract_json, parse_retry_after
 from engine.prompts import render
@@ -91,3 +92,14 @@ def test_stats_note_names_the_steps_off_and_why(tmp_path):
     assert note is not None and "đã tắt 2 bước" in note
     assert "chọn lọc tài liệu (tắt theo cài đặt LLM_STEPS)" in note and "soạn câu trả lời" not in note
     assert stats_note(_settings(tmp_path, llm_steps="classify=on,compose=on")) is None
+
+
+def test_a_check_of_another_model_switches_nothing_off(tmp_path):
+    """The verdicts belong to the model and endpoint they were measured on: after the clinic changes model,
+    the engine runs every step again and /stats says nothing until the new model is checked."""
+    _write_check(_settings(tmp_path))
+    for changed in ({"openai_model": "m2"}, {"openai_base_url": "http://llm.local/v1"}):
+        settings = _settings(tmp_path, **changed)
+        assert all(llm_steps(settings).values())
+        assert stats_note(settings) is None
+    assert llm_steps(_settings(tmp_path)) == {"classify": False, "expand": True, "prune": True, "compose": False}
