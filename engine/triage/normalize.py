@@ -5,6 +5,7 @@ Steps, each for a way the rules were missed before:
 - every invisible or format character removed (soft hyphen, zero-width space and joiners, word joiner, BOM,
   bidirectional marks, variation selectors, stray combining marks): ``kh\\u00adó th\\u00adở`` is ``khó thở``;
 - letters typed three or more times collapsed ("cứuuuu" → "cứu");
+- a number glued to the word after it split off ("15p" → "15 p", "45t" → "45 t"), so the unit reads as a word;
 - chat spellings mapped to words ("ko" → "khong", "hông" → "khong"), from the rules file's ``[words]``
   table, on the word as typed (diacritics tell "hông" from "họng");
 - folded with the engine's one folding table (lowercase, no diacritics, đ→d), every other character a space.
@@ -32,6 +33,7 @@ _CLAUSE_BREAK = re.compile(r"(?:[:]|,(?!\d)|(?<!\d),)+")
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 _ELONGATED = re.compile(r"([^\W\d_])\1{2,}")
 _WORD = re.compile(r"[^\W_]+")
+_GLUED_UNIT = re.compile(r"(?<=\d)(?=[^\W\d_])")  # between a digit and the letter right after it
 # Clauses are joined with this, so no phrase (and no `~` gap) reads across a comma or a full stop.
 CLAUSE_JOIN = " ; "
 
@@ -83,7 +85,7 @@ def fold_words(text: str, words: dict[str, str]) -> str:
     """One clause (or pattern-free phrase) folded to plain words. Chat spellings are mapped on the word as
     typed, diacritics included: "hông" is "không" but "hong" may be "họng" (throat) and stays as it is."""
     out: list[str] = []
-    for word in _WORD.findall(_ELONGATED.sub(r"\1", text.lower())):
+    for word in _WORD.findall(_GLUED_UNIT.sub(" ", _ELONGATED.sub(r"\1", text.lower()))):
         out.append(words.get(word) or _NON_WORD.sub(" ", fold(word)).strip())
     return " ".join(w for w in out if w)
 

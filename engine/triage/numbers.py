@@ -44,13 +44,15 @@ def glucose_readings(text: str, rule: GlucoseRule) -> list[float]:
 
 
 def glucose_hits(text: str, rule: GlucoseRule) -> dict[str, list[Hit]]:
-    """Readings as rule hits: very low → hypoglycaemia; high → a hyperglycaemia symptom (it needs a
-    severity sign too); extreme → hyperglycaemia on its own."""
+    """Readings as rule hits: very low → hypoglycaemia; low → a hypoglycaemia symptom (it needs a severity
+    sign too: "ăn kẹo rồi vẫn run"); high → a hyperglycaemia symptom; extreme → hyperglycaemia on its own."""
     hits: dict[str, list[Hit]] = {}
     for value in glucose_readings(text, rule):
         shown = f"đường huyết {value:.1f} mmol/L"
         if value < rule.low_below_mmol:
             hits.setdefault("hypoglycaemia", []).append(Hit("hypoglycaemia", "alone", shown))
+        elif rule.symptom_below_mmol is not None and value < rule.symptom_below_mmol:
+            hits.setdefault("hypoglycaemia", []).append(Hit("hypoglycaemia", "symptom", shown))
         elif value >= rule.extreme_from_mmol:
             hits.setdefault("hyperglycaemia", []).append(Hit("hyperglycaemia", "alone", shown))
         elif value >= rule.high_from_mmol:

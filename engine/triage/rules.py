@@ -107,6 +107,7 @@ class GlucoseRule:
     low_below_mmol: float
     high_from_mmol: float
     extreme_from_mmol: float
+    symptom_below_mmol: float | None = None  # a low that is an emergency only with a severity sign
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +183,7 @@ def parse_rules(text: str) -> RuleSet:
         low_below_mmol=float(_required(g, "low_below_mmol", "glucose")),
         high_from_mmol=float(_required(g, "high_from_mmol", "glucose")),
         extreme_from_mmol=float(_required(g, "extreme_from_mmol", "glucose")),
+        symptom_below_mmol=float(g["low_symptom_below_mmol"]) if "low_symptom_below_mmol" in g else None,
     )
     categories: list[Category] = []
     seen: set[str] = set()

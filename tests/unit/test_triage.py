@@ -25,11 +25,14 @@ TUNED = {  # every emergency in them is caught
     "dev A2": load_labelled(LABELLED / "dev2.jsonl"),
     "dev B": load_labelled(LABELLED / "dev3.jsonl"),
     "session 1": load_labelled(LABELLED / "session1.jsonl"),
+    # the fifth held-out set (author E), measured once (rules + model 317/348, 8/351), then tuned on
+    "dev E": load_labelled(LABELLED / "dev6.jsonl"),
+    "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# Measured on the held-out set (rules + model, 2026-11-24): recall 312/348, false alarms 8/351; after the focus
-# set (written apart, without looking at this one) was added: 317/348 and 8/351.
-HELD_OUT_RECALL = 0.91
-HELD_OUT_FALSE_ALARMS = 0.03
+# Measured once on the held-out set (author G, written blind; rules and model frozen at commit eb0652d, 2026-11-28):
+# rules + model recall 369/392 (94.1 %), false alarms 16/395 (4.1 %); rules alone 354/392, 16/395. Not tuned on.
+HELD_OUT_RECALL = 0.94
+HELD_OUT_FALSE_ALARMS = 0.041
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
@@ -42,7 +45,7 @@ CATEGORIES = {
     "internal_bleeding", "anaphylaxis", "suicide", "poisoning", "swallowed_object", "bite_sting", "burn",
     "electric_shock", "drowning", "head_injury", "major_trauma", "acute_abdomen", "sepsis", "pregnancy",
     "child_danger", "severe_headache", "heatstroke", "hypoglycaemia", "hyperglycaemia", "diabetic_foot",
-    "dental_airway", "dental_bleeding", "facial_trauma",
+    "dental_airway", "dental_bleeding", "facial_trauma", "hypertensive_crisis",
 }  # fmt: skip
 INVISIBLE = ["\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u200e", "\u202a", "\u034f", "\u180e"]
 

@@ -1,0 +1,165 @@
+"""Write ``templates.jsonl``: template-generated triage messages for the model to learn from.
+
+``python -m engine.triage.data.make_templates`` rewrites the file (deterministic: a fixed seed). For the
+categories the held-out sets found weakest (suicide, seizures, danger signs in small children, burns, pregnancy,
+poisoning) it combines who it is about (first and third person, regional words: "má tui", "ba em"), the lay
+words for the presentation and a severity sign, in the three ways people type (with diacritics, without, in
+chat spellings), and as many hard negatives built the same way: the same words with a negation, in the past,
+mild, as a general question, or an idiom. The rules are not generated from these; they are a second source for
+the model only, next to the hand-written sets (docs/triage.md).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from engine.text import strip_diacritics
+
+OUT = Path(__file__).parent / "templates.jsonl"
+SEED = 14
+PER_CATEGORY = 70  # positives per category (negatives: about as many)
+
+ADULTS = ["bố tôi", "mẹ em", "vợ em", "chồng chị", "ông nội em", "bà ngoại tôi", "anh trai em", "chị gái tôi",
+          "má tui", "ba tui", "ông hàng xóm", "bạn cùng phòng em", "đồng nghiệp của tôi", "cậu em"]
+SELF = ["em", "tôi", "mình", "tui"]
+CHILDREN = ["bé nhà em", "con em", "cháu tôi", "con gái chị", "thằng cu nhà em", "con bé", "bé"]
+CHILD_AGES = ["2 tháng", "5 tháng", "8 tháng", "10 tháng", "1 tuổi", "18 tháng", "2 tuổi", "3 tuổi"]
+NEWBORN = ["bé sơ sinh 6 ngày", "con em mới sinh được 10 ngày", "bé 3 tuần tuổi", "cháu tôi 20 ngày tuổi"]
+PREGNANT = ["vợ em", "em", "chị em", "con dâu tôi", "tôi"]
+
+POSITIVE: dict[str, list[str]] = {
+    "suicide": [
+        "{a} nói không muốn sống nữa, đã gom thuốc ngủ", "{a} nhắn tin tạm biệt cả nhà rồi tắt máy",
+        "{a} đang ngồi trên lan can sân thượng, gọi không nghe", "{s} không muốn sống nữa, tối nay {s} sẽ uống hết thuốc",
+        "{s} muốn chết cho xong, {s} mua dây rồi", "{a} viết thư để lại cho con, nói đêm nay là xong",
+        "{a} vừa rạch tay, máu chảy nhiều, nói không muốn sống", "{s} đang đứng trên cầu, {s} muốn nhảy xuống",
+        "{a} uống thuốc trừ sâu để tự tử", "{s} thấy mình là gánh nặng, {s} định kết thúc tất cả",
+        "{a} nói sống không bằng chết, đang cầm dao lam trong tay", "{s} nghĩ cách chết không đau suốt mấy hôm nay",
+        "{a} treo cổ được cứu xuống, còn thở yếu", "{a} đốt than trong phòng kín, khóa cửa",
+    ],
+    "seizure": [
+        "{a} đang co giật toàn thân hơn 5 phút chưa dừng", "{a} lên cơn động kinh liên tục, không tỉnh giữa các cơn",
+        "{a} tự nhiên ngã ra giật tay chân, sùi bọt mép", "{a} co giật lần đầu, gọi không biết gì",
+        "{a} người cứng đơ, mắt trợn ngược, giật giật liên tục", "{c} {age} sốt cao rồi co giật, môi tím",
+        "{a} đang giật kinh 10 phút rồi", "{a} co giật hết cơn này đến cơn khác",
+        "{a} bị tiểu đường, tự nhiên co giật", "{a} giật tay giật chân liên tục không ngừng",
+    ],
+    "child_danger": [
+        "{c} {age} bỏ bú từ sáng, li bì, gọi khó dậy", "{c} {age} thở rút lõm lồng ngực, cánh mũi phập phồng",
+        "{c} {age} nôn hết mọi thứ, không giữ được gì, mắt trũng", "{c} {age} tiêu chảy nhiều lần, khóc không có nước mắt, lừ đừ",
+        "{c} {age} sốt cao, người mềm nhũn, không chịu chơi", "{c} {age} thóp phồng, nôn vọt",
+        "{c} {age} nổi chấm tím khắp người, ấn không mất, sốt", "{n} sốt 38 độ rưỡi",
+        "{n} bú yếu, người lạnh, ngủ suốt", "{n} vàng da tới lòng bàn chân",
+        "{c} {age} tím tái, thở rít", "{c} {age} không tiểu từ sáng, môi khô, lơ mơ",
+    ],
+    "burn": [
+        "{c} {age} bị đổ nồi canh nóng vào người, phồng rộp cả ngực", "{a} bị dầu sôi bắn vào mặt, phồng rộp",
+        "{a} bị tạt axit vào người", "{a} bị bỏng nước sôi cả hai chân",
+        "{c} {age} áp chân vào bô xe máy, da trắng bệch, không thấy đau", "{a} bị vôi tôi bắn vào mắt",
+        "{a} bị nổ bình gas, cháy sém lông mày, ho ra đờm đen", "{a} bị bỏng điện, cháy đen chỗ dây điện chạm",
+        "{a} bị xút văng vào mắt lúc thông cống", "{a} bị bỏng lửa rộng bằng ba bàn tay ở lưng",
+        "nhà cháy, {a} hít nhiều khói, khàn tiếng, khó thở",
+    ],
+    "pregnancy": [
+        "{p} bầu {w} tuần ra máu đỏ tươi nhiều", "{p} mang thai {w} tuần vỡ ối, nước ối màu xanh",
+        "{p} bầu {w} tuần đau đầu dữ dội, nhìn mờ, phù mặt", "{p} có bầu {w} tuần từ hôm qua không thấy con đạp",
+        "{p} bầu {w} tuần tự nhiên co giật", "{p} bầu {w} tuần đau bụng dữ dội, choáng",
+        "{p} sau sinh 3 ngày ra máu ướt đẫm băng mỗi giờ", "{p} sau sinh mổ 1 tuần sốt cao, sản dịch hôi",
+        "{p} trễ kinh 2 tuần, đau bụng dưới dữ dội, muốn xỉu", "{p} đang đau đẻ 3 phút một cơn, muốn rặn, xe chưa tới",
+    ],
+    "poisoning": [
+        "{a} uống thuốc trừ sâu, nôn ói, sùi bọt", "{c} {age} uống nhầm nước tẩy bồn cầu",
+        "{c} {age} nuốt mấy viên thuốc của bà", "{a} ăn nấm rừng, nôn mửa, đau bụng dữ dội",
+        "{a} uống rượu tự nấu, mắt mờ, lơ mơ", "{a} uống cả vỉ thuốc ngủ, gọi không dậy",
+        "{a} sưởi than trong phòng kín, đau đầu, nôn, lơ mơ", "{c} {age} uống nhầm dầu hỏa, ho sặc sụa",
+        "{a} phun thuốc sâu xong chảy nước dãi, run giật cơ", "cả nhà ăn cá nóc, {a} tê miệng, khó thở",
+    ],
+}
+NEGATIVE: dict[str, list[str]] = {
+    "suicide": [
+        "mệt muốn chết vì deadline", "phim hôm qua nhân vật tự tử buồn quá", "{a} nóng quá muốn chết luôn",
+        "{a} buồn vì mất việc, nên nói gì để động viên", "tự tử ở tuổi học đường có tăng không",
+        "hồi xưa {s} từng có ý nghĩ tiêu cực, giờ đã ổn, có nên đi trị liệu tiếp", "{s} chán ăn mấy hôm nay vì áp lực",
+        "{a} mất ngủ, uống thuốc ngủ lâu có hại không", "cười muốn chết với clip này",
+    ],
+    "seizure": [
+        "mí mắt {s} giật cả tuần nay", "{c} {age} hay giật mình khi ngủ", "{a} bị chuột rút bắp chân ban đêm",
+        "{a} bị động kinh đang uống thuốc đều, có cần tái khám không", "co giật do sốt ở trẻ có nguy hiểm không",
+        "{c} {age} từng sốt co giật năm ngoái, giờ khỏe", "{a} không co giật, chỉ run tay khi lạnh",
+    ],
+    "child_danger": [
+        "{c} {age} sốt nhẹ 37,8 độ, vẫn bú và chơi bình thường", "{c} {age} biếng ăn, chậm tăng cân",
+        "{c} {age} hay ọc sữa sau bú, vẫn tăng cân đều", "{c} {age} thở khò khè nhẹ khi ngủ, ban ngày chơi bình thường",
+        "{c} {age} không sốt, không nôn, chỉ hơi sổ mũi", "trẻ sơ sinh bao lâu thì rụng rốn",
+        "{c} {age} hay vặn mình khi ngủ có sao không",
+    ],
+    "burn": [
+        "{s} bị bỏng nhẹ đầu ngón tay bằng hạt đậu, bôi gì", "vết bỏng cũ năm ngoái của {a} để lại sẹo, làm sao mờ",
+        "{a} bị cháy nắng đỏ rát sau đi biển", "ngồi dưới bóng mát cả chiều có sao không",
+        "cách sơ cứu bỏng nước sôi cho trẻ", "{a} chườm nóng bụng có tốt không",
+    ],
+    "pregnancy": [
+        "{p} bầu {w} tuần ốm nghén, ăn gì đỡ", "mang thai ăn dứa được không",
+        "{p} sau sinh 2 tháng rụng tóc nhiều", "{p} bầu {w} tuần thỉnh thoảng gò nhẹ, bác sĩ bảo bình thường",
+        "{p} bầu {w} tuần không ra máu, không đau bụng, khám thai định kỳ khi nào", "dấu hiệu sắp sinh là gì",
+    ],
+    "poisoning": [
+        "thuốc diệt chuột loại nào an toàn cho nhà có trẻ nhỏ", "ăn nấm rơm có tốt không",
+        "{a} uống sắt bị đi ngoài phân đen", "cách phòng ngộ độc thực phẩm mùa hè",
+        "{a} bị ngộ độc thực phẩm nhẹ năm ngoái, giờ ăn uống bình thường", "dầu gió bôi ngoài da cho trẻ được không",
+    ],
+}
+WEEKS = ["24", "28", "30", "32", "34", "36"]
+CHAT = [("không", "ko"), ("được", "dc"), ("rồi", "r"), ("gì", "j"), ("với", "vs")]
+
+
+def _fill(template: str, rng: random.Random) -> str:
+    return template.format(
+        a=rng.choice(ADULTS), s=rng.choice(SELF), c=rng.choice(CHILDREN), age=rng.choice(CHILD_AGES),
+        n=rng.choice(NEWBORN), p=rng.choice(PREGNANT), w=rng.choice(WEEKS),
+    )
+
+
+def _typed(text: str, rng: random.Random) -> str:
+    """As typed: with diacritics, without them, or in chat spellings (a third each)."""
+    way = rng.randrange(3)
+    if way == 1:
+        return strip_diacritics(text)
+    if way == 2:
+        for word, chat in CHAT:
+            text = text.replace(word, chat)
+    return text
+
+
+def generate(seed: int = SEED) -> list[dict[str, object]]:
+    rng = random.Random(seed)
+    rows: list[dict[str, object]] = []
+    seen: set[str] = set()
+    for category in POSITIVE:
+        for emergency, templates in ((True, POSITIVE[category]), (False, NEGATIVE[category])):
+            want = PER_CATEGORY if emergency else PER_CATEGORY * 3 // 4
+            tries = 0
+            made = 0
+            while made < want and tries < want * 20:
+                tries += 1
+                text = _typed(_fill(rng.choice(templates), rng), rng)
+                text = text[0].upper() + text[1:] if rng.random() < 0.5 else text
+                if text in seen:
+                    continue
+                seen.add(text)
+                made += 1
+                rows.append({"text": text, "emergency": emergency, "category": category})
+    return rows
+
+
+def main() -> int:
+    rows = generate()
+    OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    print(f"{len(rows)} rows written to {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
