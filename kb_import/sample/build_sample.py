@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from kb_import.headers import strip_diacritics
+from engine.text import strip_diacritics
 from kb_import.sample import (
     SAMPLE_PATH,
     data_doctor_dental,
