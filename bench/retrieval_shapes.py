@@ -17,6 +17,10 @@ own sample KB, ``kb_import/sample``):
 ``mix``            50/50: the 166 entries of the sample KB (dental, diabetes, endocrinology; question,
                    answer, keywords) and 166 faq-val questions (the gold entries of 83 dev + 83 test
                    queries); queries = those M.
+``self``           the ``mix`` KB queried with its own questions, perturbed as a patient types a short
+                   question (``perturb``: lowercase, a third of the words dropped, half without diacritics)
+                   and with one of its keywords alone; split by entry code. The self-supervised shape:
+                   short messages against short questions, as a KB's own import could generate them.
 
 Split: a pair is dev when the first 8 hex digits of sha256(query_id) are even, else test (702 / 624 on
 faq-val). Every shape has an answerable run (the KB as above) and an unanswerable run (the same KB minus
@@ -70,7 +74,7 @@ DOT_MEDBOT = Path(os.environ.get("MEDBOT_EVAL_DIR") or ROOT / ".medbot")
 CACHE = DOT_MEDBOT / "eval-cache"
 ROLE = "shape"
 K = 10
-SHAPES = ("questions", "questions_kw", "noisy_kw", "answers_only", "full", "mix")
+SHAPES = ("questions", "questions_kw", "noisy_kw", "answers_only", "full", "mix", "self")
 QUESTION_STYLE = ("questions", "questions_kw", "noisy_kw")
 
 
@@ -227,7 +231,25 @@ def build_shapes(data: Path = DATA) -> dict[str, Shape]:
     faq_part = [p for s in ("dev", "test") for p in picked[s]]
     mix += [_entry(len(mix) + i, p.code, p.question) for i, p in enumerate(faq_part, 1)]
     shapes["mix"] = Shape("mix", mix, queries(lambda p: p.message, picked))
+    own: dict[str, list[EvalQuery]] = {"dev": [], "test": []}
+    for e in mix:
+        split = split_of(e.code)
+        own[split].append(EvalQuery(e.code, perturb(e.question, e.code), e.code))
+        if e.keywords:  # a keyword phrase alone, as a patient types a bare subject
+            kw_ = e.keywords[int(hashlib.sha256(e.code.encode()).hexdigest()[:8], 16) % len(e.keywords)]
+            own[split].append(EvalQuery(e.code + "/kw", kw_, e.code))
+    shapes["self"] = Shape("self", mix, own)
     return shapes
+
+
+def perturb(question: str, seed: str) -> str:
+    """A KB question as a patient might type it: lowercase, no question mark, about a third of its words (never
+    the first) dropped, and for half of the entries (by a hash of ``seed``) no diacritics."""
+    rng = random.Random(seed)
+    words = question.lower().replace("?", " ").split()
+    drop = set(rng.sample(range(1, len(words)), (len(words) - 1) // 3)) if len(words) > 3 else set()
+    text = " ".join(w for i, w in enumerate(words) if i not in drop)
+    return strip_diacritics(text) if rng.random() < 0.5 else text
 
 
 def without(entries: list[KBEntry], codes: set[str]) -> list[KBEntry]:

