@@ -394,6 +394,8 @@ class RetrieveFromKB(Node):
         shared["retrieved"] = hits
         shared["retrieval_score"] = round(hits[0].score, 4) if hits else 0.0
         shared["retrieval_timings"] = res["timings"]
+        # Why an answer was or was not given: each leg's rank and score and the calibrated probability.
+        self.trace_extra["retrieval"] = {"threshold": p["threshold"], "hits": [h.trace() for h in hits[:5]]}
         return "default"
 
 

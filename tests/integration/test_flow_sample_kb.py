@@ -67,6 +67,12 @@ async def test_medical_question_answered_from_kb(deps, sample_pool):
         assert not out.red_flag and out.usage.total_tokens == 0
         assert visited(out) == ANSWERED
         assert all(r["error"] is None for r in out.trace)
+        # The trace says why: each leg's rank and score and the calibrated probability of the top entries.
+        why = next(r for r in out.trace if r["node"] == "retrieve")["retrieval"]
+        top = why["hits"][0]
+        assert top["code"] == "NK-013" and top["score"] == out.retrieval_score >= why["threshold"]
+        assert top["sparse_rank"] == 1 and top["dense_rank"] == 1 and top["features"]["lead"] > 0
+        assert all(h["score"] < top["score"] for h in why["hits"][1:])
 
 
 async def test_emergency_first_and_nothing_else(deps):
