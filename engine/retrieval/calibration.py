@@ -74,14 +74,41 @@ EVIDENCE_DENSE = 0.885
 UNSUPPORTED_CAP = 0.3
 
 
+# Bare subjects ("niềng răng", "sâu răng"): a message of at most SHORT_WORDS words names a subject that two or
+# three entries of a clinic KB share, so the features above (a small lead) rightly doubt which one is meant;
+# the product's answer to such a message is the subject's main entry, the one both legs rank first. For them
+# the probability is at least the pre-issue-21 estimate from the lead and the raw leg scores (SHORT_COEFFICIENTS,
+# fitted on faq-val top-1 correctness), which answered them; the off-topic guard below still applies.
+SHORT_WORDS = 4
+SHORT_COEFFICIENTS: dict[str, tuple[float, float, float, float]] = {
+    "hybrid": (-3.605, 7.13, 5.354, 2.834),
+    "sparse": (-4.013, 6.11, 6.451, 0.0),
+    "dense": (-2.721, 8.536, 0.0, 3.853),
+}
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
 def probability(
-    mode: str, feats: Mapping[str, float], *, unknown_words: int = 0, sparse: float = 0.0, dense: float = 0.0
+    mode: str,
+    feats: Mapping[str, float],
+    *,
+    unknown_words: int = 0,
+    sparse: float = 0.0,
+    dense: float = 0.0,
+    query_words: int = 0,
 ) -> float:
     """Estimated probability that a candidate with these features (``FEATURES``) is the right entry;
-    ``unknown_words``, ``sparse`` and ``dense`` (raw leg scores) feed the off-topic guard above."""
+    ``unknown_words``, ``sparse`` and ``dense`` (raw leg scores) feed the off-topic guard above, and
+    ``query_words`` (the message's length in words) the bare-subject rule."""
     coef = COEFFICIENTS[mode]
-    z = coef[0] + sum(b * feats.get(name, 0.0) for b, name in zip(coef[1:], FEATURES, strict=True))
-    p = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+    p = _sigmoid(coef[0] + sum(b * feats.get(name, 0.0) for b, name in zip(coef[1:], FEATURES, strict=True)))
+    if 0 < query_words <= SHORT_WORDS:
+        b0, b_lead, b_sparse, b_dense = SHORT_COEFFICIENTS[mode]
+        lead = feats.get("lead", 0.0)
+        p = max(p, _sigmoid(b0 + b_lead * lead + b_sparse * sparse + b_dense * dense_feature(dense)))
     if unknown_words and sparse < EVIDENCE_SPARSE and dense < EVIDENCE_DENSE:
         return min(p, UNSUPPORTED_CAP)
     return p

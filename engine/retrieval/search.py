@@ -258,6 +258,7 @@ class KBSearch:
         ranked = sorted(best.values(), key=lambda f: -f.score)
         unknown = index.unknown_count(texts[0])
         query_words = index.syllable_weights(fold(texts[0]))
+        n_words = len(split_words(fold(texts[0])))
         hits: list[Hit] = []
         for i, cand in enumerate(ranked[:k]):
             pos = index.position.get(cand.entry_id)
@@ -271,7 +272,10 @@ class KBSearch:
                 all_scores = sparse_scores[cand.entry_id]
                 cand.sparse_rank = int(np.count_nonzero(all_scores > cand.sparse_score)) + 1
             feats = candidate_features(index, ranked, i, entry, query_words, mode)
-            p = probability(mode, feats, unknown_words=unknown, sparse=cand.sparse_score, dense=cand.dense_score)
+            p = probability(
+                mode, feats, unknown_words=unknown, sparse=cand.sparse_score, dense=cand.dense_score,
+                query_words=n_words,
+            )
             if hits:  # below every entry ranked above it, so that the order and the scores always agree
                 p = min(p, hits[-1].score * 0.99)
             hits.append(
