@@ -49,8 +49,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.embed_cache import NpyCache
 from bench.memory_store import MemoryKBStore
+from bench.research.embed_cache import NpyCache
 from engine.embedding import LlamaCppEmbedder, passage_text
 from engine.retrieval.search import KBSearch, SearchResult
 from engine.retrieval.sparse import SparseIndex

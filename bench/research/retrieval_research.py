@@ -6,7 +6,7 @@ cached under /tmp/medbot-eval-cache, runs ``KBSearch`` in every mode, on the que
 diacritic stripped, and prints one JSON object with P@1, MRR@10, hit@10 and latency.
 
     python -m bench.research.retrieval_research [--data DIR] [--modes hybrid,sparse,dense] [--limit N]
-    python -m bench.research.retrieval_research --fit-calibration   # refit engine/retrieval/calibration.py
+    python -m bench.research.retrieval_research --fit-calibration   # refit calibration.SHORT_COEFFICIENTS
 
 Latency ``ms_p50``/``ms_p95`` is the in-process search path (clean, sparse, fusion, calibration);
 ``dense_store_ms_p50`` is the stand-in store's brute-force cosine (pgvector's share in production) and
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.memory_store import MemoryKBStore
 from bench.research.embed_cache import CachedE5
 from engine.retrieval import calibration, search
-from engine.retrieval.calibration import features
+from engine.retrieval.calibration import dense_feature
 from engine.retrieval.search import KBSearch
 from engine.text import strip_diacritics
 from engine.types import KBEntry
@@ -124,7 +124,9 @@ def precision_coverage(rows: list[tuple[bool, float]], thresholds: list[float]) 
 
 
 async def fit_calibration(kb: KBSearch, queries: list[dict[str, str]], qrels: dict[str, set[str]]) -> None:
-    """Fit the logistic calibration of every mode on top-1 correctness and print the coefficients."""
+    """Fit the lead/sparse/dense logistic model of every mode on top-1 correctness and print the coefficients
+    (``calibration.SHORT_COEFFICIENTS``, the bare-subject floor; the main model is fitted by
+    ``python -m bench.research.retrieval_calibration_fit``)."""
     from sklearn.linear_model import LogisticRegression
 
     fitted: dict[str, tuple[float, float, float, float]] = {}
@@ -137,7 +139,7 @@ async def fit_calibration(kb: KBSearch, queries: list[dict[str, str]], qrels: di
                 if not res.hits:
                     continue
                 top = res.hits[0]
-                xs.append(features(res.lead, top.sparse_score, top.dense_score))
+                xs.append((res.lead, top.sparse_score, dense_feature(top.dense_score)))
                 ys.append(top.entry.code in qrels.get(q["query_id"], set()))
         model = LogisticRegression(C=1.0).fit(np.array(xs), np.array(ys))
         b = model.coef_[0]

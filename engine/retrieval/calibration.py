@@ -21,7 +21,7 @@ reads features of a candidate that mean the same whatever the KB looks like (``F
 ``bench/retrieval_shapes.py`` (dev half of faq-val and the self-supervised ``self`` shape: answerable AND
 unanswerable queries, each (shape, run) group weighted equally but the unanswerable ones by 0.8: the
 probability assumes a little fewer messages the KB cannot answer than messages it can) by
-``python -m bench.retrieval_calibration_fit`` (0.8 is its default), which prints the dict below; refit it
+``python -m bench.research.retrieval_calibration_fit`` (0.8 is its default), which prints the dict below; refit it
 whenever ranking changes. ScoreDecisionNode's threshold keeps reading "answer when the top entry is right
 with probability >= p". Refitted without each shape in turn, the model kept its precision
 on the shape it had not seen (dev: 0.94-1.00 when answered at 0.5, false answers 3-14 %): the features mean
@@ -46,7 +46,7 @@ FEATURES = (
     "no_question",
 )
 
-# mode -> intercept followed by one coefficient per FEATURES name; fitted by bench/retrieval_calibration_fit.py.
+# mode -> intercept followed by one coefficient per FEATURES name; fitted by bench/research/retrieval_calibration_fit.py.
 COEFFICIENTS: dict[str, tuple[float, ...]] = {
     "hybrid": (-6.36, 5.029, 4.002, 0.179, 0.206, -0.569, 4.186, 4.024, 2.678, -2.372, 0.797),
     "sparse": (-6.515, 3.843, 5.646, 0.0, 0.0, 0.366, 0.0, 4.214, 3.587, -3.64, 0.721),

@@ -14,7 +14,7 @@ while the folded sparse leg does not care. (faq-val, queries stripped of marks: 
 restoration, 0.51 with it.)
 
 ``learned`` (the default since issue 21) adds to that weighted sum what a logistic model fitted on the candidate
-lists of six KB shapes (``bench/retrieval_fusion_research.py``, dev half of faq-val, checked leave-one-shape-out)
+lists of six KB shapes (``bench/research/retrieval_fusion_research.py``, dev half of faq-val, checked leave-one-shape-out)
 found worth keeping: a bonus for being first in a leg, and the idf-weighted share of the entry's title found in
 the message (``entry_cov``: a question whose words are all in the message). Its leg weights are the model's,
 rescaled to sum to 1; on each shape it was not fitted on it beat the plain sum by 0.3-1.6 points of P@1.
@@ -32,7 +32,7 @@ DENSE_WEIGHT = 0.5
 DENSE_WEIGHT_NO_DIACRITICS = 0.4
 RRF_K = 60
 # method "learned": leg weights (hybrid; the no-diacritics ratio above still applies), first-in-leg bonuses and the
-# title-coverage weight, from `python -m bench.retrieval_fusion_research` (weights 4.684, 3.791, 0.388, 0.583,
+# title-coverage weight, from `python -m bench.research.retrieval_fusion_research` (weights 4.684, 3.791, 0.388, 0.583,
 # 2.559 divided by 4.684 + 3.791).
 LEARNED_DENSE_WEIGHT = 0.447
 LEARNED_TOP_BONUS = {"sparse": 0.046, "dense": 0.069}

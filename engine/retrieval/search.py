@@ -49,7 +49,7 @@ from engine.types import Embedder, Hit, KBEntry, KBStore
 log = logging.getLogger("medbot.retrieval")
 
 MODES = ("hybrid", "sparse", "dense")
-FUSION_METHOD = "score"  # "learned" and "rrf" for comparison (bench/retrieval_fusion_research.py)
+FUSION_METHOD = "score"  # "learned" and "rrf" for comparison (bench/research/retrieval_fusion_research.py)
 DENSE_RECHECK_SECONDS = 30.0
 
 

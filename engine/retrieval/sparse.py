@@ -167,8 +167,8 @@ class SparseIndex:
             matrix = normalize(mixed).tocsc().astype(np.float32)
             self.families[name] = _Family(_ANALYZERS[name], 2 ** _HASH_BITS[name], columns, idf, matrix, weight)
         self._titles: dict[int, dict[str, float]] = {}  # position -> title syllable weights (title_coverage)
-        # The KB's own "near miss" level, a calibration reference (engine.retrieval.calibration).
-        self.null_sparse = self._near_miss_level() if self.families else 0.0
+        # The KB's own "near miss" level, a calibration reference (engine.retrieval.calibration); KB entries only.
+        self.null_sparse = self._near_miss_level() if self.families and fields is entry_fields else 0.0
         self.build_seconds = time.perf_counter() - t0
         # Marked spellings of the KB's own words, to restore unmarked queries for the dense leg; built apart
         # (``build_restorer``, seconds at 100k entries) so the index serves before it is ready.

@@ -8,8 +8,8 @@ weighted equally, so the 12k-entry shapes do not drown the small ones. Before th
 leave-one-shape-out check refits without each shape and reports, on that unseen shape, the precision when
 answered and the answered share at the default threshold: the transfer the calibration is for.
 
-    python -m bench.retrieval_calibration_fit              # collect (cached) + fit; prints COEFFICIENTS
-    python -m bench.retrieval_calibration_fit --recollect  # search again (after a ranking change)
+    python -m bench.research.retrieval_calibration_fit              # collect (cached) + fit; prints COEFFICIENTS
+    python -m bench.research.retrieval_calibration_fit --recollect  # search again (after a ranking change)
 
 Rows are cached in .medbot/eval-cache/calibration-rows-<mode>.json.
 """

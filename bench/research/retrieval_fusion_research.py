@@ -6,7 +6,7 @@ Each (shape, split) query's legs are computed once with the production pieces (`
 ``SparseIndex``, the restorer, the cached embedder, exact cosine) and cached in
 ``.medbot/eval-cache/legs-<shape>-<split>.npz``; every variant is then pure numpy over those lists.
 
-    python -m bench.retrieval_fusion_research [--split dev]
+    python -m bench.research.retrieval_fusion_research [--split dev]
 """
 
 from __future__ import annotations
