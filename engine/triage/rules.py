@@ -99,6 +99,10 @@ class Markers:
     conditional: re.Pattern[str]  # a clause about what might happen ("nếu bé sốt, bỏ bú…")
     recurrent: re.Pattern[str]  # a pattern over time ("thường hay bị", "dạo này", "các cơn")…
     acute: re.Pattern[str]  # …unless something says it is happening now, suddenly
+    animal: re.Pattern[str]  # the message is about a pet or farm animal ("chó nhà em bị ngộ độc")…
+    animal_accented: re.Pattern[str] | None  # the same, with diacritics ("con chó", never "thở như chó chạy")
+    bitten: re.Pattern[str]  # "… bị chó cắn": a person, unless an animal was spoken of before it
+    human_hurt: re.Pattern[str]  # …unless a person is hurt too ("chó cắn con tôi", "cả nhà cùng ăn")
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +141,7 @@ class Match:
     general_question: bool = False
     recurrent: bool = False  # the message describes a pattern over time, nothing acute
     resolved: bool = False  # the message says it is over, nothing acute
+    about_animal: bool = False  # the message is about an animal and no person is hurt
 
 
 def _required(spec: dict[str, Any], key: str, where: str) -> Any:
@@ -176,6 +181,10 @@ def parse_rules(text: str) -> RuleSet:
         conditional=_alternation(_required(m, "conditional", "markers"), "markers.conditional"),
         recurrent=_alternation(_required(m, "recurrent", "markers"), "markers.recurrent"),
         acute=_alternation(_required(m, "acute", "markers"), "markers.acute"),
+        animal=_alternation(_required(m, "animal", "markers"), "markers.animal"),
+        animal_accented=compile_phrases(m.get("animal_accented", []), folded=False),
+        bitten=_alternation(_required(m, "bitten", "markers"), "markers.bitten"),
+        human_hurt=_alternation(_required(m, "human_hurt", "markers"), "markers.human_hurt"),
     )
     g = _required(data, "glucose", "file")
     glucose = GlucoseRule(
@@ -261,8 +270,20 @@ class _Message:
 
     def time_of(self, pos: int) -> str:
         """NOW, PAST or IF for the clause at ``pos``. A clause with no time word of its own continues the one
-        before it in the same sentence ("Tháng 6/2019 tôi bị yếu nửa người, méo miệng"; "nếu bé sốt, bỏ bú")."""
-        return self._clause_times(self.norm.sentence_at(pos)).get(self.clause(pos), NOW)
+        before it in the same sentence ("Tháng 6/2019 tôi bị yếu nửa người, méo miệng"; "nếu bé sốt, bỏ bú").
+        In a clause that speaks of both the past and now, the time word nearest before ``pos`` decides ("hồi
+        nhỏ em bị đuối nước nên giờ sợ nước": the drowning is the past); a condition covers the whole clause."""
+        clause = self.clause(pos)
+        when = self._clause_times(self.norm.sentence_at(pos)).get(clause, NOW)
+        if when == IF:
+            return when
+        text = self.norm.text
+        before = text[clause[0] : pos]
+        last_past = max((m.end() for m in self.markers.past.finditer(before)), default=-1)
+        last_now = max((m.end() for m in self.markers.present.finditer(before)), default=-1)
+        if last_past < 0 and last_now < 0:
+            return when
+        return PAST if last_past > last_now else NOW
 
     def _clause_times(self, sentence: tuple[int, int]) -> dict[tuple[int, int], str]:
         times = self._sentence_times.get(sentence)
@@ -331,7 +352,8 @@ def _pair(symptoms: Found, severity: Found) -> tuple[str, str] | None:
 def _accented_hit(phrase: str, msg: _Message, cat: Category) -> tuple[Found, Found]:
     """An accented phrase ("tự tử", where folding alone would also read "từ từ") goes through the same checks
     as any phrase, at the place its folded form stands in the message."""
-    rx = re.compile(_WORD_EDGE.format(re.escape(fold_words(phrase, {}))))
+    words = fold_words(phrase, {}).split()
+    rx = re.compile(_WORD_EDGE.format("(?: ; | )".join(re.escape(w) for w in words)))  # it may cross a comma
     return _hits(rx, msg, cat, kind="alone")
 
 
@@ -351,6 +373,9 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
             or (bool(mk.general.search(norm.text)) and not mk.present.search(norm.text))
         )
     )
+    # About an animal, with no person hurt: not a human emergency ("mèo nhà mình ăn phải cá nóc, co giật").
+    result.about_animal = _about_animal(norm, mk)
+    result.general_question = result.general_question or result.about_animal
     result.recurrent = bool(mk.recurrent.search(norm.text)) and not acute
     result.resolved = bool(mk.resolved.search(norm.text)) and not acute
     extra_hits = extra_hits or {}
@@ -379,6 +404,22 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
             if pair is not None and not alone:
                 result.hits += [Hit(cat.id, "symptom", pair[0]), Hit(cat.id, "severity", pair[1])]
     return _drop_yielding(result, rules)
+
+
+def _word_index(text: str, pos: int) -> int:
+    return len(text[:pos].replace(" ; ", " ").split())
+
+
+def _about_animal(norm: Normalized, mk: Markers) -> bool:
+    """The message speaks of a pet or farm animal and of no person hurt. "X bị (con chó) cắn" is a person
+    bitten unless an animal was named before it ("con bò nhà chú em bị rắn cắn")."""
+    firsts = [_word_index(norm.text, m.start()) for m in mk.animal.finditer(norm.text)]
+    if mk.animal_accented is not None:
+        firsts += [_word_index(norm.accented, m.start()) for m in mk.animal_accented.finditer(norm.accented)]
+    if not firsts or mk.human_hurt.search(norm.text):
+        return False
+    first = min(firsts)
+    return not any(_word_index(norm.text, m.start()) < first for m in mk.bitten.finditer(norm.text))
 
 
 def _drop_yielding(result: Match, rules: RuleSet) -> Match:

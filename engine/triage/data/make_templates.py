@@ -2,10 +2,12 @@
 
 ``python -m engine.triage.data.make_templates`` rewrites the file (deterministic: a fixed seed). For the
 categories the held-out sets found weakest (suicide, seizures, danger signs in small children, burns, pregnancy,
-poisoning) it combines who it is about (first and third person, regional words: "má tui", "ba em"), the lay
+poisoning, severe headache, bites) it combines who it is about (first and third person, regional words: "má tui", "ba em"), the lay
 words for the presentation and a severity sign, in the three ways people type (with diacritics, without, in
 chat spellings), and as many hard negatives built the same way: the same words with a negation, in the past,
-mild, as a general question, or an idiom. The rules are not generated from these; they are a second source for
+mild, as a general question, or an idiom; and two families of hard negatives for every category: the same
+emergency befalling a pet or farm animal (not a human emergency unless a person is hurt too), and the same
+emergency asked about in advance, to learn ("nếu … thì sơ cứu thế nào", "dấu hiệu … là gì"). The rules are not generated from these; they are a second source for
 the model only, next to the hand-written sets (docs/triage.md).
 """
 
@@ -28,6 +30,8 @@ CHILDREN = ["bé nhà em", "con em", "cháu tôi", "con gái chị", "thằng cu
 CHILD_AGES = ["2 tháng", "5 tháng", "8 tháng", "10 tháng", "1 tuổi", "18 tháng", "2 tuổi", "3 tuổi"]
 NEWBORN = ["bé sơ sinh 6 ngày", "con em mới sinh được 10 ngày", "bé 3 tuần tuổi", "cháu tôi 20 ngày tuổi"]
 PREGNANT = ["vợ em", "em", "chị em", "con dâu tôi", "tôi"]
+ANIMALS = ["con chó nhà em", "con mèo nhà tôi", "bé cún nhà mình", "mèo nhà tui", "con gà nhà em", "con heo nhà tôi",
+           "con bò nhà chú em", "chó cưng của chị", "bé mèo nhà em", "thú cưng nhà mình", "con vịt nhà bà"]
 
 POSITIVE: dict[str, list[str]] = {
     "suicide": [
@@ -76,6 +80,19 @@ POSITIVE: dict[str, list[str]] = {
         "{a} sưởi than trong phòng kín, đau đầu, nôn, lơ mơ", "{c} {age} uống nhầm dầu hỏa, ho sặc sụa",
         "{a} phun thuốc sâu xong chảy nước dãi, run giật cơ", "cả nhà ăn cá nóc, {a} tê miệng, khó thở",
     ],
+    "severe_headache": [
+        "{a} tự nhiên đau đầu như búa bổ, nôn vọt", "{a} đau đầu dữ dội nhất từ trước tới giờ, cổ cứng",
+        "{a} đau đầu như sét đánh khi đang tập tạ, giờ lơ mơ", "{a} nhức đầu kinh khủng, sốt cao, cứng gáy",
+        "{a} đau đầu chưa từng bị như vậy, nói lộn xộn", "{s} đau đầu như muốn nổ tung, nhìn mờ, tay tê",
+        "{a} đau đầu khủng khiếp, uống thuốc giảm đau không ăn thua, nôn mấy lần", "{a} ôm đầu kêu đau rồi gục xuống",
+        "{a} đau sau gáy dữ dội, không giống những lần đau nửa đầu trước", "{a} đau đầu dữ dội, huyết áp 210, mờ mắt",
+    ],
+    "bite_sting": [
+        "{c} {age} bị con chó nhà hàng xóm cắn rách mặt, chảy máu nhiều", "{a} bị rắn cắn ở chân, sưng to, choáng",
+        "{a} bị ong đốt mấy chục nốt, khó thở", "{c} {age} bị chó dại cắn vào tay",
+        "con chó nhà em cắn {a}, vết cắn sâu, máu chảy không cầm", "{a} bị rắn lục cắn, chỗ cắn tím đen, chảy máu chân răng",
+        "{a} bị ong vò vẽ đốt, nổi mề đay khắp người, tụt huyết áp", "{c} {age} bị mèo hoang cào cắn chảy máu nhiều ở mặt",
+    ],
 }
 NEGATIVE: dict[str, list[str]] = {
     "suicide": [
@@ -109,7 +126,31 @@ NEGATIVE: dict[str, list[str]] = {
         "thuốc diệt chuột loại nào an toàn cho nhà có trẻ nhỏ", "ăn nấm rơm có tốt không",
         "{a} uống sắt bị đi ngoài phân đen", "cách phòng ngộ độc thực phẩm mùa hè",
         "{a} bị ngộ độc thực phẩm nhẹ năm ngoái, giờ ăn uống bình thường", "dầu gió bôi ngoài da cho trẻ được không",
+        "{pet} ăn phải bả chuột, sùi bọt mép, gần đây có thú y không", "{pet} ăn phải cá nóc, co giật",
     ],
+    "severe_headache": [
+        "{a} đau đầu nhẹ khi thiếu ngủ, uống nước là đỡ", "{s} hay đau nửa đầu mỗi khi căng thẳng, nên uống thuốc gì",
+        "dấu hiệu đau đầu nguy hiểm là gì", "nếu đau đầu như sét đánh thì có cần gọi cấp cứu không",
+        "{a} đau đầu dữ dội tuần trước, đã đi khám, giờ hết rồi", "{s} không đau đầu, chỉ hơi chóng mặt khi đứng dậy",
+        "làm sao để nhận biết đau đầu do xuất huyết não", "{a} hơi nhức đầu vì nắng",
+    ],
+    "bite_sting": [
+        "{pet} bị rắn cắn, chân sưng, nhưng vẫn ăn được", "{pet} bị chó khác cắn chảy máu, bệnh viện thú y nào mở đêm",
+        "{pet} bị ong đốt sưng mõm", "{pet} bị xe tông gãy chân, chảy máu nhiều",
+        "nếu bị rắn cắn thì sơ cứu thế nào", "khi nào bị chó cắn thì cần tiêm phòng dại",
+        "{s} bị chó cắn năm ngoái, đã tiêm đủ phòng dại, giờ có cần tiêm nhắc không", "{pet} co giật, sùi bọt mép, phải làm sao",
+    ],
+}
+# Asked in advance, to learn: the same emergencies, not happening (added to every category's negatives).
+ADVANCE = [
+    "nếu {a} bị {e} thì sơ cứu thế nào", "khi nào {e} thì cần gọi cấp cứu", "dấu hiệu {e} là gì",
+    "làm sao để nhận biết {e}", "em hỏi trước để biết, {e} thì người nhà nên làm gì", "{e} có triệu chứng thế nào",
+    "sơ cứu {e} cho trẻ như thế nào, em hỏi để biết",
+]
+EVENTS = {
+    "suicide": "có ý định tự tử", "seizure": "co giật", "child_danger": "trẻ li bì bỏ bú", "burn": "bỏng nước sôi",
+    "pregnancy": "bầu ra máu", "poisoning": "ngộ độc thuốc chuột", "severe_headache": "đau đầu dữ dội",
+    "bite_sting": "rắn cắn",
 }
 WEEKS = ["24", "28", "30", "32", "34", "36"]
 CHAT = [("không", "ko"), ("được", "dc"), ("rồi", "r"), ("gì", "j"), ("với", "vs")]
@@ -118,7 +159,7 @@ CHAT = [("không", "ko"), ("được", "dc"), ("rồi", "r"), ("gì", "j"), ("v�
 def _fill(template: str, rng: random.Random) -> str:
     return template.format(
         a=rng.choice(ADULTS), s=rng.choice(SELF), c=rng.choice(CHILDREN), age=rng.choice(CHILD_AGES),
-        n=rng.choice(NEWBORN), p=rng.choice(PREGNANT), w=rng.choice(WEEKS),
+        n=rng.choice(NEWBORN), p=rng.choice(PREGNANT), w=rng.choice(WEEKS), pet=rng.choice(ANIMALS),
     )
 
 
@@ -138,7 +179,8 @@ def generate(seed: int = SEED) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     seen: set[str] = set()
     for category in POSITIVE:
-        for emergency, templates in ((True, POSITIVE[category]), (False, NEGATIVE[category])):
+        advance = [t.replace("{e}", EVENTS[category]) for t in ADVANCE]
+        for emergency, templates in ((True, POSITIVE[category]), (False, NEGATIVE[category] + advance)):
             want = PER_CATEGORY if emergency else PER_CATEGORY * 3 // 4
             tries = 0
             made = 0
