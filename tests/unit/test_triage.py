@@ -31,10 +31,10 @@ TUNED = {  # every emergency in them is caught
     "dev G": load_labelled(LABELLED / "dev7.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# Measured once on the held-out set (author G, written blind; rules and model frozen at commit eb0652d, 2026-11-28):
-# rules + model recall 369/392 (94.1 %), false alarms 16/395 (4.1 %); rules alone 354/392, 16/395. Not tuned on.
-HELD_OUT_RECALL = 0.94
-HELD_OUT_FALSE_ALARMS = 0.041
+# Measured once on the held-out set (author H, written blind; rules and model frozen at commit cb19501, 2026-11-28):
+# rules + model recall 404/455 (88.8 %), false alarms 14/382 (3.7 %); rules alone 373/455, 14/382. Not tuned on.
+HELD_OUT_RECALL = 0.887
+HELD_OUT_FALSE_ALARMS = 0.037
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
