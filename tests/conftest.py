@@ -155,3 +155,12 @@ def new_user(sample_runtime: Any) -> Callable[..., Awaitable[Any]]:
         return user
 
     return make
+
+
+def share_heavy_services(source: Any, target: Any) -> None:
+    """Give ``target`` (a ``bot.runtime.Runtime`` with other settings) the session runtime's KB index and
+    embedder, built once per session; everything else (the LLM client above all) is built from ``target``'s
+    own settings."""
+    for key in ("searcher", "embedder"):
+        if key in source.extras:
+            target.extras[key] = source.extras[key]

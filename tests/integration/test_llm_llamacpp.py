@@ -23,6 +23,7 @@ from engine.flows import run_medical_flow
 from engine.llm import LLMClient, LLMConfig, LLMError, strict_schema
 from engine.nodes import Classification, PruneOut
 from engine.reply_nodes import ComposeOut
+from tests.conftest import share_heavy_services
 from tests.tiny_llama import free_port, serve, write_tiny_llama
 
 BUDGET = 8.0  # the production default of LLM_BUDGET_SECONDS
@@ -134,7 +135,7 @@ async def make_deps(
         }
     )
     runtime = Runtime(settings=settings, url=sample_runtime.url, pool=sample_runtime.pool)
-    runtime.extras.update(sample_runtime.extras)
+    share_heavy_services(sample_runtime, runtime)
     made: list[EngineDeps] = []
 
     def make() -> EngineDeps:

@@ -29,6 +29,7 @@ from engine.llm_check import check_model, parse_override, steps_from
 from engine.result import FlowResult
 from testkit.fakes.openai_server import FakeOpenAI, Reply, chat_json
 from tests.conftest import SAMPLE_DISCLAIMER as DISCLAIMER
+from tests.conftest import share_heavy_services
 
 QUESTION = "niềng răng mất bao lâu"  # → NK-027 "Niềng răng có đau không, mất bao lâu?"
 CLASSIFY_OK = chat_json(
@@ -70,7 +71,7 @@ async def make_deps(sample_runtime, sample_searcher, server):
         }
     )
     runtime = Runtime(settings=settings, url=sample_runtime.url, pool=sample_runtime.pool)
-    runtime.extras.update(sample_runtime.extras)  # the session's searcher (index built once) and embedder
+    share_heavy_services(sample_runtime, runtime)  # the session's searcher (index built once) and embedder
     assert "searcher" in runtime.extras
     made: list[EngineDeps] = []
 
@@ -459,7 +460,7 @@ async def test_the_stored_turn_carries_each_steps_model_time_and_tokens(server, 
         update={"openai_api_key": SecretStr("k"), "openai_base_url": server.base_url, "openai_model": "fake-model"}
     )
     runtime = Runtime(settings=settings, url=sample_runtime.url, pool=sample_runtime.pool)
-    runtime.extras.update(sample_runtime.extras)
+    share_heavy_services(sample_runtime, runtime)
     service = await build_service(runtime)
     user = await new_user(service)
     reply = await service.handle_text(user, QUESTION, channel="test")

@@ -31,6 +31,7 @@ from engine.deps import EngineDeps
 from engine.flows import run_medical_flow
 from testkit.fakes.openai_server import FakeOpenAI, Reply, chat_json
 from testkit.fakes.telegram_server import FakeTelegram
+from tests.conftest import share_heavy_services
 from tests.integration.worker_helpers import make_ctx
 
 JOBS = {j.name: j for j in default_jobs()}
@@ -52,7 +53,7 @@ async def deps(sample_runtime: Any, llm: FakeOpenAI) -> AsyncIterator[EngineDeps
         update={"openai_api_key": SecretStr("k"), "openai_base_url": llm.base_url, "openai_model": "fake-model"}
     )
     runtime = Runtime(settings=settings, url=sample_runtime.url, pool=sample_runtime.pool)
-    runtime.extras.update(sample_runtime.extras)
+    share_heavy_services(sample_runtime, runtime)
     made = engine_deps(runtime)
     made.config.llm_wait, made.config.llm_max_wait = 0.01, 0.05
     yield made
