@@ -24,6 +24,7 @@ import json
 import sys
 from pathlib import Path
 
+from bench.output import write_json
 from bot.dialogue_eval import Figures, TurnResult, evaluate_dialogues, read_dialogues
 from bot.runtime import open_runtime
 from bot.setup import setup
@@ -97,9 +98,7 @@ def main() -> int:
     print(f"{'all':<12} {after['turns']:>5} {before['right']:>13} {after['right']:>12} "
           f"{before['wrong_answers']:>13} {after['wrong_answers']:>12}")  # fmt: skip
     print(f"turn accuracy {before['accuracy']:.1%} → {after['accuracy']:.1%}")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, ensure_ascii=False, indent=2), encoding="utf-8")
-    print(f"wrote {OUT}")
+    write_json(OUT, result)
     return 0
 
 

@@ -19,6 +19,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from bench.output import write_json
 from engine.classify import classify, get_classifier
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,9 +62,7 @@ def main() -> int:
             print(f"  {intent:<17} {c['right']:>3}/{c['n']:<3}")
         for m in report["mistakes"]:  # type: ignore[union-attr]
             print(f"  ✗ {m['text']!r}: {m['label']} → {m['got']}")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(results, ensure_ascii=False, indent=2), encoding="utf-8")
-    print(f"wrote {OUT}")
+    write_json(OUT, results)
     return 0
 
 

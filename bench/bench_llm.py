@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pydantic import SecretStr
 
+from bench.output import write_json
 from bot.runtime import Runtime, open_runtime
 from bot.setup import setup
 from bot.wiring import engine_deps
@@ -176,9 +177,7 @@ def main() -> int:
     print(f"never below offline ({offline:.1%}): {'yes' if not worse else 'NO: ' + ', '.join(worse)}")
     print(f"slow model p95 {slow['p95_ms'] / 1000:.2f} s within the {args.budget:g} s budget: "
           f"{'yes' if slow['p95_ms'] <= args.budget * 1000 else 'NO'}")  # fmt: skip
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, ensure_ascii=False, indent=2), encoding="utf-8")
-    print(f"wrote {OUT}")
+    write_json(OUT, result)
     return 0
 
 

@@ -1,7 +1,7 @@
 """An in-memory KBStore with brute-force cosine search, for ``bench_retrieval_speed`` and the research scripts.
 
 The product's store is PostgreSQL + pgvector (``db/``); this one measures the search path and ranking
-quality without a database. Dense search is exact (numpy), so it is an upper bound on what HNSW returns.
+quality without a database. Dense search is exact (``engine.vector_index``, as the product's store for small roles), so it is an upper bound on what HNSW returns.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from engine.types import KBEntry
+from engine.vector_index import VectorIndex
 
 
 class MemoryKBStore:
@@ -22,7 +23,7 @@ class MemoryKBStore:
         self.ids = np.array([e.id for e in self.entries], dtype=np.int64)
         self.roles = np.array([e.role for e in self.entries])
         self.version = version
-        self._rows: dict[str, np.ndarray] = {}
+        self._indexes: dict[str, VectorIndex] = {}  # built on a role's first search
 
     async def kb_version(self, role: str) -> int:
         return self.version
@@ -35,15 +36,8 @@ class MemoryKBStore:
         return n, n  # one vector per entry, all of one model
 
     async def dense_search(self, role: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        if role not in self._rows:
+        index = self._indexes.get(role)
+        if index is None:
             rows = np.flatnonzero(self.roles == role)
-            self._rows[role] = rows
-            self._role_vectors = {**getattr(self, "_role_vectors", {}), role: self.vectors[rows]}
-        rows = self._rows[role]
-        if len(rows) == 0 or k <= 0:
-            return []
-        sims = self._role_vectors[role] @ np.asarray(vector, dtype=np.float32).reshape(-1)
-        k = min(k, len(sims))
-        top = np.argpartition(-sims, k - 1)[:k]
-        top = top[np.argsort(-sims[top])]
-        return [(int(self.ids[rows[i]]), float(sims[i])) for i in top]
+            index = self._indexes[role] = VectorIndex(self.ids[rows], self.vectors[rows])
+        return index.nearest(vector, k)

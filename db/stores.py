@@ -7,13 +7,14 @@ import numpy as np
 
 from db import conversations, embedding_cache, embedding_models, kb
 from engine.types import KBEntry, Turn
+from engine.vector_index import VectorIndex
 
 
 class PgKBStore:
     """``engine.types.KBStore`` on the ``kb_entries`` table.
 
     Dense search: a role of up to ``kb.EXACT_SEARCH_MAX`` entries (every clinic KB we know of) is searched
-    exactly in memory, on a copy of its vectors taken when the engine (re)loads the role's entries: a
+    exactly in memory (``engine.vector_index``), on a copy of its vectors taken when the engine (re)loads the role's entries: a
     matrix-vector product, ~0.3 ms at 10,000 entries against ~8 ms for the same exact scan in PostgreSQL,
     and one round trip less per question (at most 23 MB per role). Larger roles go to pgvector's HNSW index.
     PostgreSQL stays the store: the copy is rebuilt whenever the KB version changes, like the TF-IDF index.
@@ -23,7 +24,7 @@ class PgKBStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
         self._sizes: dict[str, int] = {}  # entries per role at the last load, to pick the search plan
-        self._vectors: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # role -> (ids, unit-length rows)
+        self._vectors: dict[str, VectorIndex] = {}  # role -> its vectors in memory (small roles)
         self._models: dict[str, str] = {}  # role -> the model whose vectors dense_search reads
 
     async def kb_version(self, role: str) -> int:
@@ -42,11 +43,9 @@ class PgKBStore:
             size = await kb.count_active(self.pool, role)
             self._sizes[role] = size
         if size <= kb.EXACT_SEARCH_MAX:
-            ids, matrix = await kb.active_vectors(self.pool, role, model)
-            if len(ids):
-                matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-            self._vectors[role] = (ids, matrix)
-            have = len(ids)
+            index = VectorIndex(*await kb.active_vectors(self.pool, role, model))
+            self._vectors[role] = index
+            have = len(index)
         else:
             self._vectors.pop(role, None)
             have = await kb.count_vectors(self.pool, role, model)
@@ -62,18 +61,7 @@ class PgKBStore:
             return await kb.dense_search(
                 self.pool, role, vector, k, model=model, role_size=self._sizes.get(role)
             )
-        return exact_nearest(*held, vector, k)
-
-
-def exact_nearest(ids: np.ndarray, matrix: np.ndarray, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-    """The ``k`` rows of ``matrix`` (unit length) most cosine-similar to ``vector``, best first."""
-    if len(ids) == 0 or k <= 0:
-        return []
-    query = np.asarray(vector, dtype=np.float32)
-    similarity = matrix @ (query / max(float(np.linalg.norm(query)), 1e-12))
-    top = np.argpartition(-similarity, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
-    top = top[np.argsort(-similarity[top], kind="stable")]
-    return [(int(ids[i]), float(similarity[i])) for i in top]
+        return held.nearest(vector, k)
 
 
 class PgEmbeddingCache:

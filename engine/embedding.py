@@ -46,6 +46,7 @@ import numpy as np
 
 from engine import e5_gguf
 from engine.types import Embedder, EmbeddingCache, ModelRegistry
+from engine.untrusted import file_sha256
 
 log = logging.getLogger("medbot.embedding")
 
@@ -80,7 +81,7 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
 
 @functools.cache
 def _weights_sha256(path: str) -> str:
-    return e5_gguf.file_sha256(Path(path))
+    return file_sha256(Path(path))
 
 
 class EmbeddingUnavailable(RuntimeError):

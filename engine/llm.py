@@ -209,14 +209,18 @@ def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return walk(schema)
 
 
+def openai_client(base_url: str | None, api_key: str | None, timeout: float, *, max_retries: int) -> Any:
+    """The one place an ``openai.AsyncOpenAI`` is built: the chat client below and the embedding client
+    (``kb_import.embedders``) differ only in endpoint, key, timeout and retries."""
+    return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries)
+
+
 class LLMClient:
     """Chat completions with our error model. One instance per process; safe for concurrent use."""
 
     def __init__(self, config: LLMConfig, breaker: CircuitBreaker | None = None) -> None:
         self.config = config
-        self._client = openai.AsyncOpenAI(
-            base_url=config.base_url, api_key=config.api_key, timeout=config.timeout, max_retries=0
-        )
+        self._client = openai_client(config.base_url, config.api_key, config.timeout, max_retries=0)
         # Whether the server enforces a JSON schema: None until the first schema request tells.
         self.structured: bool | None = config.structured
         self.breaker = breaker or CircuitBreaker()

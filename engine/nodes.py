@@ -21,12 +21,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from engine import followups, prompts, triage
-from engine.classify import Intent, classify, fold, has_question
+from engine.classify import Intent, classify, has_question
 from engine.core import Node, register
 from engine.intents import SERVICE_INTENTS
 from engine.safety import InvalidInput, normalize_input, validate_input
 from engine.shared import dedup_hits, deps_of, history_text, role_of, say
 from engine.structured import Structured, StructuredNode, disagree, step_on
+from engine.text import fold_plain
 from engine.types import Hit, Turn
 
 log = logging.getLogger(__name__)
@@ -278,15 +279,15 @@ async def tapped_topic(shared: dict[str, Any]) -> str | None:
     """The topic (ĐỀ MỤC) a message names: a topic button of the previous reply, or "chủ đề <name>"."""
     query = shared.get("query") or ""
     history: list[Turn] = shared.get("history") or []
-    offered = {fold(q) for q in history[-1].suggestions} if history else set()
-    folded = fold(query)
+    offered = {fold_plain(q) for q in history[-1].suggestions} if history else set()
+    folded = fold_plain(query)
     named = _TOPIC_PREFIX.sub("", folded)
     if folded not in offered and named == folded:
         return None
     if len(named.split()) > 8:
         return None
     groups = await deps_of(shared).searcher.topics(role_of(shared).kb)
-    return next((topic for topic, _ in groups if fold(topic) == named), None)
+    return next((topic for topic, _ in groups if fold_plain(topic) == named), None)
 
 
 # ----- retrieval --------------------------------------------------------------------------------------------

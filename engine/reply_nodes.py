@@ -18,11 +18,11 @@ from pydantic import BaseModel, Field
 
 from engine import prompts, texts
 from engine.answers import curated_answer, source_line
-from engine.classify import fold
 from engine.core import Node, register
 from engine.roles import Role
 from engine.shared import deps_of, history_text, role_of, say, unique_questions
 from engine.structured import Structured, StructuredNode
+from engine.text import fold_plain
 from engine.types import Hit, KBEntry
 
 log = logging.getLogger(__name__)
@@ -206,7 +206,7 @@ class GreetingResponse(Node):
 
     async def post(self, shared: dict[str, Any], p: tuple[str, Role], _: Any) -> str:
         query, role = p
-        if _THANKS.search(fold(query)):
+        if _THANKS.search(fold_plain(query)):
             say(shared, texts.THANKS_REPLY)
         else:
             say(shared, role.greeting)

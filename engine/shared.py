@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.classify import fold
 from engine.deps import EngineDeps
 from engine.llm import Usage
 from engine.roles import Role, get_role
+from engine.text import fold_plain
 from engine.types import Hit, KBEntry, Turn
 
 
@@ -41,11 +41,11 @@ def history_text(turns: list[Turn]) -> str:
 
 def unique_questions(entries: list[KBEntry], exclude: set[str] = frozenset(), limit: int = 10) -> list[str]:
     out: list[str] = []
-    seen = {fold(q) for q in exclude}
+    seen = {fold_plain(q) for q in exclude}
     for e in entries:
         q = (e.question or "").strip()
-        if q and fold(q) not in seen:
-            seen.add(fold(q))
+        if q and fold_plain(q) not in seen:
+            seen.add(fold_plain(q))
             out.append(q)
         if len(out) >= limit:
             break

@@ -10,10 +10,13 @@
 
 Every refusal raises ``UnsafeFile`` with a stable ``code``, an English ``message`` for logs and CLI reports,
 and ``message_vi``, a Vietnamese sentence naming the limit, for the clinic staff who sent the file.
+
+``file_sha256`` is the one file digest (import history, watched folder, model files).
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import zipfile
 from dataclasses import dataclass
@@ -105,3 +108,13 @@ def _ratio_error(part: str, ratio: float, limits: ZipLimits) -> UnsafeFile:
         f"Tệp bị nén với tỉ lệ bất thường ({vn_number(round(ratio))} lần, tối đa "
         f"{vn_number(limits.max_ratio)} lần), dấu hiệu của tệp độc hại; hệ thống không mở tệp này.",
     )
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file, read a megabyte at a time (an upload's identity in the import history, a model
+    file's fingerprint)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()

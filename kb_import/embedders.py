@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 import asyncpg
-from openai import AsyncOpenAI
 
 from db.settings import Settings
 from db.stores import PgEmbeddingCache, PgModelRegistry
 from engine.embedding import CachedEmbedder, make_embedder
+from engine.llm import openai_client
 from engine.types import Embedder
 
 
@@ -24,12 +24,8 @@ def embedding_client(settings: Settings) -> Any:
     key = settings.embedding_api_key or settings.openai_api_key
     if base_url is None and key is None:
         return None
-    return AsyncOpenAI(
-        api_key=key.get_secret_value() if key is not None else "none",  # local servers take any key
-        base_url=base_url,
-        timeout=settings.embedding_timeout,
-        max_retries=1,
-    )
+    api_key = key.get_secret_value() if key is not None else "none"  # local servers take any key
+    return openai_client(base_url, api_key, settings.embedding_timeout, max_retries=1)
 
 
 def make_inner_embedder(settings: Settings) -> Embedder:

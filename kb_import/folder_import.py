@@ -22,7 +22,6 @@ with the error as its report.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import io
 import logging
 import time
@@ -35,6 +34,7 @@ from rich.console import Console
 
 from db import outbox, users
 from db.job_context import Counts, JobContext
+from engine.untrusted import file_sha256
 from kb_import.job import ImportOptions, run_import
 from kb_import.report import render_report
 
@@ -104,13 +104,6 @@ def candidates(folder: Path, settle_seconds: float) -> tuple[list[Path], int]:
     ready.sort(key=lambda p: (p.stat().st_mtime, p.name))
     return ready, settling
 
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def free_name(folder: Path, name: str) -> Path:
@@ -186,7 +179,7 @@ async def run(ctx: JobContext) -> Counts:
     errors: dict[str, int] = ctx.extras.setdefault("folder_import_errors", {})
     failed: list[str] = []
     for path in files:
-        sha = await asyncio.to_thread(sha256_of, path)
+        sha = await asyncio.to_thread(file_sha256, path)
         try:
             outcome = await import_spreadsheet(ctx, path)
         except Exception as exc:

@@ -53,6 +53,7 @@ import asyncpg
 from db import imports as import_log
 from db import kb, kb_write
 from engine.embedding import EmbeddingUnavailable, model_name
+from engine.untrusted import file_sha256
 from kb_import.isolated import validate_isolated
 from kb_import.limits import DEFAULT_LIMITS, MASS_HIDE_MAX_ENTRIES, MASS_HIDE_SHARE, ReadLimits, large_hide
 from kb_import.roles import known_roles as builtin_and
@@ -181,13 +182,6 @@ class ImportReport:
         data["totals"] = asdict(self.totals)
         return data
 
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _counts_json(report: ImportReport, fingerprint: str) -> dict[str, Any]:

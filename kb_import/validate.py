@@ -103,23 +103,20 @@ class Problem:
     value: str | None = None  # a short excerpt of the offending value
 
     def location(self) -> str:
-        parts = [self.file]
-        if self.sheet:
-            parts.append(f"sheet {self.sheet!r}")
-        if self.row is not None:
-            parts.append(f"row {self.row}")
-        if self.column:
-            parts.append(f"column {self.column}" + (f" ({self.header})" if self.header else ""))
-        return ", ".join(parts)
+        return self._location(f"sheet {self.sheet!r}", "row", "column")
 
     def location_vi(self) -> str:
+        return self._location(f"trang “{self.sheet}”", "dòng", "cột")
+
+    def _location(self, sheet: str, row: str, column: str) -> str:
+        """File, sheet, row and column (with its header) as far as known, in the words given."""
         parts = [self.file]
         if self.sheet:
-            parts.append(f"trang “{self.sheet}”")
+            parts.append(sheet)
         if self.row is not None:
-            parts.append(f"dòng {self.row}")
+            parts.append(f"{row} {self.row}")
         if self.column:
-            parts.append(f"cột {self.column}" + (f" ({self.header})" if self.header else ""))
+            parts.append(f"{column} {self.column}" + (f" ({self.header})" if self.header else ""))
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:

@@ -5,7 +5,7 @@ The text quotes patients' questions (and 👎 comments); the payload names the m
 (``quotes``, format in ``db.digest``) so that when the patient erases their data, or retention deletes the
 message, the quote is replaced by ``ERASED_QUOTE`` in the queued or sent row (``db.digest.scrub_quotes``).
 
-The chart is drawn with matplotlib's Agg backend, written to ``$MEDBOT_DATA_DIR/digests/digest-DATE.png``,
+The chart is drawn by ``bot.telegram.charts``, written to ``$MEDBOT_DATA_DIR/digests/digest-DATE.png``,
 and its bytes also travel in the payload (``data_b64``) so a sender on another machine needs no shared disk.
 A scheduled run skips a day already sent (a successful ``digest`` run with the same ``date`` in its counts);
 ``medbot worker --once digest`` sends it again. With no admin known, nothing is queued (counted, logged).
@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import io
 import logging
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
+from bot.telegram import charts
 from db import jobs as jobs_db
 from db import outbox, users
 from db.digest import DigestNumbers, numbers
@@ -90,31 +90,6 @@ def render_text(day: date, n: DigestNumbers, threshold: float) -> DigestText:
     return DigestText(text, [q for q in quotes if f"“{q['text']}”" in text])  # a line cut by fit() is gone
 
 
-def render_chart(day: date, n: DigestNumbers) -> bytes:
-    """A bar chart of questions per local hour, the unanswered part highlighted (PNG bytes)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(8, 3.6), dpi=100)
-    ax = fig.subplots()
-    hours = list(range(24))
-    answered = [max(0, a - u) for a, u in zip(n.hourly_in, n.hourly_unanswered, strict=True)]
-    ax.bar(hours, answered, color="#2a9d8f", label="Tin nhắn (đã trả lời)")
-    ax.bar(hours, n.hourly_unanswered, bottom=answered, color="#e76f51", label="Chưa trả lời tốt")
-    ax.set_xticks(range(0, 24, 2))
-    ax.set_xlim(-0.6, 23.6)
-    ax.set_xlabel("Giờ trong ngày")
-    ax.set_ylabel("Số tin nhắn")
-    ax.set_title(f"Tin nhắn theo giờ — {day:%d/%m/%Y}")
-    ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.legend(loc="upper left", fontsize=8)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
-
 
 def _save(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -136,7 +111,7 @@ async def run(ctx: JobContext) -> Counts:
     n = await numbers(ctx.pool, start, end, threshold=threshold, tz=ctx.worker.worker_timezone,
                       top=ctx.worker.worker_digest_top)
     digest_text = render_text(day, n, threshold)
-    png = await asyncio.to_thread(render_chart, day, n)
+    png = await asyncio.to_thread(charts.hourly_chart, day, n.hourly_in, n.hourly_unanswered)
     folder: Path = ctx.settings.medbot_data_dir / "digests"
     path = folder / f"digest-{day.isoformat()}.png"
     await asyncio.to_thread(_save, path, png)

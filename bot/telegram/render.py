@@ -15,6 +15,7 @@ from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot.service import Reply
+from bot.splitting import PARAGRAPH, split_message
 from bot.telegram import texts
 from bot.telegram.callbacks import FeedbackCb, RoleCb, SuggestCb, SuggestPageCb
 from bot.telegram.roles import role_label
@@ -41,38 +42,21 @@ def _cut(text: str, limit: int) -> int:
     return len(text)
 
 
-def _hard_split(piece: str, limit: int) -> list[str]:
-    """Split one over-long escaped paragraph: on lines, then on spaces, then anywhere."""
-    out: list[str] = []
-    while utf16_len(piece) > limit:
-        window = piece[: _cut(piece, limit)]
-        at = max(window.rfind("\n"), window.rfind(" "))
-        if at <= 0:
-            at = len(window)
-        out.append(piece[:at].rstrip())
-        piece = piece[at:].lstrip()
-    if piece:
-        out.append(piece)
-    return out
+def _hard_split(piece: str, limit: int) -> tuple[str, str]:
+    """An over-long escaped paragraph in two: on the last line break or space that fits, else anywhere but
+    inside an entity."""
+    window = piece[: _cut(piece, limit)]
+    at = max(window.rfind("\n"), window.rfind(" "))
+    if at <= 0:
+        at = len(window)
+    return piece[:at].rstrip(), piece[at:].lstrip()
 
 
 def split_html(text: str, limit: int = LIMIT) -> list[str]:
-    """Split escaped text (no open tags across paragraphs) into parts ≤ ``limit``, on blank lines first."""
-    parts: list[str] = []
-    current = ""
-    for para in [p.strip() for p in text.split("\n\n")]:
-        if not para:
-            continue
-        pieces = _hard_split(para, limit) if utf16_len(para) > limit else [para]
-        for piece in pieces:
-            candidate = f"{current}\n\n{piece}" if current else piece
-            if utf16_len(candidate) <= limit:
-                current = candidate
-            else:
-                parts.append(current)
-                current = piece
-    if current:
-        parts.append(current)
+    """Split escaped text (no open tags across paragraphs) into parts ≤ ``limit``, on blank lines first
+    (``bot.splitting``); the pieces of a paragraph too long for one part pack with the paragraphs around it."""
+    paragraphs = PARAGRAPH.join(p.strip() for p in text.split(PARAGRAPH) if p.strip())
+    parts = split_message(paragraphs, limit, [PARAGRAPH], measure=utf16_len, hard_split=_hard_split, merge=True)
     return parts or [html.escape(texts.EMPTY_ANSWER)]
 
 

@@ -10,6 +10,7 @@ outbox drain (``bot.telegram.jobs``) both send through a Bot built here.
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -86,3 +87,10 @@ def build_bot(settings: Settings, pool: Any) -> Bot:
         session=session,
         default=DefaultBotProperties(parse_mode=ParseMode.HTML, link_preview_is_disabled=True),
     )
+
+
+async def download(bot: Bot, file_id: str) -> bytes:
+    """The bytes of a file a user sent (a document the admin or the verify router reads)."""
+    buffer = io.BytesIO()
+    await bot.download(file_id, destination=buffer)
+    return buffer.getvalue()

@@ -20,12 +20,12 @@
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from bot.splitting import PARAGRAPH, split_message
 from bot.zalo.tokens import ZaloAuthError, ZaloTokens
 
 log = logging.getLogger("medbot.zalo.client")
@@ -64,40 +64,10 @@ class Button:
         return {"title": title, "type": "oa.query.hide", "payload": self.payload[:PAYLOAD_LIMIT]}
 
 
-def _pieces(text: str, limit: int, separators: list[str]) -> list[str]:
-    """Cut ``text`` into pieces ≤ limit at the coarsest separator possible (hard cut as the last resort)."""
-    if len(text) <= limit:
-        return [text]
-    if not separators:
-        return [text[i : i + limit] for i in range(0, len(text), limit)]
-    sep, rest = separators[0], separators[1:]
-    parts = re.split(f"(?<={sep})", text) if sep != "\n\n" else text.split("\n\n")
-    joiner = "\n\n" if sep == "\n\n" else ""
-    out: list[str] = []
-    current = ""
-    for part in parts:
-        candidate = current + joiner + part if current else part
-        if len(candidate) <= limit:
-            current = candidate
-            continue
-        if current:
-            out.append(current)
-        if len(part) <= limit:
-            current = part
-        else:
-            sub = _pieces(part, limit, rest)
-            out.extend(sub[:-1])
-            current = sub[-1]
-    if current:
-        out.append(current)
-    return out
-
-
 def split_text(text: str, limit: int = TEXT_LIMIT) -> list[str]:
     """Split a message into chunks of at most ``limit`` characters on paragraph, line, sentence or word
     boundaries; no chunk is empty."""
-    chunks = _pieces(text.strip(), limit, ["\n\n", "\n", r"[.!?…]\s", r"\s"])
-    return [c.strip() for c in chunks if c.strip()] or [""]
+    return split_message(text, limit, [PARAGRAPH, "\n", r"[.!?…]\s", r"\s"]) or [""]
 
 
 class ZaloClient:

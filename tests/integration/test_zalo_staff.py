@@ -13,8 +13,8 @@ from bot.wiring import build_service
 from bot.zalo.bot import STAFF_ONLY_ROLE
 from db import kb, users
 from db.settings import load_settings
-from engine.classify import fold
 from engine.embedding import passage_text
+from engine.text import fold_plain
 from engine.types import KBEntry
 from tests.integration.zalo_support import Zalo, zalo_harness
 
@@ -30,7 +30,7 @@ async def seed_endocrine(z: Zalo, pool: asyncpg.Pool) -> None:
     [vector] = await embedder.embed_passages([passage_text(HBA1C_Q, HBA1C_A)])
     entry = KBEntry(id=0, role="doctor_endocrine", code="NT001", question=HBA1C_Q, answer=HBA1C_A, topic="Chẩn đoán")
     await kb.add_entry(pool, entry, embedding=vector, embedding_model=embedder.name,
-                       search_text=fold(f"{HBA1C_Q} {HBA1C_A}"))  # fmt: skip
+                       search_text=fold_plain(f"{HBA1C_Q} {HBA1C_A}"))  # fmt: skip
     await kb.bump_version(pool, "doctor_endocrine")
 
 

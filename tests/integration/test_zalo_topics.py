@@ -9,8 +9,8 @@ import asyncpg
 
 from bot.zalo.bot import SUGGESTION_EXPIRED
 from db import kb
-from engine.classify import fold
 from engine.embedding import passage_text
+from engine.text import fold_plain
 from engine.types import KBEntry
 from tests.integration.zalo_support import ENTRIES, ROLE, Zalo, zalo_harness
 
@@ -29,7 +29,7 @@ async def seed(z: Zalo, pool: asyncpg.Pool) -> list[str]:
     for (code, question, answer, topic), vector in zip(rows, vectors, strict=True):
         entry = KBEntry(id=0, role=ROLE, code=code, question=question, answer=answer, topic=topic)
         await kb.add_entry(pool, entry, embedding=vector, embedding_model=embedder.name,
-                           search_text=fold(f"{question} {answer}"))  # fmt: skip
+                           search_text=fold_plain(f"{question} {answer}"))  # fmt: skip
     await kb.bump_version(pool, ROLE)
     return [*TOPICS, "Nha khoa"]
 

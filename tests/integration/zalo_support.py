@@ -22,8 +22,8 @@ from bot.zalo.webhook import CHANNEL_KEY, ZaloChannel, build_app, sign
 from db import kb
 from db.settings import Settings, load_settings
 from db.stores import PgEmbeddingCache
-from engine.classify import fold
 from engine.embedding import CachedEmbedder, E5Embedder, passage_text
+from engine.text import fold_plain
 from engine.types import KBEntry
 from testkit.fakes.zalo_server import FakeZalo
 
@@ -75,7 +75,7 @@ async def seed_kb(pool: asyncpg.Pool, embedder: CachedEmbedder, entries: list[tu
             keywords=[k.strip() for k in keywords.split(";")],
         )  # fmt: skip
         await kb.add_entry(
-            pool, entry, embedding=vector, embedding_model=embedder.name, search_text=fold(f"{question} {answer}")
+            pool, entry, embedding=vector, embedding_model=embedder.name, search_text=fold_plain(f"{question} {answer}")
         )
     await kb.bump_version(pool, ROLE)
 

@@ -26,7 +26,6 @@ nothing changes — the menu is never the only guard.
 from __future__ import annotations
 
 import html
-import io
 import logging
 import time
 import uuid
@@ -52,6 +51,7 @@ from bot.telegram.commands import set_menus
 from bot.telegram.middlewares import AdminMiddleware
 from bot.telegram.render import short
 from bot.telegram.roles import role_label
+from bot.telegram.session import download
 from bot.telegram.states import IMPORT, KB_DRAFT, Waiting, forget_prompt, put_slot, remember_prompt, take_slot
 from db import kb, stats
 from db.settings import Settings
@@ -117,7 +117,7 @@ async def document(message: Message, bot: Bot, user: User, service: ChatService,
         await message.answer(texts.IMPORT_TOO_BIG.format(mb=MAX_SPREADSHEET_BYTES // 2**20))
         return
     status = await message.answer(texts.IMPORT_CHECKING.format(name=html.escape(name)))
-    data = await _download(bot, doc.file_id)
+    data = await download(bot, doc.file_id)
     report = await kb_adapter.dry_run(service.pool, data, name, requested_by=f"telegram:{user.external_id}",
                                       default_role=_role_for(user, service), roles=service.roles)  # fmt: skip
     markup = None
@@ -141,11 +141,6 @@ async def document(message: Message, bot: Bot, user: User, service: ChatService,
         markup = InlineKeyboardMarkup(inline_keyboard=rows)
     await status.edit_text(html.escape(report.text), reply_markup=markup)
 
-
-async def _download(bot: Bot, file_id: str) -> bytes:
-    buf = io.BytesIO()
-    await bot.download(file_id, destination=buf)
-    return buf.getvalue()
 
 
 async def import_decision(
@@ -187,7 +182,7 @@ async def import_decision(
             await progress_msg.edit_text(text)
 
     try:
-        data = await _download(bot, str(job["file_id"]))
+        data = await download(bot, str(job["file_id"]))
         report = await kb_adapter.run_import(service.pool, data, name, requested_by=f"telegram:{user.external_id}",
                                              default_role=_role_for(user, service), roles=service.roles,
                                              progress=progress, embedder=embedder, force=force,

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import io
 import logging
 import re
 from collections.abc import Collection
@@ -49,6 +48,7 @@ from bot.service import ChatService
 from bot.telegram import texts
 from bot.telegram.callbacks import VerifyCb
 from bot.telegram.middlewares import StaffMiddleware
+from bot.telegram.session import download
 from bot.telegram.states import Waiting
 from bot.verify_service import ItemView, VerificationService
 from db import users
@@ -252,7 +252,7 @@ async def on_document(
     assert document is not None
     name = document.file_name or "bai-viet.txt"
     if await _usable(message, name, MAX_ARTICLE_BYTES, SUPPORTED_ARTICLE, texts.VERIFY_ARTICLE_TYPES):
-        await _start(message, bot, verify_service, user, await _download(bot, document.file_id), name, state)
+        await _start(message, bot, verify_service, user, await download(bot, document.file_id), name, state)
 
 
 async def _usable(message: Message, name: str, cap: int, supported: Collection[str], wrong_type: str) -> bool:
@@ -274,7 +274,7 @@ async def _guideline(message: Message, bot: Bot, service: ChatService, embedder:
     if not await _usable(message, name, MAX_GUIDELINE_BYTES, SUPPORTED_GUIDELINE, texts.VERIFY_GUIDELINE_TYPES):
         return
     await bot.send_chat_action(message.chat.id, ChatAction.UPLOAD_DOCUMENT)
-    data = await _download(bot, document.file_id)
+    data = await download(bot, document.file_id)
     try:
         result = await import_document(
             service.pool, embedder, data, name, imported_by=f"telegram:{message.from_user.id}"
@@ -311,11 +311,6 @@ async def on_text(
     await bot.send_chat_action(message.chat.id, ChatAction.TYPING)
     await _send_item(message, await verify_service.research(session.id, text), verify_service, session.id, state)
 
-
-async def _download(bot: Bot, file_id: str) -> bytes:
-    buffer = io.BytesIO()
-    await bot.download(file_id, destination=buffer)
-    return buffer.getvalue()
 
 
 async def _start(
