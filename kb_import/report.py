@@ -2,7 +2,8 @@
 it beside the file and sends it to the admins) all print an :class:`~kb_import.job.ImportReport` through here.
 
 The report is in Vietnamese (clinic staff read it, on the terminal and in the watched folder's report files);
-every problem names file, sheet, row and column. The English message is in the log.
+every problem names file, sheet, row and column, and a problem of a data row the entry's code (MÃ SỐ), or
+says the row has none. The English message is in the log.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from rich.progress import (
 from rich.table import Table
 
 from kb_import.job import ImportReport
+from kb_import.validate import Problem
 
 MAX_PROBLEMS_SHOWN = 50
 STAGE_LABELS = {
@@ -64,9 +66,17 @@ def progress_bars(
     return progress, on_progress
 
 
+def entry_cell(problem: Problem) -> str:
+    """The "mã số" cell of a problem: the entry's code, "(không có)" for a data row without a readable code,
+    blank for a problem not about one entry."""
+    if problem.entry_code is None:
+        return ""
+    return problem.entry_code or "(không có)"
+
+
 def render_report(report: ImportReport, console: Console) -> None:
     """The summary for clinic staff, in Vietnamese: status line, per-role counts, then problems and warnings
-    with their locations (file, sheet, row, column). The English message goes to the log (``kb_import.job``)."""
+    with their locations (file, sheet, row, the entry's code, column). The English message goes to the log (``kb_import.job``)."""
     style = "green" if report.ok else "red"
     label = STATUS_LABELS.get(report.status, report.status.upper())
     console.print(f"[bold {style}]{label}[/] {escape(report.message_vi)}", highlight=False, soft_wrap=True)
@@ -119,12 +129,18 @@ def render_report(report: ImportReport, console: Console) -> None:
         if not items:
             continue
         table = Table(title=f"{title} ({len(items)})", title_justify="left", title_style=colour)
-        for col in ("tệp", "trang", "dòng", "cột", "mã lỗi", "nội dung"):
+        for col in ("tệp", "trang", "dòng", "mã số", "cột", "mã lỗi", "nội dung"):
             table.add_column(col, overflow="fold")
         for p in items[:MAX_PROBLEMS_SHOWN]:
             column = (p.column or "") + (f" ({p.header})" if p.header else "")
             table.add_row(
-                p.file, p.sheet or "", "" if p.row is None else str(p.row), column, p.code, p.message_vi
+                p.file,
+                p.sheet or "",
+                "" if p.row is None else str(p.row),
+                entry_cell(p),
+                column,
+                p.code,
+                p.message_vi,
             )
         console.print(table)
         if len(items) > MAX_PROBLEMS_SHOWN:

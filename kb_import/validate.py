@@ -28,6 +28,9 @@ Decisions:
   … are "yes"; ``0``, ``không``, ``no``, ``false`` are "no" (compared folded); anything else is an error, so
   a typo never silently drops the mark.
 * All text is NFC-normalised; numbers read as codes lose a trailing ``.0`` (``STT`` 1.0 → ``1``).
+* Every problem of a data row carries the row's KB code (``entry_code``, the MÃ SỐ cell) so staff can find
+  the entry by its code as well as by its row; ``""`` when the row has no readable code (blank, or the code
+  cell itself is wrong), None for problems not about one entry (file, sheet, header row).
 """
 
 from __future__ import annotations
@@ -101,20 +104,36 @@ class Problem:
     header: str | None = None  # the column's header as written in the file
     severity: str = "error"  # "fatal" | "error" | "warning"
     value: str | None = None  # a short excerpt of the offending value
+    # the row's KB code (MÃ SỐ) for a problem of a data row; "" when the row has no readable code; None when
+    # the problem is not about one entry (a file, a sheet, the header row)
+    entry_code: str | None = None
 
     def location(self) -> str:
-        return self._location(f"sheet {self.sheet!r}", "row", "column")
+        return self._location(f"sheet {self.sheet!r}", "row", "column", self.entry_label())
 
     def location_vi(self) -> str:
-        return self._location(f"trang “{self.sheet}”", "dòng", "cột")
+        return self._location(f"trang “{self.sheet}”", "dòng", "cột", self.entry_label_vi())
 
-    def _location(self, sheet: str, row: str, column: str) -> str:
-        """File, sheet, row and column (with its header) as far as known, in the words given."""
+    def entry_label(self) -> str | None:
+        """``code NK-012`` / ``no code`` for a data row's problem, None otherwise (English, for logs)."""
+        if self.entry_code is None:
+            return None
+        return f"code {self.entry_code}" if self.entry_code else "no code"
+
+    def entry_label_vi(self) -> str | None:
+        """``mã NK-012`` / ``không có mã số`` for a data row's problem, None otherwise."""
+        if self.entry_code is None:
+            return None
+        return f"mã {self.entry_code}" if self.entry_code else "không có mã số"
+
+    def _location(self, sheet: str, row: str, column: str, entry: str | None) -> str:
+        """File, sheet, row (with the entry's code) and column (with its header) as far as known, in the
+        words given."""
         parts = [self.file]
         if self.sheet:
             parts.append(sheet)
         if self.row is not None:
-            parts.append(f"{row} {self.row}")
+            parts.append(f"{row} {self.row}" + (f" ({entry})" if entry else ""))
         if self.column:
             parts.append(f"{column} {self.column}" + (f" ({self.header})" if self.header else ""))
         return ", ".join(parts)
@@ -396,6 +415,7 @@ class _Validator:
         columns = header.columns
         fields = list(columns.items())
         formula_cells = raw.formula_cells
+        code_column = column_letter(columns["code"])
         topic = ""
         count = 0
         out = self.out
@@ -422,6 +442,7 @@ class _Validator:
                     bad.append(self._cell_problem("too_long", name, idx, number, raw, header, text))
             if not bad and not any(values.values()):
                 continue  # blank row
+            code_readable = not any(p.column == code_column for p in bad)
             code, question, answer = (
                 values.get("code", ""),
                 values.get("question", ""),
@@ -509,6 +530,9 @@ class _Validator:
                         )
                     )
             if bad:
+                entry_code = code if code_readable else ""
+                for p in bad:
+                    p.entry_code = entry_code
                 out.problems.extend(bad)
                 out.invalid_rows += 1
                 if code and row_role:
@@ -553,6 +577,7 @@ class _Validator:
             header=header.header_of("code"),
             severity="warning",
             value=code,
+            entry_code=code,
         )
         row_role = resolve_role(role_text, self.known_roles) if role_text else role
         if row_role and code and not is_example_code(code):

@@ -38,11 +38,15 @@ async def test_admin_imports_a_spreadsheet(db: asyncpg.Pool, shared_fake: FakeTe
     assert await kb.count_active(db, "patient_dental") == before + 3
 
     # A second tap on the same (stale) confirmation imports nothing more and is answered politely.
-    await fake.send_document(chat, b"code,answer\n,thieu ma\n", "bad.csv")
+    bad_csv = "code,question,answer\n,Câu hỏi chưa có mã?,Có câu trả lời.\nK009,Câu hỏi K009?,\n".encode()
+    await fake.send_document(chat, bad_csv, "bad.csv")
     bad = await fake.wait_for(
-        lambda: next((m for m in fake.messages[chat] if "1 lỗi" in m.plain), None), what="rejected report"
+        lambda: next((m for m in fake.messages[chat] if "2 lỗi" in m.plain), None), what="rejected report"
     )
     assert not bad.buttons  # nothing to confirm
+    # each problem names the row and the entry's code, or says the row has none
+    assert "– bad.csv, dòng 2 (không có mã số), cột A (code): Thiếu mã số." in bad.plain, bad.plain
+    assert "– bad.csv, dòng 3 (mã K009), cột C (answer): Thiếu câu trả lời." in bad.plain, bad.plain
     assert await kb.count_active(db, "patient_dental") == before + 3
 
 

@@ -163,37 +163,40 @@ def _malformed(tmp_path: Path, kind: str) -> tuple[Path, dict[str, Any], dict[st
         return (
             write_xlsx(tmp_path / "a.xlsx", {"patient_dental": data}),
             {},
-            dict(sheet="patient_dental", row=3, column="E", header="CÂU TRẢ LỜI"),
+            dict(sheet="patient_dental", row=3, column="E", header="CÂU TRẢ LỜI", entry_code="Q002"),
         )
     if kind == "missing_question":
         data = [*good[:2], entry("Q003", question="")]
-        return write_xlsx(tmp_path / "q.xlsx", {"patient_dental": data}), {}, dict(row=4, column="D")
+        return write_xlsx(tmp_path / "q.xlsx", {"patient_dental": data}), {}, dict(row=4, column="D", entry_code="Q003")
     if kind == "missing_code":
         data = [*good[:1], entry("")]
         return (
             write_csv(tmp_path / "c.csv", data),
             {"role": "patient_dental"},
-            dict(sheet=None, row=3, column="C"),
+            dict(sheet=None, row=3, column="C", entry_code=""),
         )
     if kind == "duplicate_code":
         data = [*good, entry("Q002", "Một câu khác?")]
-        return write_xlsx(tmp_path / "d.xlsx", {"patient_dental": data}), {}, dict(row=5, column="C")
+        return write_xlsx(tmp_path / "d.xlsx", {"patient_dental": data}), {}, dict(row=5, column="C", entry_code="Q002")
     if kind == "too_long":
         data = [*good[:2], entry("Q003", answer="Rất dài. " * 1200)]
-        return write_xlsx(tmp_path / "l.xlsx", {"patient_dental": data}), {}, dict(row=4, column="E")
+        return write_xlsx(tmp_path / "l.xlsx", {"patient_dental": data}), {}, dict(row=4, column="E", entry_code="Q003")
     if kind == "excel_error":
         data = [*good[:1], entry("Q002", answer="#N/A")]
-        return write_xlsx(tmp_path / "e.xlsx", {"patient_dental": data}), {}, dict(row=3, column="E")
+        return write_xlsx(tmp_path / "e.xlsx", {"patient_dental": data}), {}, dict(row=3, column="E", entry_code="Q002")
+    if kind == "code_excel_error":  # the code cell itself is unreadable: the row has no code to show
+        data = [*good[:1], entry("#REF!")]
+        return write_xlsx(tmp_path / "ce.xlsx", {"patient_dental": data}), {}, dict(row=3, column="C", entry_code="")
     if kind == "formula_no_value":
         data = [*good[:2], entry("Q003", answer='=CONCATENATE("a","b")')]
-        return write_xlsx(tmp_path / "f.xlsx", {"patient_dental": data}), {}, dict(row=4, column="E")
+        return write_xlsx(tmp_path / "f.xlsx", {"patient_dental": data}), {}, dict(row=4, column="E", entry_code="Q003")
     if kind == "control_chars":
         data = [*good[:1], entry("Q002", question="Răng \x07ê buốt?")]
-        return write_csv(tmp_path / "x.csv", data), {"role": "patient_dental"}, dict(row=3, column="D")
+        return write_csv(tmp_path / "x.csv", data), {"role": "patient_dental"}, dict(row=3, column="D", entry_code="Q002")
     if kind == "unknown_role":
         headers = [*HEADERS, "VAI TRÒ"]
         data = [[*good[0], "patient_dental"], [*good[1], "bệnh nhân tim mạch"]]
-        return write_xlsx(tmp_path / "r.xlsx", {"Sheet1": data}, headers), {}, dict(row=3, column="G")
+        return write_xlsx(tmp_path / "r.xlsx", {"Sheet1": data}, headers), {}, dict(row=3, column="G", entry_code="Q002")
     if kind == "missing_role":
         return write_xlsx(tmp_path / "m.xlsx", {"Sheet1": good}), {}, dict(sheet="Sheet1", severity="fatal")
     if kind == "missing_column":
@@ -232,6 +235,7 @@ MALFORMED = {
     "duplicate_code": "duplicate_code",
     "too_long": "too_long",
     "excel_error": "excel_error",
+    "code_excel_error": "excel_error",
     "formula_no_value": "formula_no_value",
     "control_chars": "control_chars",
     "unknown_role": "unknown_role",
@@ -258,6 +262,15 @@ async def test_malformed_inputs_are_rejected_and_change_nothing(db, tmp_path):
         assert problem.file == path.name and problem.message and problem.message_vi, kind
         for key, value in where.items():
             assert getattr(problem, key) == value, (kind, key, problem)
+        # a row's problem names the entry's code (or says the row has none); a file's or sheet's names none
+        assert problem.entry_code == where.get("entry_code"), (kind, problem)
+        place = problem.location_vi()
+        if problem.entry_code:
+            assert f"dòng {problem.row} (mã {problem.entry_code})" in place, (kind, place)
+        elif problem.entry_code == "":
+            assert f"dòng {problem.row} (không có mã số)" in place, (kind, place)
+        else:
+            assert "mã" not in place, (kind, place)
         assert await kb_state(db) == before, kind
         rec = await db.fetchrow("SELECT status, errors FROM kb_imports WHERE id = $1", report.import_id)
         assert rec["status"] == "rejected" and any(e["code"] == code for e in rec["errors"]), kind
@@ -409,6 +422,8 @@ async def test_cli_rejects_malformed_files_with_location_and_exit_code(db, db_ur
     assert proc.returncode == 1, proc.stderr
     assert "BỊ TỪ CHỐI Tệp bị từ chối: có 1 lỗi" in proc.stdout and "missing_answer" in proc.stdout
     assert "a.xlsx" in proc.stdout and "patient_dental" in proc.stdout and "E (CÂU TRẢ LỜI)" in proc.stdout
+    problem_rows = [line for line in proc.stdout.splitlines() if "missing_answer" in line]
+    assert "mã số" in proc.stdout and len(problem_rows) == 1 and "Q002" in problem_rows[0], proc.stdout
     path, _, _ = _malformed(tmp_path, "not_a_spreadsheet")
     proc = await asyncio.to_thread(_cli, db_url, str(path))
     assert proc.returncode == 1 and "not_a_spreadsheet" in proc.stdout

@@ -247,6 +247,7 @@ async def test_template_example_row_never_reaches_the_kb(db, db_url, tmp_path):
         ("example_row", "KB", 2, "C")
     ]
     assert "Bỏ qua dòng ví dụ của tệp mẫu (mã “VD-MẪU”)" in report.warnings[0].message_vi
+    assert report.warnings[0].location_vi() == "mau.xlsx, trang “KB”, dòng 2 (mã VD-MẪU), cột C (MÃ SỐ)"
     assert await active_codes(db, "patient_dental") == {"NK-050"}
 
 

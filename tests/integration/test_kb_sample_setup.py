@@ -38,5 +38,7 @@ async def test_setup_imports_the_sample_kb_once(db, db_url, capsys):
     capsys.readouterr()
 
     assert await setup(settings) == 0  # second run: the KB is not empty, nothing imported
-    assert "already has" in capsys.readouterr().out
+    out = capsys.readouterr().out  # Vietnamese for the clinic's admin: the KB is kept, the sample not loaded
+    assert f"Kho kiến thức đã có {sum(counts.values())} mục đang dùng nên không nạp kho kiến thức mẫu" in out
+    assert "already has" not in out
     assert await db.fetchval("SELECT count(*) FROM kb_imports") == 1

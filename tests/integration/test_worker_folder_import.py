@@ -63,12 +63,17 @@ async def test_dropped_spreadsheet_is_imported_and_broken_one_rejected(db: async
     rejected_report = (folder / "rejected" / "kb_hong.csv.report.txt").read_text(encoding="utf-8")
     assert "BỊ TỪ CHỐI" in rejected_report
     assert "kb_hong.csv" in rejected_report
+    # the reason names the row and the entry's code, in the table too ("mã số" column)
+    assert "– kb_hong.csv, dòng 3 (mã W004), cột F (CÂU TRẢ LỜI): Thiếu câu trả lời." in rejected_report
+    assert "mã số" in rejected_report
+    assert any("W004" in line and "missing_answer" in line for line in rejected_report.splitlines())
     assert await _kb(db) == before  # strict: nothing from the broken file, nothing else changed
 
     notices = await db.fetch("SELECT chat_id, payload FROM outbox ORDER BY id")
     assert [n["chat_id"] for n in notices] == ["111", "111"]
     assert "✅" in notices[0]["payload"]["text"] and "kb_rang.csv" in notices[0]["payload"]["text"]
     assert "❌" in notices[1]["payload"]["text"] and "kb_hong.csv" in notices[1]["payload"]["text"]
+    assert "dòng 3 (mã W004)" in notices[1]["payload"]["text"]
 
 
 async def test_watched_folder_refuses_to_hide_a_large_share(db: asyncpg.Pool, tmp_path: Path) -> None:
