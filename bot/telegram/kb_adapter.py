@@ -1,7 +1,8 @@
 """The seam between the Telegram admin flow and the KB import job (``kb_import.job.run_import``).
 
 An uploaded spreadsheet is written to a private temporary file (keeping its original name for the report)
-and passed to the same job as ``medbot import``: validation with file/sheet/row/column in every problem,
+and passed to the same job as ``medbot import``: validation with file/sheet/row/column in every problem
+(and the entry's code, ``dòng 3 (mã NK-002)``, for a row's problem),
 one transaction, embeddings through the cache, ``kb_imports`` history. The job's report is rendered here as
 plain Vietnamese for the chat; its first line says what the import hid (or would hide), role by role.
 
