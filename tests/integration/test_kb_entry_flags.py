@@ -160,7 +160,7 @@ async def test_bad_urgent_value_is_rejected_in_vietnamese_and_kb_unchanged(runti
 
     shown = render(report, dry=False).text  # what the admin reads in Telegram
     assert "Tệp bị từ chối" in shown
-    assert "dòng 3, cột F (Khẩn cấp)" in shown
+    assert "dòng 3 (mã NK-R1), cột F (Khẩn cấp)" in shown  # the row, the entry's code, the column
     assert "“gấp lắm” không hợp lệ" in shown and "để trống nếu không" in shown
 
     after = await db.fetch("SELECT role, code, answer, urgent, content_hash FROM kb_entries ORDER BY role, code")
