@@ -42,6 +42,7 @@ _CONTRACTIONS = (
     (re.compile(r"\b(can)['’]?t\b", re.I), r"\1 not"),
     (re.compile(r"\bwon['’]t\b", re.I), "will not"),
     (re.compile(r"\b(\w+)n['’]t\b", re.I), r"\1 not"),
+    (re.compile(r"\b(do|does|did|is|are|was|were|has|have|had|could|would|should)nt\b", re.I), r"\1 not"),
     (re.compile(r"\b(?:(he|she|it|that|there|what|who)['’]s)\b", re.I), r"\1 is"),
     (re.compile(r"\bi['’]m\b", re.I), "i am"),
     (re.compile(r"\b(\w+)['’](re|ve|ll|d)\b", re.I), r"\1 \2"),
@@ -126,8 +127,11 @@ def normalize(text: str, words: dict[str, str]) -> Normalized:
     visible = strip_invisible(text)
     if is_english(visible):
         words = {}
-    for rx, repl in _CONTRACTIONS:
-        visible = rx.sub(repl, visible)
+        for rx, repl in _CONTRACTIONS:
+            visible = rx.sub(repl, visible)
+    elif "'" in visible or "’" in visible:  # an English phrase inside a Vietnamese message ("bé can't breathe")
+        for rx, repl in _CONTRACTIONS[:1] + _CONTRACTIONS[2:3]:
+            visible = rx.sub(repl, visible)
     parts: list[str] = []
     spans: list[tuple[int, int]] = []
     sentences: list[tuple[int, int]] = []
