@@ -33,11 +33,11 @@ TUNED = {  # every emergency in them is caught
     "dev H": load_labelled(LABELLED / "dev8.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# Measured once on the held-out set (author H, written blind; rules and model frozen at commit a6eef4d, which was
-# cb19501 before the rebase on main, 2026-11-28):
-# rules + model recall 404/455 (88.8 %), false alarms 14/382 (3.7 %); rules alone 373/455, 14/382. Not tuned on.
-HELD_OUT_RECALL = 0.887
-HELD_OUT_FALSE_ALARMS = 0.037
+# Measured once on the held-out set (author I, written blind, about a quarter in English; rules and model frozen
+# at commit abb5060 before the rebase on main, 2026-11-28): rules + model recall 410/449 (91.3 %), false alarms
+# 9/401 (2.2 %); rules alone 375/449, 8/401. Not tuned on.
+HELD_OUT_RECALL = 0.913
+HELD_OUT_FALSE_ALARMS = 0.023
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
