@@ -6,8 +6,10 @@ Steps, each for a way the rules were missed before:
   bidirectional marks, variation selectors, stray combining marks): ``kh\\u00adó th\\u00adở`` is ``khó thở``;
 - letters typed three or more times collapsed ("cứuuuu" → "cứu");
 - a number glued to the word after it split off ("15p" → "15 p", "45t" → "45 t"), so the unit reads as a word;
+- English contractions spelt out ("can't" → "can not", "he's" → "he is"), so "not" reads as a negation;
 - chat spellings mapped to words ("ko" → "khong", "hông" → "khong"), from the rules file's ``[words]``
-  table, on the word as typed (diacritics tell "hông" from "họng");
+  table, on the word as typed (diacritics tell "hông" from "họng"); not in a message written in English, where
+  "a", "e", "h" are English ("bleeding a lot" is not "bleeding anh lot");
 - folded with the engine's one folding table (lowercase, no diacritics, đ→d), every other character a space.
 
 The result is ``[a-z0-9]`` words separated by single spaces, clauses joined by `` ; `` so that no phrase
@@ -34,6 +36,23 @@ _NON_WORD = re.compile(r"[^a-z0-9]+")
 _ELONGATED = re.compile(r"([^\W\d_])\1{2,}")
 _WORD = re.compile(r"[^\W_]+")
 _GLUED_UNIT = re.compile(r"(?<=\d)(?=[^\W\d_])")  # between a digit and the letter right after it
+# English: contractions, and the function words that tell an English message from Vietnamese typed without
+# diacritics (none of them is a Vietnamese word).
+_CONTRACTIONS = (
+    (re.compile(r"\b(can)['’]?t\b", re.I), r"\1 not"),
+    (re.compile(r"\bwon['’]t\b", re.I), "will not"),
+    (re.compile(r"\b(\w+)n['’]t\b", re.I), r"\1 not"),
+    (re.compile(r"\b(do|does|did|is|are|was|were|has|have|had|could|would|should)nt\b", re.I), r"\1 not"),
+    (re.compile(r"\b(?:(he|she|it|that|there|what|who)['’]s)\b", re.I), r"\1 is"),
+    (re.compile(r"\bi['’]m\b", re.I), "i am"),
+    (re.compile(r"\b(\w+)['’](re|ve|ll|d)\b", re.I), r"\1 \2"),
+)
+_ENGLISH_WORDS = frozenset(
+    "and is are was were has have had his her she what with of it its the this that there been after from "
+    "should would could does did just very our your their they he's she's i'm can't don't won't isn't "
+    "help please now".split()
+)
+_VIET_SYLLABLE = re.compile(r"^(?:ngh|ng|nh|ch|gh|gi|kh|ph|qu|th|tr|[bcdghklmnpqrstvx])?[aeiouy]{1,3}(?:ng|nh|ch|[cmnptiyou])?$")
 # Clauses are joined with this, so no phrase (and no `~` gap) reads across a comma or a full stop.
 CLAUSE_JOIN = " ; "
 
@@ -90,9 +109,29 @@ def fold_words(text: str, words: dict[str, str]) -> str:
     return " ".join(w for w in out if w)
 
 
+def is_english(text: str) -> bool:
+    """No Vietnamese diacritics, and two distinct English function words or two longer words no Vietnamese
+    syllable is shaped like ("swallowed", "magnet"), a third of the words or more: an English message."""
+    lowered = text.lower()
+    if any(ord(ch) > 0x7F and ch.isalpha() for ch in lowered):
+        return False
+    tokens = re.findall(r"[a-z']+", lowered)
+    if len(_ENGLISH_WORDS.intersection(tokens)) >= 2:
+        return True
+    foreign = [t for t in tokens if len(t) >= 4 and not _VIET_SYLLABLE.match(t)]
+    return len(set(foreign)) >= 2 and 3 * len(foreign) >= len(tokens)
+
+
 def normalize(text: str, words: dict[str, str]) -> Normalized:
     """The message as triage reads it (see the module docstring)."""
     visible = strip_invisible(text)
+    if is_english(visible):
+        words = {}
+        for rx, repl in _CONTRACTIONS:
+            visible = rx.sub(repl, visible)
+    elif "'" in visible or "’" in visible:  # an English phrase inside a Vietnamese message ("bé can't breathe")
+        for rx, repl in _CONTRACTIONS[:1] + _CONTRACTIONS[2:3]:
+            visible = rx.sub(repl, visible)
     parts: list[str] = []
     spans: list[tuple[int, int]] = []
     sentences: list[tuple[int, int]] = []

@@ -17,7 +17,8 @@ the emergency card after the clinical answer.
 
 Phrases are Python regular expressions over the normalised text (``normalize.py``: plain lowercase words, one
 space between, clauses joined by " ; " so no phrase reads across a comma). They are written in ordinary
-Vietnamese, with or without diacritics: letters are folded when the file is loaded. ``~`` stands for up to
+Vietnamese, with or without diacritics: letters are folded when the file is loaded; English phrases (a
+category's ``english_*`` lists, and English words among the markers) are read the same way. ``~`` stands for up to
 three other words, ``~~`` for up to eight; whole words only. Blood-glucose numbers are read by ``numbers.py``
 with thresholds from the same file.
 """
@@ -167,7 +168,9 @@ def parse_rules(text: str) -> RuleSet:
     mild = _alternation(_required(m, "mild", "markers"), "markers.mild").pattern
     markers = Markers(
         negation=re.compile(
-            r"(?:^| )(?:" + negation.pattern + r")(?: (?:bi|co|thay|con|he|tung|bao gio|cam thay|phai|nghi (?:toi|den)(?: chuyen| viec)?|muon|y dinh|y muon|co y))* $"
+            r"(?:^| )(?:" + negation.pattern + r")(?: (?:bi|co|thay|con|he|tung|bao gio|cam thay|phai|nghi (?:toi|den)(?: chuyen| viec)?|muon|y dinh|y muon|co y"
+            r"|have|has|had|having|any|been|feel|feeling|felt|show|showing|experiencing|get|got|getting|a|an|the"
+            r"|signs? of|really|even|ever))* $"
         ),
         past=_alternation(_required(m, "past", "markers"), "markers.past"),
         present=_alternation(_required(m, "present", "markers"), "markers.present"),
@@ -202,7 +205,10 @@ def parse_rules(text: str) -> RuleSet:
         if cid in seen:
             raise ValueError(f"{where}: duplicate id")
         seen.add(cid)
-        alone, symptoms, severity = spec.get("alone", []), spec.get("symptoms", []), spec.get("severity", [])
+        # English phrases (``english_alone``…) are kept apart in the file for its reviewers and matched alike.
+        alone, symptoms, severity, exclude = (
+            spec.get(key, []) + spec.get(f"english_{key}", []) for key in ("alone", "symptoms", "severity", "exclude")
+        )
         if not alone and not (symptoms and severity) and not spec.get("model_only"):
             raise ValueError(f"{where}: needs alone phrases, or symptoms and severity")
         advice = tuple(spec.get("advice", []))
@@ -220,7 +226,7 @@ def parse_rules(text: str) -> RuleSet:
                     accented=compile_phrases(spec.get("accented", []), folded=False),
                     symptoms=compile_phrases(symptoms),
                     severity=compile_phrases(severity),
-                    exclude=compile_phrases(spec.get("exclude", [])),
+                    exclude=compile_phrases(exclude),
                     mild_cancels=bool(spec.get("mild_cancels", True)),
                     recurrent_cancels=bool(spec.get("recurrent_cancels", True)),
                     conditional_cancels=bool(spec.get("conditional_cancels", True)),

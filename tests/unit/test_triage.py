@@ -29,13 +29,15 @@ TUNED = {  # every emergency in them is caught
     "dev E": load_labelled(LABELLED / "dev6.jsonl"),
     # the sixth held-out set (author G), measured once (rules + model 369/392, 16/395), then tuned on
     "dev G": load_labelled(LABELLED / "dev7.jsonl"),
+    # the seventh held-out set (author H), measured once (rules + model 404/455, 14/382), then tuned on
+    "dev H": load_labelled(LABELLED / "dev8.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# Measured once on the held-out set (author H, written blind; rules and model frozen at commit a6eef4d, which was
-# cb19501 before the rebase on main, 2026-11-28):
-# rules + model recall 404/455 (88.8 %), false alarms 14/382 (3.7 %); rules alone 373/455, 14/382. Not tuned on.
-HELD_OUT_RECALL = 0.887
-HELD_OUT_FALSE_ALARMS = 0.037
+# Measured once on the held-out set (author I, written blind, about a quarter in English; rules and model frozen
+# at commit ab66b3a, abb5060 before the rebase on main, 2026-11-28): rules + model recall 410/449 (91.3 %), false
+# alarms 9/401 (2.2 %); rules alone 375/449, 8/401. Not tuned on.
+HELD_OUT_RECALL = 0.913
+HELD_OUT_FALSE_ALARMS = 0.023
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
@@ -210,3 +212,37 @@ def test_every_card_fits_one_telegram_message():
         verdict = triage(row["text"], rules)
         if verdict.is_emergency:
             assert len(answer(verdict, clinic_phone="0" * 12)) < 4096
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my toddler is choking on a grape, can't breathe, turning blue",
+        "my dad has crushing chest pain and is sweating a lot",
+        "my grandma suddenly can't lift her arm and her face is drooping",
+        "my kid drank some bleach",
+        "he doesnt respond and isnt breathing",
+        "my son cant breath, lips blue, inhaler not working",
+        "mẹ em bị stroke, méo miệng",
+        "i have been collecting my pills for weeks, tonight is the night",
+    ],
+)
+def test_english_and_mixed_emergencies_are_caught(text):
+    assert triage(text).is_emergency
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my dad had a stroke 2 years ago, what should he eat",  # past
+        "i had chest pain last week, the doctor said it's fine",  # past, seen by a doctor
+        "what should I do if someone is choking",  # asked in advance
+        "how to recognise a heart attack",
+        "he is not short of breath and has no chest pain anymore",  # negation
+        "I'm dying of boredom at work lol",  # figurative
+        "my cat is having a seizure",  # an animal
+        "a bit short of breath after running, is that normal",  # exertion only
+    ],
+)
+def test_english_negation_past_questions_and_idioms_raise_no_alarm(text):
+    assert not triage(text).is_emergency

@@ -7,7 +7,9 @@ words for the presentation and a severity sign, in the three ways people type (w
 chat spellings), and as many hard negatives built the same way: the same words with a negation, in the past,
 mild, as a general question, or an idiom; and two families of hard negatives for every category: the same
 emergency befalling a pet or farm animal (not a human emergency unless a person is hurt too), and the same
-emergency asked about in advance, to learn ("nếu … thì sơ cứu thế nào", "dấu hiệu … là gì"). The rules are not generated from these; they are a second source for
+emergency asked about in advance, to learn ("nếu … thì sơ cứu thế nào", "dấu hiệu … là gì"). English rows
+(``generate_english``): every category's emergencies in everyday English, and English hard negatives
+(first-aid questions, past events already seen by a doctor, "I'm dying of boredom", pets). The rules are not generated from these; they are a second source for
 the model only, next to the hand-written sets (docs/triage.md).
 """
 
@@ -156,6 +158,116 @@ WEEKS = ["24", "28", "30", "32", "34", "36"]
 CHAT = [("không", "ko"), ("được", "dc"), ("rồi", "r"), ("gì", "j"), ("với", "vs")]
 
 
+# English: messages from foreign residents and tourists, and Vietnamese who write in English (the seventh
+# held-out set found most English emergencies missed). Generated with their own seed, after the Vietnamese rows,
+# so those stay as they were.
+EN_SEED = 15
+EN_PER_CATEGORY = 12
+EN_ADULTS = ["my dad", "my mom", "my husband", "my wife", "my grandpa", "my grandma", "my friend", "my brother",
+             "my sister", "my uncle", "my coworker", "my roommate", "our neighbour", "my father-in-law"]
+EN_SELF = ["i", "I"]
+EN_CHILDREN = ["my son", "my daughter", "my baby", "my toddler", "my 3 year old", "our little girl", "my nephew"]
+EN_POSITIVE: dict[str, list[str]] = {
+    "chest_pain": ["{a} has crushing chest pain and is sweating", "{a} has chest pressure going into the left arm, pale and sweaty",
+                   "{a} says his chest feels like an elephant is sitting on it", "sudden tight chest pain for 30 mins, short of breath, pls help"],
+    "stroke": ["{a} suddenly can't lift her arm and her face is drooping", "{a}'s speech is slurred and one side of his face droops",
+               "{a} is talking nonsense all of a sudden and can't move his right leg", "{a} woke up with weakness on one side and can't speak"],
+    "suicide": ["{s} don't want to live anymore, I have the pills ready", "{a} texted goodbye and says she will kill herself tonight",
+                "{s} am going to end it all tonight", "{a} took a whole bottle of sleeping pills on purpose"],
+    "choking": ["{c} is choking on a grape and can't breathe", "{a} choked on meat, can't speak or cough, turning blue",
+                "{c} swallowed a candy and is choking, face going purple"],
+    "unconscious": ["{a} collapsed and isn't responding", "{a} passed out and we can't wake him up", "{a} is unconscious on the floor, breathing strangely",
+                    "{a} is not breathing and has no pulse"],
+    "seizure": ["{c} is having a seizure for 7 minutes, it's not stopping", "{a} is shaking all over and foaming at the mouth",
+                "{a} had a fit and now another one, not waking between them"],
+    "severe_bleeding": ["{a} cut his arm on glass, blood is spurting and won't stop", "{a} got stabbed, blood soaking through the towels",
+                        "{a} is bleeding heavily from a deep cut on the leg"],
+    "internal_bleeding": ["{a} is vomiting blood and feels faint", "{a} has black tarry stools and is very pale and dizzy", "{a} is coughing up blood, a lot"],
+    "poisoning": ["{c} drank some bleach", "{a} drank pesticide", "{c} swallowed a handful of my pills", "{a} ate wild mushrooms and is vomiting and confused"],
+    "swallowed_object": ["{c} swallowed a button battery", "{c} swallowed two small magnets", "{c} swallowed a coin and is drooling, can't swallow"],
+    "bite_sting": ["a snake bit {a} in the field, leg swelling fast", "{a} was stung by a swarm of bees, face swelling",
+                   "a stray dog bit {c} on the face, deep wounds"],
+    "burn": ["{a} spilled boiling oil on her legs, big blisters", "{c} pulled a pot of hot soup onto himself, chest skin peeling",
+             "{a} got burned in a gas fire, face and hands charred"],
+    "electric_shock": ["{a} got electrocuted by a power line, has burns and chest pain", "{c} touched a socket and got an electric shock, now pale and quiet"],
+    "drowning": ["{c} was pulled out of the pool, coughing and breathing fast", "{a} nearly drowned at the beach, vomiting water, very sleepy"],
+    "heatstroke": ["{a} was working in the sun, now confused, skin hot and dry", "{a} collapsed in the heat, not sweating and talking nonsense"],
+    "head_injury": ["{c} hit his head on concrete, vomiting and very sleepy", "{a} fell off the ladder and hit her head, now confused",
+                    "{a} hit his head in a crash, clear fluid coming from his nose"],
+    "major_trauma": ["motorbike crash, {a}'s thigh is bent the wrong way and he's pale", "{a} fell from the roof and can't move his legs",
+                     "{a} was hit by a truck, bone sticking out of the leg"],
+    "anaphylaxis": ["{c} ate peanuts, now his tongue is swelling and he's wheezing", "{a} got a bee sting and her throat is closing",
+                    "after the antibiotic injection {a} has hives everywhere and can't breathe"],
+    "breathing": ["{c} is wheezing badly and her lips are blue, inhaler not working", "{a} can't breathe, gasping for air, can't finish a sentence",
+                  "{a} is struggling to breathe, lips turning grey"],
+    "hypoglycaemia": ["{a} is diabetic, shaking, confused and sweating, sugar reads 45", "{a} on insulin is very drowsy and won't wake up properly, sugar 2.1",
+                      "low sugar, {a} is confused and can't swallow"],
+    "sepsis": ["{a} has a fever, is confused and her skin is mottled", "{a} has a high fever with a purple rash that doesn't fade",
+               "dengue day 5, {a} is vomiting with belly pain and bleeding gums"],
+    "pregnancy": ["{p} is 34 weeks pregnant with a terrible headache and blurry vision", "{p} is 30 weeks pregnant and bleeding heavily",
+                  "{p} is 36 weeks pregnant and can't feel the baby moving since morning"],
+    "child_danger": ["{c}, 2 months old, is not feeding and very floppy", "my 3 week old baby has a fever and is hard to wake",
+                     "my baby is grunting, chest sucking in, very sleepy"],
+    "severe_headache": ["worst headache of my life, came on in seconds", "{a} has a sudden severe headache with a stiff neck and vomiting"],
+    "hypertensive_crisis": ["{a}'s BP is 220/130 with chest pain and blurred vision", "blood pressure 210/125, severe headache and confused"],
+    "dental_airway": ["tooth abscess, swelling under my jaw going down my neck, hard to swallow", "wisdom tooth swelling spreading to the neck, trouble breathing"],
+    "dental_bleeding": ["bleeding a lot after tooth extraction, soaked 10 gauzes, feeling faint", "the extraction socket won't stop bleeding for 5 hours, mouthful of blood"],
+    "facial_trauma": ["{c} fell off his bike, jaw looks crooked, mouth bleeding heavily", "{a} was punched, cheekbone looks broken and he can't open his mouth"],
+    "diabetic_foot": ["{a}'s diabetic foot wound smells rotten, there's pus and he's feverish", "{a} has diabetes, the toe is black and she has a fever"],
+    "hyperglycaemia": ["blood sugar over 30 for two days, vomiting and breathing fast, type 1", "{a} has high sugar, ketones high, vomiting and confused"],
+    "acute_abdomen": ["severe belly pain in the right lower side, fever, can't walk upright", "{a}'s hernia is stuck and won't go back in, vomiting",
+                      "{a} has terrible stomach pain, belly hard as a board"],
+}
+EN_NEGATIVE = [
+    # first-aid questions, asked in advance or to learn
+    "what should I do if someone has a seizure", "how to recognise a stroke", "what are the signs of a heart attack",
+    "first aid for burns, asking for a first aid course", "how do you treat a snake bite, just curious",
+    "is bleach poisonous if swallowed", "when should I call an ambulance for chest pain", "what are the symptoms of heat stroke",
+    "how to help a choking baby, I want to learn", "what causes low blood sugar", "signs of dehydration in babies",
+    # past events, over, already seen by a doctor
+    "{a} had a stroke two years ago, what should he eat now", "{c} had a febrile seizure last year, is it hereditary",
+    "{a} fainted yesterday, the doctor said it was fine", "{s} had chest pain last week, the ECG was normal",
+    "{c} swallowed a coin last month, it came out, all fine", "{a} was bitten by a dog years ago, does he need a rabies booster",
+    # figurative, hyperbole, jokes
+    "this homework is killing me lol", "I'm dying of boredom at work", "I'm dying to see the new movie", "my boss will give me a heart attack haha",
+    "that joke killed me lol", "I almost died laughing",
+    # pets and farm animals
+    "my dog ate chocolate and is vomiting", "our cat is having a seizure", "my puppy got bitten by a snake", "the chicken at home is choking",
+    # ordinary questions
+    "how much is teeth cleaning", "is metformin safe for long term use", "what should my fasting glucose be", "mild headache since morning, can I take paracetamol",
+    "a bit short of breath after running, is that normal", "my gums bleed a little when brushing", "slight fever and runny nose for two days",
+    "{c} has a mild cough, no fever, eating well", "{a} has no chest pain anymore, just tired",
+]
+EN_EXTRA = [" pls help", " what do we do", " what should I do", ", help", "", "", ""]
+
+
+def generate_english(seed: int = EN_SEED) -> list[dict[str, object]]:
+    """English rows: the positives with their category, the hard negatives unlabelled (``category`` empty)."""
+    rng = random.Random(seed)
+    rows: list[dict[str, object]] = []
+    seen: set[str] = set()
+
+    def fill(template: str) -> str:
+        return template.format(a=rng.choice(EN_ADULTS), s=rng.choice(EN_SELF), c=rng.choice(EN_CHILDREN),
+                               p=rng.choice(["my wife", "I", "my sister", "my daughter-in-law"]))
+
+    for category, templates in EN_POSITIVE.items():
+        for _ in range(EN_PER_CATEGORY * 4):
+            if sum(1 for r in rows if r["category"] == category) >= EN_PER_CATEGORY:
+                break
+            text = fill(rng.choice(templates)) + rng.choice(EN_EXTRA)
+            if text not in seen:
+                seen.add(text)
+                rows.append({"text": text, "emergency": True, "category": category})
+    for template in EN_NEGATIVE:
+        for _ in range(3):
+            text = fill(template)
+            if text not in seen:
+                seen.add(text)
+                rows.append({"text": text, "emergency": False, "category": ""})
+    return rows
+
+
 def _fill(template: str, rng: random.Random) -> str:
     return template.format(
         a=rng.choice(ADULTS), s=rng.choice(SELF), c=rng.choice(CHILDREN), age=rng.choice(CHILD_AGES),
@@ -197,7 +309,7 @@ def generate(seed: int = SEED) -> list[dict[str, object]]:
 
 
 def main() -> int:
-    rows = generate()
+    rows = generate() + generate_english()
     OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     print(f"{len(rows)} rows written to {OUT}")
     return 0
