@@ -114,6 +114,10 @@ def test_real_patient_messages_raise_few_false_alarms_and_every_flag_was_reviewe
     assert flagged <= set(reviewed), f"flags nobody reviewed: {sorted(flagged - set(reviewed))}"
     false_alarms = [q for q in flagged if not reviewed[q]["emergency"]]
     assert len(false_alarms) / len(queries) <= 0.02, false_alarms
+    # Every real emergency found there once stays found (a retrained model once lost a 6-week-old feeding
+    # less and less, a WHO young-infant danger sign).
+    lost = sorted(q for q, r in reviewed.items() if r["emergency"] and q not in flagged)
+    assert not lost, f"real emergencies no longer flagged: {lost}"
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -136,6 +140,25 @@ def test_invisible_characters_anywhere_change_nothing(data):
 )
 def test_the_reviewed_evasions_are_caught(text):
     assert triage(text).is_emergency
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "bé được 6 tuần, hay quấy khóc, và 2 hôm nay bé lại càng bú ít",
+        "be nha em duoc 3 tuan, may hom nay bu it dan",
+        "bé 2 tuần tuổi bú kém hẳn đi",
+    ],
+)
+def test_a_young_infant_feeding_less_and_less_is_an_emergency(text):
+    """WHO IMCI: a young infant (under two months) not feeding well is a danger sign, even told across
+    several clauses of a long message."""
+    assert "child_danger" in triage(text).categories
+
+
+@pytest.mark.parametrize("text", ["bé 6 tuần không chịu bú bình, chỉ bú mẹ thôi", "bé 5 tuần bú mẹ tốt, không bỏ bú"])
+def test_a_young_infant_refusing_only_the_bottle_is_not(text):
+    assert not triage(text).is_emergency
 
 
 @pytest.mark.parametrize(
