@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.triage import answer, default_rules, parse_rules, triage
+from engine.triage import answer, default_model, default_rules, parse_rules, triage
 from engine.triage.evaluation import evaluate, load_labelled
 from engine.triage.model import DATA_DIR
 from engine.triage.rules import RULES_FILE
@@ -265,7 +265,10 @@ def test_english_and_mixed_emergencies_are_caught(text):
         "I'm dying of boredom at work lol",  # figurative
         "my cat is having a seizure",  # an animal
         "a bit short of breath after running, is that normal",  # exertion only
+        "my tooth hurts, what should I do",  # an ordinary question: the model once took English for alarm
+        "I have a toothache since yesterday, what should I do?",
     ],
 )
 def test_english_negation_past_questions_and_idioms_raise_no_alarm(text):
+    default_model().warm_up(wait=True)  # the rules and the trained model, as the product runs them
     assert not triage(text).is_emergency
