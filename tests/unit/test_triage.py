@@ -35,11 +35,11 @@ TUNED = {  # every emergency in them is caught
     "dev I": load_labelled(LABELLED / "dev9.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# Measured once on the held-out set (author I, written blind, about a quarter in English; rules and model frozen
-# at commit ab66b3a, abb5060 before the rebase on main, 2026-11-28): rules + model recall 410/449 (91.3 %), false
-# alarms 9/401 (2.2 %); rules alone 375/449, 8/401. Not tuned on.
-HELD_OUT_RECALL = 0.913
-HELD_OUT_FALSE_ALARMS = 0.023
+# Measured once on the held-out set (v8, author J, written blind, about a fifth in English; rules and model frozen
+# at commit a085afe, 2026-11-28): rules + model recall 385/406 (94.8 %), false alarms 10/395 (2.5 %); rules alone
+# 361/406, 10/395. Not tuned on. (v7, author I, now dev9: 410/449, 9/401, measured once, then tuned on.)
+HELD_OUT_RECALL = 0.948
+HELD_OUT_FALSE_ALARMS = 0.026
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
