@@ -25,6 +25,9 @@ CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
     asyncpg.PostgresConnectionError,
     asyncpg.exceptions.OperatorInterventionError,  # admin shutdown, crash shutdown, cannot connect now
     asyncpg.InterfaceError,  # "connection is closed"
+    # "cannot switch to state 11; another operation is in progress": the protocol of a connection whose socket
+    # was cut mid-statement (seen when the outbox drainer's connections are terminated during a send).
+    asyncpg.InternalClientError,
 )
 
 
