@@ -225,6 +225,20 @@ class FakeTelegram:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
+    def start_over(self) -> None:
+        """Forget what earlier users of this fake did, as a fresh fake would (for a fake shared by tests):
+        every chat's history, the users' own messages, blocked chats, pending callback answers, chat actions,
+        errors, and injected errors and holds not yet used. Ids keep counting, so a late edit of an
+        earlier message finds nothing rather than a new message with the same id."""
+        self.messages.clear()
+        self.user_messages.clear()
+        self.chat_actions.clear()
+        self.unanswered_callbacks.clear()
+        self.errors.clear()
+        self.blocked_chats.clear()
+        self._fail.clear()
+        self._holds.clear()
+
     # ---------------------------------------------------------------- driving API
     def inject_error(self, method: str, code: int = 429, *, retry_after: int = 1, times: int = 1,
                      description: str | None = None) -> None:  # fmt: skip

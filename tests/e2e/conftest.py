@@ -47,7 +47,9 @@ async def shared_fake(
     nothing special.
 
     Starting a bot costs seconds (aiogram's pydantic models), so most tests share this pair and keep to
-    their own chat ids; the database is still emptied before each test by the ``db`` fixture.
+    their own chat ids; the database is still emptied before each test by the ``db`` fixture, and the fake
+    forgets the earlier tests' chats (``FakeTelegram.start_over``), so a chat that several tests use
+    (ADMIN_ID's) starts empty in each, whatever ran before.
     """
     if "fake" not in _SHARED:
         stack = contextlib.AsyncExitStack()
@@ -57,7 +59,7 @@ async def shared_fake(
         )
         _SHARED.update(fake=fake, proc=await start(), stack=stack, start=start)
     fake = _SHARED["fake"]
-    fake.errors.clear()
+    fake.start_over()  # each test's chats start empty, as its database does
     yield fake
     proc = _SHARED["proc"]
     assert proc.proc is not None and proc.proc.returncode is None, proc.log()
