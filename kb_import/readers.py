@@ -5,7 +5,9 @@ about KB columns (``kb_import.validate`` does). Problems that make a whole file 
 ``ReadError`` with a code (``not_a_spreadsheet``, ``empty_file``, ``unreadable``, or a safety limit of
 ``kb_import.limits``: ``file_too_large``, ``zip_too_large``, ``zip_ratio``, ``zip_members``,
 ``too_many_rows``, ``too_many_columns``, ``cell_too_long``, ``too_much_text``, ``too_many_shared_strings``,
-``shared_strings_too_large``, ``unsafe_file``) for the report.
+``shared_strings_too_large``, ``unsafe_file``) for the report. A stop in one row (``too_many_columns``,
+``cell_too_long``) says where (sheet, row, column) and carries the row's other values as read, so that
+validation, which knows the KB columns, can name the entry's code like any other problem of a data row.
 
 Untrusted input: the file size is checked first, an .xlsx archive's declared part sizes and compression
 ratios next (``engine.untrusted.check_zip``), before anything is decompressed; then every limit is enforced
@@ -65,16 +67,37 @@ def use_limits(limits: ReadLimits) -> None:
 
 
 class ReadError(Exception):
-    """The file cannot be read as a spreadsheet at all."""
+    """The file cannot be read as a spreadsheet at all.
 
-    def __init__(self, code: str, message: str, message_vi: str) -> None:
+    A stop in one row says where: ``sheet`` (None for a CSV), ``row`` (1-based), ``column`` (0-based, None
+    when not known), and ``cells``, the row's values as read with the offending one left out (None), or None
+    when the row could not be read. The messages do not repeat the place (the report shows it beside them).
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        message_vi: str,
+        sheet: str | None = None,
+        row: int | None = None,
+        column: int | None = None,
+        cells: list[Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.message_vi = message_vi
+        self.sheet = sheet
+        self.row = row
+        self.column = column
+        self.cells = cells
 
-    def __reduce__(self) -> tuple[type[ReadError], tuple[str, str, str]]:
-        return (type(self), (self.code, self.message, self.message_vi))
+    def __reduce__(self) -> tuple[type[ReadError], tuple[Any, ...]]:
+        return (
+            type(self),
+            (self.code, self.message, self.message_vi, self.sheet, self.row, self.column, self.cells),
+        )
 
 
 def _unsafe(exc: UnsafeFile) -> ReadError:
@@ -90,27 +113,18 @@ def memory_error() -> ReadError:
     )
 
 
-def _where_vi(sheet: str | None, row: int, col: int | None = None) -> str:
-    parts = ([f"trang “{sheet}”"] if sheet else []) + [f"dòng {row}"]
-    if col is not None:
-        parts.append(f"cột {column_letter(col)}")
-    return ", ".join(parts)
-
-
-def _where(sheet: str | None, row: int, col: int | None = None) -> str:
-    parts = ([f"sheet {sheet!r}"] if sheet else []) + [f"row {row}"]
-    if col is not None:
-        parts.append(f"column {column_letter(col)}")
-    return ", ".join(parts)
-
-
-def too_many_columns(limits: ReadLimits, sheet: str | None, row: int, col: int) -> ReadError:
+def too_many_columns(
+    limits: ReadLimits, sheet: str | None, row: int, col: int, cells: list[Any] | None
+) -> ReadError:
     letter = column_letter(col)
     return ReadError(
         "too_many_columns",
-        f"a value in column {letter} ({_where(sheet, row)}); at most {limits.max_columns} columns are read",
-        f"Bảng tính có quá nhiều cột: tối đa {vn_number(limits.max_columns)} cột (có dữ liệu ở cột {letter}, "
-        f"{_where_vi(sheet, row)}).",
+        f"a value in column {letter}; at most {limits.max_columns} columns are read",
+        f"Bảng tính có quá nhiều cột: tối đa {vn_number(limits.max_columns)} cột (có dữ liệu ở cột {letter}).",
+        sheet,
+        row,
+        col,
+        cells,
     )
 
 
@@ -142,12 +156,30 @@ def row_beyond_excel(sheet: str | None, row: int) -> ReadError:
     )
 
 
-def cell_too_long(limits: ReadLimits, sheet: str | None, row: int, col: int | None) -> ReadError:
+def cell_too_long(
+    limits: ReadLimits, sheet: str | None, row: int, col: int | None, cells: list[Any] | None
+) -> ReadError:
     return ReadError(
         "cell_too_long",
-        f"a cell longer than {limits.max_cell_chars} characters ({_where(sheet, row, col)})",
-        f"Ô quá dài: tối đa {vn_number(limits.max_cell_chars)} ký tự một ô ({_where_vi(sheet, row, col)}).",
+        f"a cell longer than {limits.max_cell_chars} characters",
+        f"Ô quá dài: tối đa {vn_number(limits.max_cell_chars)} ký tự một ô.",
+        sheet,
+        row,
+        col,
+        cells,
     )
+
+
+def _without(cells: list[Any], col: int) -> list[Any]:
+    """The row's values with the one at ``col`` left out (the error carries the rest, not the huge value)."""
+    return [None if i == col else v for i, v in enumerate(cells)]
+
+
+def _row_list(values: dict[int, Any]) -> list[Any]:
+    cells: list[Any] = [None] * (max(values) + 1) if values else []
+    for col, value in values.items():
+        cells[col] = value
+    return cells
 
 
 @dataclass
@@ -255,7 +287,7 @@ def _bounded(
                 if isinstance(value, str):
                     chars += len(value)
                     if len(value) > limits.max_cell_chars:
-                        raise cell_too_long(limits, sheet, number, col)
+                        raise cell_too_long(limits, sheet, number, col, _without(list(cells), col))
             if has_value:
                 counter.add(chars)
             yield number, cells
@@ -525,7 +557,11 @@ def _number(text: str) -> Any:
 
 
 class _SheetRows:
-    """Handlers turning a worksheet's XML into ``(row number, cells)`` pairs, one row held at a time."""
+    """Handlers turning a worksheet's XML into ``(row number, cells)`` pairs, one row held at a time.
+
+    A cell over ``max_cell_chars`` stops the read at the end of its row, not at once: its text is dropped as
+    soon as it passes the limit, and the rest of the row is read so that the error carries the row's other
+    values (its KB code may sit to the right of the long cell)."""
 
     def __init__(
         self,
@@ -545,6 +581,7 @@ class _SheetRows:
         self.current = 0
         self.next_col = 0
         self.done = False
+        self.too_long: int | None = None  # the first column of the current row whose cell is over the limit
         # the cell being read
         self.col = 0
         self.kind = "n"
@@ -553,6 +590,7 @@ class _SheetRows:
         self.formula = False
         self.buf: list[str] = []
         self.length = 0
+        self.overflow = False  # the cell's text passed max_cell_chars (and was dropped)
         self.capture = False
         self.in_is = False
         self.rph = 0
@@ -568,6 +606,7 @@ class _SheetRows:
             self.formula = False
             self.buf = []
             self.length = 0
+            self.overflow = False
         elif local == "v":
             self.capture = True
         elif local == "t":
@@ -585,6 +624,7 @@ class _SheetRows:
                 raise row_beyond_excel(self.sheet, self.current)
             self.next_col = 0
             self.values = {}
+            self.too_long = None
 
     def end(self, tag: str) -> None:
         local = tag.rpartition("}")[2]
@@ -609,13 +649,19 @@ class _SheetRows:
 
     def text(self, data: str) -> None:
         if self.capture:
-            self.buf.append(data)
             self.length += len(data)
             if self.length > self.limits.max_cell_chars:
-                raise cell_too_long(self.limits, self.sheet, self.current, self.col)
+                self.overflow = True
+                self.buf = []  # never held: the row ends in cell_too_long
+            else:
+                self.buf.append(data)
 
     def cell(self) -> None:
         kind, v, col = self.kind, self.v, self.col
+        if self.overflow:
+            if self.too_long is None:
+                self.too_long = col
+            return
         value: Any
         if kind == "inlineStr":
             value = self.inline
@@ -633,7 +679,7 @@ class _SheetRows:
             return
         if col >= self.limits.max_columns:
             if value is None or value != "":
-                raise too_many_columns(self.limits, self.sheet, self.current, col)
+                raise too_many_columns(self.limits, self.sheet, self.current, col, _row_list(self.values))
             return
         if value is None:
             self.formulas.add((self.current, col))  # a formula without a cached value
@@ -642,11 +688,12 @@ class _SheetRows:
 
     def row(self) -> None:
         values = self.values
-        cells: list[Any] = [None] * (max(values) + 1) if values else []
+        cells = _row_list(values)
+        if self.too_long is not None:
+            raise cell_too_long(self.limits, self.sheet, self.current, self.too_long, cells)
         has_value = False
         chars = 0
-        for col, value in values.items():
-            cells[col] = value
+        for value in values.values():
             if value != "":
                 has_value = True
                 if isinstance(value, str):
@@ -674,6 +721,12 @@ def _iter_sheet(
                 yield from ready
     except MemoryError:
         raise memory_error() from None
+    except ReadError:
+        # A stop met while parsing a chunk comes after the rows the chunk completed before it: those go
+        # first, so the reader of the rows (validation) knows the table the stop is in (its header row).
+        ready, rows.ready = rows.ready, []
+        yield from ready
+        raise
 
 
 def _open_xlsx_fast(path: Path, name: str, limits: ReadLimits = DEFAULT_LIMITS) -> Workbook:
@@ -731,17 +784,17 @@ def _csv_rows(
             if len(values) > limits.max_columns:
                 beyond = next((i for i, v in enumerate(values) if i >= limits.max_columns and v), None)
                 if beyond is not None:
-                    raise too_many_columns(limits, None, number, beyond)
+                    raise too_many_columns(limits, None, number, beyond, values[: limits.max_columns])
                 del values[limits.max_columns :]  # trailing delimiters only
             if values and max(map(len, values)) > limits.max_cell_chars:
                 col = next(i for i, v in enumerate(values) if len(v) > limits.max_cell_chars)
-                raise cell_too_long(limits, None, number, col)
+                raise cell_too_long(limits, None, number, col, _without(values, col))
             if any(values):
                 counter.add(sum(map(len, values)))
             yield number, values
     except csv.Error as exc:
         if "field larger than field limit" in str(exc):
-            raise cell_too_long(limits, None, number + 1, None) from None
+            raise cell_too_long(limits, None, number + 1, None, None) from None  # the row is lost
         raise
     except MemoryError:
         raise memory_error() from None

@@ -30,7 +30,9 @@ Decisions:
 * All text is NFC-normalised; numbers read as codes lose a trailing ``.0`` (``STT`` 1.0 → ``1``).
 * Every problem of a data row carries the row's KB code (``entry_code``, the MÃ SỐ cell) so staff can find
   the entry by its code as well as by its row; ``""`` when the row has no readable code (blank, or the code
-  cell itself is wrong), None for problems not about one entry (file, sheet, header row).
+  cell itself is wrong), None for problems not about one entry (file, sheet, header row). That includes the
+  reader's safety stops in a data row (``too_many_columns``, ``cell_too_long``): fatal for the file, but
+  located like the others, with the row's code and the column's header (``stop_problem``).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -143,6 +145,48 @@ class Problem:
 
     def __str__(self) -> str:
         return f"{self.location()}: {self.message}"
+
+
+def stop_problem(exc: ReadError, file: str, header: HeaderMap | None = None) -> Problem:
+    """The fatal problem of a reader's stop, located where the reader stopped; in a data row of a KB table
+    (``header`` given) it also names the entry's code (MÃ SỐ) and the column's header, as a row's other
+    problems do."""
+    problem = Problem(
+        exc.code,
+        exc.message,
+        exc.message_vi,
+        file,
+        sheet=exc.sheet,
+        row=exc.row,
+        column=None if exc.column is None else column_letter(exc.column),
+        severity="fatal",
+    )
+    if header is not None and exc.row is not None:
+        if exc.column is not None and exc.column < len(header.headers):
+            problem.header = header.headers[exc.column] or None
+        problem.entry_code = _readable_code(exc.cells, header.columns["code"], exc.column)
+    return problem
+
+
+def _readable_code(cells: list[Any] | None, idx: int, bad_column: int | None) -> str | None:
+    """The code in a stopped row's MÃ SỐ cell; "" when it has none that can be read (blank, wrong, or the
+    cell that stopped the read); None when the row itself could not be read."""
+    if cells is None:
+        return None
+    if idx == bad_column or idx >= len(cells):
+        return ""
+    code = cell_text(cells[idx])
+    if code in EXCEL_ERRORS or _CONTROL.search(code) or len(code) > MAX_LENGTH["code"]:
+        return ""
+    return code
+
+
+class _TableStop(Exception):
+    """A reader's stop inside a KB table, already made into its located problem (``stop_problem``)."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
 
 
 @dataclass(slots=True)
@@ -314,8 +358,10 @@ class _Validator:
                     name,
                     severity="fatal",
                 )
+        except _TableStop as stop:
+            self.out.problems.append(stop.problem)
         except ReadError as exc:
-            self.problem(exc.code, exc.message, exc.message_vi, name, severity="fatal")
+            self.out.problems.append(stop_problem(exc, name))
         except Exception as exc:  # csv.Error, XML ParseError, zlib/zip errors in a damaged file
             self.problem(
                 "unreadable",
@@ -419,7 +465,7 @@ class _Validator:
         topic = ""
         count = 0
         out = self.out
-        for number, cells in raw.rows:
+        for number, cells in _table_rows(raw, header):
             width = len(cells)
             values: dict[str, str] = {}
             bad: list[Problem] = []
@@ -637,6 +683,14 @@ class _Validator:
             header.header_of(name),
             value=excerpt,
         )
+
+
+def _table_rows(raw: RawSheet, header: HeaderMap) -> Iterator[tuple[int, list[Any]]]:
+    """The rows of a KB table below its header; a reader's stop in one of them becomes its located problem."""
+    try:
+        yield from raw.rows
+    except ReadError as exc:
+        raise _TableStop(stop_problem(exc, raw.file, header)) from exc
 
 
 def validate_files(

@@ -65,19 +65,28 @@ async def rejected(db: asyncpg.Pool, path: Path, code: str, **options: Any) -> P
     return fatal[0]
 
 
+async def shown_to_admin(db: asyncpg.Pool, path: Path) -> kb_adapter.ImportReport:
+    """The dry-run report an admin reads in the chat after sending ``path`` to the bot."""
+    return await kb_adapter.dry_run(db, path.read_bytes(), path.name, requested_by="telegram:1",
+                                    default_role="patient_dental", roles=["patient_dental"])  # fmt: skip
+
+
 async def test_zzzzz1_cell_reference_is_refused_not_padded(db, seeded, tmp_path):
     row = hf.row(2, hf.cell("A2", "NK-9"), hf.cell("B2", "Hỏi?"), hf.cell("C2", "Đáp."), hf.cell("ZZZZZ2", "x"))
     path = hf.write_xlsx(tmp_path / "cot.xlsx", [hf.header_row(), row])
     assert path.stat().st_size < 2000  # the old reader built a 12-million-cell row from this
     problem = await rejected(db, path, "too_many_columns")
-    assert problem.message_vi == (
-        "Bảng tính có quá nhiều cột: tối đa 1.000 cột (có dữ liệu ở cột ZZZZZ, trang “patient_dental”, dòng 2)."
-    )
+    assert problem.message_vi == "Bảng tính có quá nhiều cột: tối đa 1.000 cột (có dữ liệu ở cột ZZZZZ)."
+    # located like a row's other problems: the row, the entry's code, the column
+    assert problem.location_vi() == "cot.xlsx, trang “patient_dental”, dòng 2 (mã NK-9), cột ZZZZZ"
     assert await kb_state(db) == seeded
     # what an admin who sends it to the bot reads
-    shown = await kb_adapter.dry_run(db, path.read_bytes(), "cot.xlsx", requested_by="telegram:1",
-                                     default_role="patient_dental", roles=["patient_dental"])  # fmt: skip
-    assert not shown.ok and "Bảng tính có quá nhiều cột: tối đa 1.000 cột" in shown.text
+    shown = await shown_to_admin(db, path)
+    assert not shown.ok
+    assert (
+        "– cot.xlsx, trang “patient_dental”, dòng 2 (mã NK-9), cột ZZZZZ: Bảng tính có quá nhiều cột: tối đa "
+        "1.000 cột (có dữ liệu ở cột ZZZZZ)."
+    ) in shown.text.splitlines(), shown.text
     assert await kb_state(db) == seeded
 
 
@@ -107,10 +116,51 @@ async def test_too_long_cell_in_csv_and_xlsx(db, seeded, tmp_path):
     path = tmp_path / "o.csv"
     path.write_text(f"MÃ SỐ,CÂU HỎI,CÂU TRẢ LỜI\nNK-9,Hỏi?,{'Đáp án rất dài. ' * 2500}\n", encoding="utf-8")
     problem = await rejected(db, path, "cell_too_long")
-    assert problem.message_vi == "Ô quá dài: tối đa 32.767 ký tự một ô (dòng 2, cột C)."
+    assert problem.message_vi == "Ô quá dài: tối đa 32.767 ký tự một ô."
+    assert problem.location_vi() == "o.csv, dòng 2 (mã NK-9), cột C (CÂU TRẢ LỜI)"
     path = hf.write_xlsx(tmp_path / "o.xlsx", [hf.header_row(), hf.data_row(2, "NK-9", answer="a" * 40_000)])
     problem = await rejected(db, path, "cell_too_long")
-    assert problem.message_vi == "Ô quá dài: tối đa 32.767 ký tự một ô (trang “patient_dental”, dòng 2, cột C)."
+    assert problem.message_vi == "Ô quá dài: tối đa 32.767 ký tự một ô."
+    assert problem.location_vi() == "o.xlsx, trang “patient_dental”, dòng 2 (mã NK-9), cột C (CÂU TRẢ LỜI)"
+    assert await kb_state(db) == seeded
+
+
+async def test_a_stop_in_a_row_names_the_entrys_code_for_the_admin(db, seeded, tmp_path):
+    """In the template's layout the code (MÃ SỐ) sits right of ĐỀ MỤC: a huge topic cell still names the
+    row's code; a row without one says so, as the other problems of a row do."""
+    titles = {"A1": "ĐỀ MỤC", "B1": "MÃ SỐ", "C1": "CÂU HỎI", "D1": "CÂU TRẢ LỜI"}
+    header = hf.row(1, *(hf.cell(ref, title) for ref, title in titles.items()))
+    ok = ("Răng", "NK-1", "Hỏi?", "Đáp.")
+    fine = hf.row(2, *(hf.cell(f"{c}2", text) for c, text in zip("ABCD", ok, strict=True)))
+    huge = ("Răng " * 8000, "NK-002", "Hỏi?", "Đáp.")
+    huge_topic = hf.row(3, *(hf.cell(f"{c}3", text) for c, text in zip("ABCD", huge, strict=True)))
+    path = hf.write_xlsx(tmp_path / "de_muc.xlsx", [header, fine, huge_topic])
+    shown = await shown_to_admin(db, path)
+    assert not shown.ok
+    assert (
+        "– de_muc.xlsx, trang “patient_dental”, dòng 3 (mã NK-002), cột A (ĐỀ MỤC): Ô quá dài: tối đa 32.767 ký "
+        "tự một ô."
+    ) in shown.text.splitlines(), shown.text
+    no_code = hf.row(3, hf.cell("A3", "Răng"), hf.cell("C3", "Hỏi?"), hf.cell("D3", "Đáp " * 10_000))
+    path = hf.write_xlsx(tmp_path / "khong_ma.xlsx", [header, fine, no_code])
+    shown = await shown_to_admin(db, path)
+    assert (
+        "– khong_ma.xlsx, trang “patient_dental”, dòng 3 (không có mã số), cột D (CÂU TRẢ LỜI): Ô quá dài: tối "
+        "đa 32.767 ký tự một ô."
+    ) in shown.text.splitlines(), shown.text
+    path = tmp_path / "cot.csv"
+    wide = "MÃ SỐ,CÂU HỎI,CÂU TRẢ LỜI\nNK-1,Hỏi?,Đáp.\nNK-002,Hỏi?,Đáp." + "," * 1200 + "x\n"
+    path.write_text(wide, encoding="utf-8")
+    shown = await shown_to_admin(db, path)
+    assert (
+        "– cot.csv, dòng 3 (mã NK-002), cột ATG: Bảng tính có quá nhiều cột: tối đa 1.000 cột (có dữ liệu ở cột "
+        "ATG)."
+    ) in shown.text.splitlines(), shown.text
+    # a stop in the header row is about no entry: no code
+    path = tmp_path / "tieu_de.csv"
+    path.write_text(f"MÃ SỐ,CÂU HỎI,CÂU TRẢ LỜI,{'x' * 40_000}\nNK-1,Hỏi?,Đáp.\n", encoding="utf-8")
+    shown = await shown_to_admin(db, path)
+    assert "– tieu_de.csv, dòng 1, cột D: Ô quá dài: tối đa 32.767 ký tự một ô." in shown.text.splitlines()
     assert await kb_state(db) == seeded
 
 
@@ -175,6 +225,9 @@ async def test_cli_refuses_the_same_files(db, db_url, seeded, tmp_path):
     proc = await asyncio.to_thread(_cli, db_url, str(path), "--role", "patient_dental")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "BỊ TỪ CHỐI" in proc.stdout and "too_many_columns" in proc.stdout and "tối đa 1.000 cột" in proc.stdout
+    # the problem's line of the table names the row and the entry's code, as for any other row's problem
+    (line,) = [line for line in proc.stdout.splitlines() if "too_many_columns" in line]
+    assert "NK-9" in line and " 2 " in line and "ZZZZZ" in line, proc.stdout
     assert await kb_state(db) == seeded
 
 
