@@ -96,6 +96,7 @@ async def _drain(
     next_slot = time.monotonic()
     last_sent: dict[str, float] = {}
     sent = 0
+    claim_failures = 0
     while True:
         now = time.monotonic()
         cooling = [chat for chat, at in last_sent.items() if now - at < per_chat]
@@ -104,6 +105,17 @@ async def _drain(
         except outbox.DrainLeaseLost:
             log.warning("outbox.lease_lost holder=%s (another drainer took over)", holder)
             return sent
+        except CONNECTION_ERRORS as exc:
+            # A connection cut mid-claim: a claim that did commit runs out with its lease and is taken again
+            # then, so asking again on a fresh connection can neither lose nor double a message. A database
+            # that stays away ends this drain (the worker starts the next one).
+            claim_failures += 1
+            if claim_failures > 5:
+                raise
+            log.warning("outbox.claim_retry holder=%s error=%r", holder, exc)
+            await asyncio.sleep(0.1 * 2**claim_failures)
+            continue
+        claim_failures = 0
         if row is None:
             if cooling and await outbox.waiting_in(pool, cooling):
                 wake = min(last_sent[chat] + per_chat for chat in cooling)
