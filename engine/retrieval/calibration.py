@@ -48,7 +48,7 @@ FEATURES = (
 
 # mode -> intercept followed by one coefficient per FEATURES name; fitted by bench/research/retrieval_calibration_fit.py.
 COEFFICIENTS: dict[str, tuple[float, ...]] = {
-    "hybrid": (-6.36, 5.029, 4.002, 0.179, 0.206, -0.569, 4.186, 4.024, 2.678, -2.372, 0.797),
+    "hybrid": (-6.205, 4.526, 3.605, 0.528, 0.044, -0.993, 4.996, 3.391, 3.102, -3.38, 0.646),
     "sparse": (-6.515, 3.843, 5.646, 0.0, 0.0, 0.366, 0.0, 4.214, 3.587, -3.64, 0.721),
     # Not refitted (the product never runs dense alone; `medbot eval retrieval --mode dense` does): the
     # faq-val fit of the lead and dense cosine from before issue 21.

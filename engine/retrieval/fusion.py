@@ -13,11 +13,15 @@ restored spelling (``engine.text.DiacriticRestorer``), which is less reliable th
 while the folded sparse leg does not care. (faq-val, queries stripped of marks: dense alone P@1 0.07 without
 restoration, 0.51 with it.)
 
-``learned`` (the default since issue 21) adds to that weighted sum what a logistic model fitted on the candidate
-lists of six KB shapes (``bench/research/retrieval_fusion_research.py``, dev half of faq-val, checked leave-one-shape-out)
-found worth keeping: a bonus for being first in a leg, and the idf-weighted share of the entry's title found in
-the message (``entry_cov``: a question whose words are all in the message). Its leg weights are the model's,
-rescaled to sum to 1; on each shape it was not fitted on it beat the plain sum by 0.3-1.6 points of P@1.
+``learned`` (used by ``KBSearch`` for messages of ``LEARNED_MIN_WORDS`` words or more) adds to that weighted sum
+what a logistic model fitted on the candidate lists of six KB shapes (``bench/research/retrieval_fusion_research.py``,
+dev half of faq-val, checked leave-one-shape-out) found worth keeping: a bonus for being first in a leg, and the
+share of the entry's title found in the message (a question whose words are all in the message), weighted by idf
+without its +1 smoothing so that function words every entry shares count for nothing. Its leg weights are the
+model's, rescaled to sum to 1, and the same for messages with or without marks: lowering the dense weight for
+unmarked messages (0.8 x, as ``score`` does) is what doubled the no-diacritics loss when this fusion was first
+tried (dev: P@1 of stripped messages 0.604 at 0.8 x, 0.607 at 1 x, 0.594 at 0.6 x; ablation in
+``bench/retrieval_shapes_results.md``, "Ranking ablation", by ``bench/research/retrieval_ranking_ablation.py``).
 
 ``rrf`` (reciprocal rank fusion) is kept for comparison in the research script.
 """
@@ -31,12 +35,19 @@ from dataclasses import dataclass
 DENSE_WEIGHT = 0.5
 DENSE_WEIGHT_NO_DIACRITICS = 0.4
 RRF_K = 60
-# method "learned": leg weights (hybrid; the no-diacritics ratio above still applies), first-in-leg bonuses and the
+# method "learned": leg weights (hybrid, with or without marks), first-in-leg bonuses and the
 # title-coverage weight, from `python -m bench.research.retrieval_fusion_research` (weights 4.684, 3.791, 0.388, 0.583,
 # 2.559 divided by 4.684 + 3.791).
 LEARNED_DENSE_WEIGHT = 0.447
 LEARNED_TOP_BONUS = {"sparse": 0.046, "dense": 0.069}
 LEARNED_COVERAGE = 0.302
+# ``KBSearch`` uses "learned" for messages of at least this many words and "score" for shorter ones. The model
+# was fitted on, and helps on, long messages (faq-val's are 84 words at the median), where a cosine over the
+# whole message dilutes a KB question it contains word for word; for a short message both legs already compare
+# it with the titles directly, the title-coverage term only rewards the title that repeats its one subject
+# word ("trẻ" in "Răng sâu có tự lành được không? còn trẻ con thì sao?"), and the first-in-leg bonuses widen
+# the lead the bare-subject rule of the calibration reads (fitted on "score" leads).
+LEARNED_MIN_WORDS = 20
 
 
 @dataclass(slots=True)

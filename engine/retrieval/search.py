@@ -39,6 +39,7 @@ from engine.retrieval.fusion import (
     DENSE_WEIGHT,
     DENSE_WEIGHT_NO_DIACRITICS,
     LEARNED_DENSE_WEIGHT,
+    LEARNED_MIN_WORDS,
     Fused,
     fuse,
 )
@@ -49,7 +50,9 @@ from engine.types import Embedder, Hit, KBEntry, KBStore
 log = logging.getLogger("medbot.retrieval")
 
 MODES = ("hybrid", "sparse", "dense")
-FUSION_METHOD = "score"  # "learned" and "rrf" for comparison (bench/research/retrieval_fusion_research.py)
+# Messages of fusion.LEARNED_MIN_WORDS words or more; shorter ones use "score". "score" and "rrf" for comparison
+# (bench/research/retrieval_ranking_ablation.py, bench/research/retrieval_fusion_research.py).
+FUSION_METHOD = "learned"
 DENSE_RECHECK_SECONDS = 30.0
 
 
@@ -353,15 +356,17 @@ class KBSearch:
             dense = await self.store.dense_search(role, vector, n)
             timings["dense"] += (time.perf_counter() - t) * 1000
         t = time.perf_counter()
-        method = FUSION_METHOD if mode == "hybrid" else "score"
+        long_message = len(split_words(fold(text))) >= LEARNED_MIN_WORDS
+        method = FUSION_METHOD if mode == "hybrid" and (long_message or FUSION_METHOD != "learned") else "score"
         if mode == "sparse":
             weight = 0.0
         elif mode == "dense":
             weight = 1.0
         else:
-            weight = LEARNED_DENSE_WEIGHT if method == "learned" else DENSE_WEIGHT
-            if not has_diacritics(text):
-                weight *= DENSE_WEIGHT_NO_DIACRITICS / DENSE_WEIGHT
+            if method == "learned":
+                weight = LEARNED_DENSE_WEIGHT  # the same with or without marks (see fusion.py)
+            else:
+                weight = DENSE_WEIGHT if has_diacritics(text) else DENSE_WEIGHT_NO_DIACRITICS
         extra: dict[int, float] = {}
         if scores is not None:
             for eid, _ in dense:
@@ -374,7 +379,7 @@ class KBSearch:
             for eid in {e for e, _ in sparse} | {e for e, _ in dense}:
                 pos = index.position.get(eid)
                 if pos is not None:
-                    coverage[eid] = index.title_coverage(pos, words)
+                    coverage[eid] = index.title_coverage(pos, words, informative=True)
         fused = fuse(sparse, dense, dense_weight=weight, sparse_extra=extra, method=method, coverage=coverage)
         timings["fuse"] += (time.perf_counter() - t) * 1000
         return fused, scores

@@ -255,14 +255,19 @@ class SparseIndex:
             out[word] = float(fam.idf[pos]) if fam.columns[pos] == col else 0.0
         return out
 
-    def title_coverage(self, pos: int, words: set[str]) -> float:
+    def title_coverage(self, pos: int, words: set[str], *, informative: bool = False) -> float:
         """The idf-weighted share of the title (``entry_title``) of the entry at ``pos`` whose folded syllables
-        are in ``words`` (a query's); each title's weights are computed once per index."""
+        are in ``words`` (a query's); each title's weights are computed once per index. ``informative``: each
+        weight minus the idf smoothing's +1, so a word most entries share ("có", "không", "bị") weighs about
+        nothing and an entry is not covered by a message's function words alone."""
         title = self._titles.get(pos)
         if title is None:
             title = self._titles[pos] = self.syllable_weights(fold(entry_title(self.entries[pos])))
-        total = sum(title.values())
-        return sum(w for word, w in title.items() if word in words) / total if total > 0 else 0.0
+        shift = 1.0 if informative else 0.0
+        total = sum(max(0.0, w - shift) for w in title.values())
+        if total <= 0:
+            return 0.0
+        return sum(max(0.0, w - shift) for word, w in title.items() if word in words) / total
 
     def scores(self, query: str) -> np.ndarray:
         """Score of every entry (position order) for a query; 0 where nothing matches."""

@@ -151,6 +151,32 @@ def test_fusion_score_mode_keeps_margin_that_rrf_loses():
     assert rrf[0].score == pytest.approx(rrf[1].score)  # rank fusion sees a tie
 
 
+def test_informative_title_coverage_ignores_words_every_entry_shares():
+    """Fusion's title coverage weighs a title's words by idf without the +1 smoothing: "có … không" that
+    every question of a KB carries covers nothing, the subject words do."""
+    entries = [
+        KBEntry(1, "r", "A", "Trẻ bú bình đêm có bị sâu răng không?", ""),
+        KBEntry(2, "r", "B", "Nhổ răng khôn có đau không?", ""),
+        KBEntry(3, "r", "C", "Niềng răng có đau không?", ""),
+    ]
+    index = SparseIndex(entries)
+    function_words = {"co", "khong"}
+    assert index.title_coverage(1, function_words) > 0.2  # smoothed idf: still a share
+    assert index.title_coverage(1, function_words, informative=True) == 0.0
+    subject = {"nho", "rang", "khon", "co", "khong"}
+    assert index.title_coverage(1, subject, informative=True) > 0.8
+
+
+def test_learned_fusion_coverage_lifts_the_question_a_long_message_contains():
+    """Two entries tied in both legs: the one whose title the message contains word for word wins."""
+    sparse = [(1, 0.30), (2, 0.30), (3, 0.10)]
+    dense = [(2, 0.88), (1, 0.88), (3, 0.82)]
+    fused = fuse(sparse, dense, dense_weight=0.45, method="learned", coverage={1: 0.2, 2: 0.9, 3: 0.0})
+    assert fused[0].entry_id == 2
+    fused = fuse(sparse, dense, dense_weight=0.45, method="learned", coverage={1: 0.9, 2: 0.2, 3: 0.0})
+    assert fused[0].entry_id == 1
+
+
 async def test_search_query_without_diacritics_finds_entry(kb):
     res = await kb.search("patient_dental", "Chao bac si, rang e bi e buot khi uong nuoc lanh a. Cam on bs")
     assert res.hits[0].entry.code == "D1"
