@@ -375,11 +375,9 @@ class KBSearch:
                     extra[eid] = float(scores[pos])
         coverage: dict[int, float] = {}
         if method == "learned":
-            words = set(index.syllable_weights(fold(text)))
-            for eid in {e for e, _ in sparse} | {e for e, _ in dense}:
-                pos = index.position.get(eid)
-                if pos is not None:
-                    coverage[eid] = index.title_coverage(pos, words, informative=True)
+            cands = [(eid, index.position[eid]) for eid in {e for e, _ in sparse} | {e for e, _ in dense} if eid in index.position]
+            values = index.informative_coverage([p for _, p in cands], fold(text))
+            coverage = {eid: float(v) for (eid, _), v in zip(cands, values, strict=True)}
         fused = fuse(sparse, dense, dense_weight=weight, sparse_extra=extra, method=method, coverage=coverage)
         timings["fuse"] += (time.perf_counter() - t) * 1000
         return fused, scores

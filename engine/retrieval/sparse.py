@@ -167,6 +167,9 @@ class SparseIndex:
             matrix = normalize(mixed).tocsc().astype(np.float32)
             self.families[name] = _Family(_ANALYZERS[name], 2 ** _HASH_BITS[name], columns, idf, matrix, weight)
         self._titles: dict[int, dict[str, float]] = {}  # position -> title syllable weights (title_coverage)
+        # Entries x syllable columns: each title's distinct syllables weighted by idf - 1, rows summing to 1
+        # (``informative_coverage``); built with the index so fusion reads ~100 rows per message, not dicts.
+        self._title_matrix = self._informative_titles() if fields is entry_fields else None
         # The KB's own "near miss" level, a calibration reference (engine.retrieval.calibration); KB entries only.
         self.null_sparse = self._near_miss_level() if self.families and fields is entry_fields else 0.0
         self.build_seconds = time.perf_counter() - t0
@@ -191,6 +194,39 @@ class SparseIndex:
             scores[pos] = 0.0
             best.append(float(scores.max()))
         return float(np.median(best)) if best else 0.0
+
+    def _informative_titles(self) -> sp.csr_matrix | None:
+        fam = self.families.get("syllable")
+        if fam is None:
+            return None
+        hasher = HashingVectorizer(
+            analyzer=_syllable_analyzer, n_features=fam.n_features, alternate_sign=False, norm=None,
+            dtype=np.float32,
+        )
+        counts = hasher.transform([fold(entry_title(e)) for e in self.entries]).tocsr()
+        counts.sum_duplicates()
+        cols = counts.indices.astype(np.int64)
+        pos = np.minimum(np.searchsorted(fam.columns, cols), len(fam.columns) - 1)
+        known = fam.columns[pos] == cols
+        data = np.where(known, np.maximum(fam.idf[pos] - 1.0, 0.0), 0.0).astype(np.float32)
+        matrix = sp.csr_matrix((data, pos.astype(np.int32), counts.indptr), shape=(len(self.entries), len(fam.columns)))
+        matrix.eliminate_zeros()
+        return normalize(matrix, norm="l1")
+
+    def informative_coverage(self, positions: Sequence[int], folded: str) -> np.ndarray:
+        """For the entries at ``positions``: ``title_coverage(pos, words of folded, informative=True)``, from the
+        matrix built with the index (a message's fusion candidates in a fraction of a millisecond)."""
+        out = np.zeros(len(positions), dtype=np.float32)
+        fam = self.families.get("syllable")
+        if self._title_matrix is None or fam is None or not len(positions):
+            return out
+        pos, present, _ = self._query_terms(fam, folded)
+        cols = np.unique(pos[present])
+        if not len(cols):
+            return out
+        query = np.zeros(self._title_matrix.shape[1], dtype=np.float32)
+        query[cols] = 1.0
+        return np.asarray(self._title_matrix[np.asarray(positions)] @ query, dtype=np.float32).ravel()
 
     def build_restorer(self) -> DiacriticRestorer:
         fields = (f for e in self.entries for f in (e.question, " ; ".join(e.keywords), e.topic, e.answer))
