@@ -7,7 +7,8 @@ from the KB's spelling when it has no marks, as ``KBSearch`` does); the full sco
 ``.medbot/eval-cache/rank-<shape>-dev.npz``. ``questions`` also gets the run with every diacritic removed
 (``questions~nodiac``). Sparse variants (BM25, character n-grams, pseudo-relevance feedback) are computed as
 one sparse matrix product per variant; fusions are numpy over the matrices. Prints P@1 / hit@10 per shape and
-the no-diacritics loss.
+the no-diacritics loss; the table and what was kept are in ``bench/retrieval_shapes_results.md`` ("Ranking
+ablation, second round"). ``final`` mirrors what ``KBSearch`` does after issue 21.
 
     python -m bench.research.retrieval_ranking_ablation
 """
