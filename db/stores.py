@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncpg
 import numpy as np
 
-from db import conversations, embedding_cache, embedding_models, kb
+from db import calibrations, conversations, embedding_cache, embedding_models, kb
+from engine.retrieval.adaptation import RoleCalibration
 from engine.types import KBEntry, Turn
 from engine.vector_index import VectorIndex
 
@@ -51,6 +52,10 @@ class PgKBStore:
             have = await kb.count_vectors(self.pool, role, model)
         self._models[role] = model
         return have, size
+
+    async def role_calibration(self, role: str) -> RoleCalibration | None:
+        """The role's re-estimated calibration (``db.calibrations``), None when never measured."""
+        return await calibrations.load(self.pool, role)
 
     async def dense_search(self, role: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
         model = self._models.get(role)

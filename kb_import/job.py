@@ -21,11 +21,14 @@ Used by ``medbot import`` and by the Telegram admin flow (``run_import`` with a 
    entry written or hidden as it was before (``kb_import_snapshots``: ``kb_import.undo`` puts them back), and
    a KB version bump (NOTIFY ``kb_changed``) for every role that changed. Running bot processes rebuild that
    role's index.
-7. Each written row carries its KHẨN CẤP (urgent) mark and the import's ``sample`` option: only the import of
+7. After the transaction, every role the import changed gets its calibration re-estimated on its new KB
+   (``kb_import.calibrate``: the answer/decline model adjusted to this KB, self-supervised); a failure there
+   is logged and leaves the import applied.
+8. Each written row carries its KHẨN CẤP (urgent) mark and the import's ``sample`` option: only the import of
    the shipped sample KB (``ImportOptions(sample=True)``, ``medbot setup``) marks rows as unreviewed sample
    material; any other import of a row, even with unchanged content, makes it the clinic's own (counted as
    updated).
-8. The file is the whole KB of each role it holds: entries of the role whose codes it lacks are hidden
+9. The file is the whole KB of each role it holds: entries of the role whose codes it lacks are hidden
    (``keep_missing`` adds and updates only). So that an accidental partial file never empties a role, an
    import that would hide a large share of a role (``large_hide``: more than ``MASS_HIDE_MAX_ENTRIES``
    entries, or more than ``MASS_HIDE_SHARE`` of the role's active entries) is refused, nothing written,
@@ -54,6 +57,7 @@ from db import imports as import_log
 from db import kb, kb_write
 from engine.embedding import EmbeddingUnavailable, model_name
 from engine.untrusted import file_sha256
+from kb_import.calibrate import calibrate_roles
 from kb_import.isolated import validate_isolated
 from kb_import.limits import DEFAULT_LIMITS, MASS_HIDE_MAX_ENTRIES, MASS_HIDE_SHARE, ReadLimits, large_hide
 from kb_import.roles import known_roles as builtin_and
@@ -82,6 +86,8 @@ class ImportOptions:
     # The shipped sample KB (``medbot setup``): the rows written are marked as sample material not yet
     # reviewed by the clinic's doctors. Any other import is the clinic's own: its rows are written unmarked.
     sample: bool = False
+    # Re-estimate the calibration of every role the import changed, on its new KB (``kb_import.calibrate``).
+    calibrate: bool = True
 
 
 @dataclass
@@ -139,6 +145,7 @@ class ImportReport:
     embedding_model: str | None = None
     embedded: int = 0  # texts sent to the embedding model
     embedding_cached: int = 0  # texts found in the embedding cache
+    calibrations: dict[str, str] = field(default_factory=dict)  # role -> "adjusted" | "global" (re-estimated)
     timings: dict[str, float] = field(default_factory=dict)
     dry_run: bool = False
     hides: list[Hide] = field(default_factory=list)  # roles the import hides entries of (or would)
@@ -526,6 +533,13 @@ async def run_import(
         return report
 
     report.import_id, report.status, report.ok = import_id, status, True
+    if status == "applied" and options.calibrate:
+        # Seconds for a clinic KB (a few hundred searches of its own entries); a failure only logs.
+        t_cal = time.perf_counter()
+        changed_roles = [role for role in roles if report.roles[role].changed]
+        done = await calibrate_roles(pool, changed_roles, use_embedder)
+        report.calibrations = {role: cal.status for role, cal in done.items()}
+        timings["calibrate_s"] = round(time.perf_counter() - t_cal, 3)
     t = report.totals
     if status == "unchanged":
         report.message = f"no changes: all {t.unchanged} entries are already up to date"

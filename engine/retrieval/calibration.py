@@ -34,7 +34,7 @@ the same on a KB of one-line questions, of long answers only, or of two domains.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 FEATURES = (
     "lead",
@@ -102,16 +102,20 @@ def probability(
     sparse: float = 0.0,
     dense: float = 0.0,
     query_words: int = 0,
+    adjust: Callable[[float], float] | None = None,
 ) -> float:
     """Estimated probability that a candidate with these features (``FEATURES``) is the right entry;
     ``unknown_words``, ``sparse`` and ``dense`` (raw leg scores) feed the off-topic guard above, and
-    ``query_words`` (the message's length in words) the bare-subject rule."""
+    ``query_words`` (the message's length in words) the bare-subject rule. ``adjust``: a role's own
+    re-estimation of the model (``engine.retrieval.adaptation``), applied before the off-topic guard."""
     coef = COEFFICIENTS[mode]
     p = _sigmoid(coef[0] + sum(b * feats.get(name, 0.0) for b, name in zip(coef[1:], FEATURES, strict=True)))
     if 0 < query_words <= SHORT_WORDS:
         b0, b_lead, b_sparse, b_dense = SHORT_COEFFICIENTS[mode]
         lead = feats.get("lead", 0.0)
         p = max(p, _sigmoid(b0 + b_lead * lead + b_sparse * sparse + b_dense * dense_feature(dense)))
+    if adjust is not None:
+        p = adjust(p)
     if unknown_words and sparse < EVIDENCE_SPARSE and dense < EVIDENCE_DENSE:
         return min(p, UNSUPPORTED_CAP)
     return p

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import math
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from engine.embedding import model_name
+from engine.retrieval.adaptation import RoleCalibration, kb_fingerprint
 from engine.retrieval.calibration import FEATURES, dense_feature, probability
 from engine.retrieval.fusion import (
     DENSE_WEIGHT,
@@ -54,6 +56,7 @@ MODES = ("hybrid", "sparse", "dense")
 # (bench/research/retrieval_ranking_ablation.py, bench/research/retrieval_fusion_research.py).
 FUSION_METHOD = "learned"
 DENSE_RECHECK_SECONDS = 30.0
+CALIBRATION_RECHECK_SECONDS = 30.0  # a role without a matching calibration looks for one this often
 
 
 @dataclass(slots=True)
@@ -62,15 +65,35 @@ class RankedHit(Hit):
     trace shows why an entry was or was not answered."""
 
     features: dict[str, float] = field(default_factory=dict)
+    raw_score: float = 0.0  # the global model's probability, before the role's own adjustment
+    calibration: str = "global"  # "global", or "role" when the role's re-estimated adjustment applied
 
     def trace(self) -> dict[str, Any]:
-        return {**Hit.trace(self), "features": {k: round(v, 3) for k, v in self.features.items()}}
+        return {
+            **Hit.trace(self),
+            "raw_score": round(self.raw_score, 4),
+            "calibration": self.calibration,
+            "features": {k: round(v, 3) for k, v in self.features.items()},
+        }
 
 
 def _coverage(part: dict[str, float], whole: set[str]) -> float:
     """idf-weighted share of ``part``'s words found in ``whole`` (0 when ``part`` weighs nothing)."""
     total = sum(part.values())
     return sum(w for word, w in part.items() if word in whole) / total if total > 0 else 0.0
+
+
+def _only_in(index: SparseIndex, absent: Collection[int], folded: str) -> set[str]:
+    """The words of a folded message that only the ``absent`` entries use (document frequency 1, the highest
+    idf): a KB without those entries does not know them."""
+    rarest = math.log((1 + len(index)) / 2) + 1
+    theirs: set[str] = set()
+    for eid in absent:
+        pos = index.position.get(eid)
+        if pos is not None:
+            theirs.update(split_words(" ".join(entry_fields(index.entries[pos]).values())))
+    weights = index.syllable_weights(folded)
+    return {w for w, v in weights.items() if v > 0 and abs(v - rarest) < 1e-3 and w in theirs}
 
 
 def candidate_features(
@@ -112,6 +135,9 @@ class SearchResult:
     query_used: str = ""
     lead: float = 0.0
     mode: str = ""  # the mode actually used (hybrid falls back to sparse while the dense leg is unavailable)
+    calibration: dict[str, Any] = field(default_factory=dict)  # the role's adjustment applied, if any
+    unknown_words: int = 0  # calibration inputs of the message (its words no entry uses, its length)
+    query_words: int = 0
 
 
 def _freeze_long_lived(*_: object) -> None:
@@ -128,6 +154,10 @@ class _RoleIndex:
     checked_at: float
     dense_ready: bool = False  # every active entry has a vector of the running model
     dense_checked_at: float = 0.0
+    model: str | None = None  # the running embedder's model (when known)
+    fingerprint: str = ""  # adaptation.kb_fingerprint of the indexed entries
+    calibration: RoleCalibration | None = None  # the role's stored calibration, when it matches this KB
+    calibration_checked_at: float = float("-inf")
 
 
 class KBSearch:
@@ -168,11 +198,18 @@ class KBSearch:
                 current.checked_at = time.monotonic()
                 if not current.dense_ready and time.monotonic() - current.dense_checked_at >= DENSE_RECHECK_SECONDS:
                     await self._load_dense(role, current)
+                if (
+                    current.calibration is None
+                    and time.monotonic() - current.calibration_checked_at >= CALIBRATION_RECHECK_SECONDS
+                ):
+                    await self._load_calibration(role, current)
                 return current.index
             entries = await self.store.load_entries(role)
             index = await asyncio.to_thread(SparseIndex, entries)
             built = _RoleIndex(version, index, time.monotonic())
+            built.fingerprint = await asyncio.to_thread(kb_fingerprint, entries)
             await self._load_dense(role, built)
+            await self._load_calibration(role, built)
             self._indexes[role] = built
             # Until the restorer is ready, unmarked queries are embedded as typed.
             task = asyncio.create_task(asyncio.to_thread(index.build_restorer))
@@ -182,12 +219,49 @@ class KBSearch:
             _freeze_long_lived()
             return index
 
+    async def _load_calibration(self, role: str, state: _RoleIndex) -> None:
+        """The role's re-estimated calibration (``engine.retrieval.adaptation``) when the store keeps one and it
+        was measured on exactly these entries; else the global model."""
+        state.calibration_checked_at = time.monotonic()
+        loader = getattr(self.store, "role_calibration", None)  # stores without calibrations: the bench's
+        if loader is None:
+            return
+        try:
+            cal = await loader(role)
+        except Exception as exc:
+            log.warning("retrieval.calibration_unreadable role=%s error=%s: the global calibration", role, exc)
+            return
+        if cal is not None and cal.params and cal.fingerprint == state.fingerprint:
+            state.calibration = cal
+            log.info("retrieval.calibration role=%s params=%s", role, {m: a.to_dict() for m, a in cal.params.items()})
+        else:
+            state.calibration = None
+
+    def set_calibration(self, role: str, calibration: RoleCalibration | None) -> None:
+        """Use ``calibration`` for ``role`` (after its index is built) whatever the store says: the bench."""
+        self._indexes[role].calibration = calibration
+        self._indexes[role].calibration_checked_at = float("inf")
+
+    async def fingerprint(self, role: str) -> str:
+        await self.index(role)
+        return self._indexes[role].fingerprint
+
+    def version(self, role: str) -> int:
+        """The KB version of the role's current index (0 before its first search)."""
+        current = self._indexes.get(role)
+        return current.version if current else 0
+
+    def dense_model(self, role: str) -> str | None:
+        current = self._indexes.get(role)
+        return current.model if current and current.dense_ready else None
+
     async def _load_dense(self, role: str, state: _RoleIndex) -> None:
         """Point the store's dense search of ``role`` at the running model's vectors; note whether they cover
         the role (else the sparse leg answers alone)."""
         state.dense_checked_at = time.monotonic()
         try:
             model = await model_name(self.embedder)
+            state.model = model
             have, total = await self.store.load_vectors(role, model)
         except Exception as exc:
             state.dense_ready = False
@@ -226,9 +300,12 @@ class KBSearch:
         k: int | None = None,
         mode: str = "hybrid",
         exclude: Collection[str] = (),
+        absent: Collection[int] = (),
     ) -> SearchResult:
         """Search the role's KB. ``exclude``: KB codes to leave out before ranking and calibration (a
-        follow-up question wants something other than the answer just given)."""
+        follow-up question wants something other than the answer just given). ``absent``: entry ids searched
+        as if the KB did not have them, removed from both legs before fusion (the self-supervised
+        calibration's unanswerable queries, ``engine.retrieval.adaptation``)."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
         k = self.k if k is None else k
@@ -246,10 +323,10 @@ class KBSearch:
             return SearchResult([], 0.0, timings, texts[0] if texts else "")
 
         try:
-            best, sparse_scores = await self._search_all(role, index, texts, mode, timings)
+            best, sparse_scores = await self._search_all(role, index, texts, mode, timings, absent)
         except _DenseFailed:
             mode = "sparse"  # the embedder failed: the whole search again with the sparse leg alone
-            best, sparse_scores = await self._search_all(role, index, texts, mode, timings)
+            best, sparse_scores = await self._search_all(role, index, texts, mode, timings, absent)
 
         t = time.perf_counter()
         if exclude:
@@ -261,7 +338,14 @@ class KBSearch:
         ranked = sorted(best.values(), key=lambda f: -f.score)
         unknown = index.unknown_count(texts[0])
         query_words = index.syllable_weights(fold(texts[0]))
+        if absent:  # as a KB without them would see the message
+            gone = _only_in(index, absent, fold(texts[0]))
+            unknown += len(gone)
+            query_words = {w: 0.0 if w in gone else v for w, v in query_words.items()}
         n_words = len(split_words(fold(texts[0])))
+        state = self._indexes.get(role)
+        role_cal = state.calibration if state is not None and state.index is index else None
+        adjust = role_cal.for_mode(mode, state.model if state else None) if role_cal else None
         hits: list[Hit] = []
         for i, cand in enumerate(ranked[:k]):
             pos = index.position.get(cand.entry_id)
@@ -275,10 +359,16 @@ class KBSearch:
                 all_scores = sparse_scores[cand.entry_id]
                 cand.sparse_rank = int(np.count_nonzero(all_scores > cand.sparse_score)) + 1
             feats = candidate_features(index, ranked, i, entry, query_words, mode)
-            p = probability(
+            raw = probability(
                 mode, feats, unknown_words=unknown, sparse=cand.sparse_score, dense=cand.dense_score,
                 query_words=n_words,
             )
+            p = raw
+            if adjust is not None:
+                p = probability(
+                    mode, feats, unknown_words=unknown, sparse=cand.sparse_score, dense=cand.dense_score,
+                    query_words=n_words, adjust=adjust,
+                )
             if hits:  # below every entry ranked above it, so that the order and the scores always agree
                 p = min(p, hits[-1].score * 0.99)
             hits.append(
@@ -290,21 +380,29 @@ class KBSearch:
                     sparse_rank=cand.sparse_rank,
                     dense_rank=cand.dense_rank,
                     features=feats,
+                    raw_score=raw,
+                    calibration="role" if adjust is not None else "global",
                 )
             )
         timings["fuse"] += (time.perf_counter() - t) * 1000
         timings = {name: round(ms, 2) for name, ms in timings.items()}
         lead = ranked[0].score - (ranked[1].score if len(ranked) > 1 else 0.0) if ranked else 0.0
-        return SearchResult(hits, hits[0].score if hits else 0.0, timings, texts[0], lead, mode)
+        calibration = (
+            {"source": "role", **adjust.to_dict(), "kb_version": role_cal.kb_version} if adjust and role_cal else {}
+        )
+        return SearchResult(
+            hits, hits[0].score if hits else 0.0, timings, texts[0], lead, mode, calibration, unknown, n_words
+        )
 
     async def _search_all(
-        self, role: str, index: SparseIndex, texts: list[str], mode: str, timings: dict[str, float]
+        self, role: str, index: SparseIndex, texts: list[str], mode: str, timings: dict[str, float],
+        absent: Collection[int] = (),
     ) -> tuple[dict[int, Fused], dict[int, np.ndarray]]:
         """Every text searched; per entry its best fused candidate and the sparse scores it came with."""
         best: dict[int, Fused] = {}
         sparse_scores: dict[int, np.ndarray] = {}  # entry id -> sparse scores of the query it came from
         for text in texts:
-            fused, scores = await self._search_one(role, index, text, mode, timings)
+            fused, scores = await self._search_one(role, index, text, mode, timings, absent)
             for cand in fused:
                 if cand.entry_id not in best or cand.score > best[cand.entry_id].score:
                     best[cand.entry_id] = cand
@@ -313,7 +411,8 @@ class KBSearch:
         return best, sparse_scores
 
     async def _search_one(
-        self, role: str, index: SparseIndex, text: str, mode: str, timings: dict[str, float]
+        self, role: str, index: SparseIndex, text: str, mode: str, timings: dict[str, float],
+        absent: Collection[int] = (),
     ) -> tuple[list[Fused], np.ndarray | None]:
         n = self.candidates
         embedding: asyncio.Task[np.ndarray] | None = None
@@ -329,7 +428,14 @@ class KBSearch:
         if mode != "dense":
             t = time.perf_counter()
             try:
-                scores = index.scores(text)
+                if absent:  # words only the absent entries use cannot score in a KB without them
+                    gone = _only_in(index, absent, fold(text))
+                    scores = index.scores(" ".join(w for w in split_words(fold(text)) if w not in gone))
+                else:
+                    scores = index.scores(text)
+                for eid in absent:
+                    if eid in index.position:
+                        scores[index.position[eid]] = 0.0
                 sparse = index.top(scores, n)
             except BaseException:
                 if embedding is not None:
@@ -353,7 +459,9 @@ class KBSearch:
                 raise _DenseFailed from exc
             timings["embed"] += (time.perf_counter() - t_embed) * 1000  # wall time, overlapping the sparse leg
             t = time.perf_counter()
-            dense = await self.store.dense_search(role, vector, n)
+            dense = await self.store.dense_search(role, vector, n + len(absent))
+            if absent:
+                dense = [(eid, score) for eid, score in dense if eid not in absent][:n]
             timings["dense"] += (time.perf_counter() - t) * 1000
         t = time.perf_counter()
         long_message = len(split_words(fold(text))) >= LEARNED_MIN_WORDS

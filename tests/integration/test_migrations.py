@@ -31,6 +31,7 @@ EXPECTED_TABLES = {
     "kb_import_snapshots",  # 0012
     "rate_counters",  # 0013
     "chat_states",  # 0014 (replaces 0003_telegram's telegram_pending_actions)
+    "kb_calibrations",  # 0015
 }
 
 

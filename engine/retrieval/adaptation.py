@@ -1,0 +1,439 @@
+"""Per-role re-estimation of the calibration (issue 21): the global model (``calibration.py``) adjusted to one
+KB, estimated self-supervised from the KB itself.
+
+The global model maps KB-independent features to "probability that the top entry is right", fitted across
+the shapes of ``bench/retrieval_shapes.py``. A clinic's KB may still sit off that average. After an import,
+the KB's own entries become queries whose right answer is known (``self_queries``): a question perturbed as
+a patient types it (a third of its words dropped, half without diacritics), one keyword phrase alone, and for
+an entry without a question one sentence of its answer, perturbed the same way. Each query is searched twice
+with the production search (``KBSearch``): as is (answerable: right when its entry comes first) and with its
+own entry treated as absent from the KB (unanswerable: removed from both legs before fusion, so the features
+are those of a KB without it; no re-index). Each search gives one row: the inputs of the global probability
+of the top entry and whether that entry is right (``SelfRow``).
+
+Self-supervised queries are easier than patients' messages (the sample KB answers its own perturbed questions
+at P@1 0.87 against 0.62 for real messages on faq-val), so a Platt fit on them alone would inflate every
+probability. The fit is therefore made RELATIVE to a reference: the very same procedure run on the faq-val
+KBs (``adaptation_reference.json``, written by ``python -m bench.research.retrieval_adaptation_reference``),
+where the global model is calibrated on real messages. With ``z = logit(p)``:
+
+- reference: ``P(right on self queries | z) = sigmoid(a0 * z + b0)``, fitted on the reference rows;
+- role: ``sigmoid(ar * z + br)`` on the role's rows, shrunk toward (a0, b0) by a Gaussian prior worth
+  ``PRIOR_WEIGHT`` rows (a small KB moves little);
+- if self queries relate to real messages the same way on every KB (``real = g(self)``, ``g`` identity on
+  the reference's real messages), then on this role ``real logit = (ar * z + br - b0) / a0``: the adjustment
+  ``a = ar / a0``, ``b = (br - b0) / a0`` (identity on the reference, bounded by ``A_RANGE``/``B_RANGE``).
+
+The reference rows store the inputs, not probabilities: they are re-scored with whatever ``COEFFICIENTS`` the
+calibration has now, so a refit of the global model needs no new reference (a change of ranking does).
+
+A KB of fewer than ``MIN_ENTRIES`` entries, or one that yields fewer than ``MIN_QUERIES`` self queries, keeps
+the global model: a few dozen rows cannot tell a KB-specific effect from noise, and in a tiny KB removing an
+entry leaves few near misses, which the unanswerable half needs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from engine.retrieval.calibration import DEFAULT_THRESHOLD, FEATURES, probability
+from engine.text import clean_query, strip_diacritics
+from engine.types import KBEntry
+
+if TYPE_CHECKING:  # search.py applies the calibrations defined here
+    from engine.retrieval.search import KBSearch
+
+# Bump when the query generation or the fit changes: stored calibrations of an older procedure are ignored.
+PROCEDURE = 1
+MIN_ENTRIES = 20
+MIN_QUERIES = 40
+MAX_ENTRIES = 200  # entries sampled per role (by a hash of their code): 2-3 searches each
+PRIOR_WEIGHT = 100.0  # strength of the pull toward the reference, in rows
+UNANSWERABLE_WEIGHT = 0.8  # as the global fit: a little fewer off-KB messages than answerable ones
+A_RANGE = (0.6, 1.6)
+B_RANGE = (-1.5, 1.5)
+Z_CLIP = 6.0
+REFERENCE_PATH = Path(__file__).with_name("adaptation_reference.json")
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return max(-Z_CLIP, min(Z_CLIP, math.log(p / (1 - p))))
+
+
+@dataclass(frozen=True, slots=True)
+class Adjustment:
+    """``p -> sigmoid(a * logit(p) + b)``: a role's correction of the global probability."""
+
+    a: float = 1.0
+    b: float = 0.0
+
+    def __call__(self, p: float) -> float:
+        return _sigmoid(self.a * _logit(p) + self.b)
+
+    @property
+    def identity(self) -> bool:
+        return abs(self.a - 1.0) < 1e-9 and abs(self.b) < 1e-9
+
+    def to_dict(self) -> dict[str, float]:
+        return {"a": round(self.a, 4), "b": round(self.b, 4)}
+
+
+@dataclass(slots=True)
+class RoleCalibration:
+    """A role's re-estimated calibration, as stored (``db.calibrations``): per search mode an ``Adjustment``
+    (empty when the role keeps the global model, ``reason`` says why), the KB it was measured on
+    (``fingerprint`` of its active entries, ``kb_version``, the embedding model of the dense leg) and what was
+    measured (``figures``)."""
+
+    role: str
+    fingerprint: str
+    kb_version: int = 0
+    embedding_model: str | None = None
+    params: dict[str, Adjustment] = field(default_factory=dict)
+    n_queries: int = 0
+    figures: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""  # why the role keeps the global model (params empty)
+    procedure: int = PROCEDURE
+
+    @property
+    def status(self) -> str:
+        return "adjusted" if self.params else "global"
+
+    def for_mode(self, mode: str, model: str | None) -> Adjustment | None:
+        """The adjustment for a search in ``mode`` whose dense leg reads ``model``'s vectors (None: global)."""
+        if self.procedure != PROCEDURE:
+            return None
+        adj = self.params.get(mode)
+        if adj is None or (mode != "sparse" and model != self.embedding_model):
+            return None
+        return adj
+
+
+def kb_fingerprint(entries: Iterable[KBEntry]) -> str:
+    """A hash of the searchable content of a role's active entries (order-independent): a calibration applies
+    to the KB it was measured on, whatever version bumps (an embedding backfill) happened since."""
+    digest = hashlib.sha256()
+    for key in sorted(
+        json.dumps(
+            [e.id, e.code, e.question, e.answer, e.explanation, e.topic, e.subtopic, list(e.keywords)],
+            ensure_ascii=False,
+        )
+        for e in entries
+    ):
+        digest.update(key.encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+# ------------------------------------------------------------------------------------------ self queries
+
+
+@dataclass(frozen=True, slots=True)
+class SelfQuery:
+    text: str
+    entry_id: int
+    kind: str  # "question", "keyword", "answer"
+
+
+_SENTENCE = re.compile(r"(?<=[.?!;:])\s+|\n+")
+
+
+def perturb(text: str, seed: str) -> str:
+    """``text`` as a patient might type it: lowercase, no punctuation at the ends, about a third of its words
+    (never the first) dropped when it has more than three, and without diacritics for half of the seeds."""
+    rng = random.Random(seed)
+    words = text.lower().strip(" ?.!").split()
+    if len(words) > 3:
+        dropped = set(rng.sample(range(1, len(words)), (len(words) - 1) // 3))
+        words = [w for i, w in enumerate(words) if i not in dropped]
+    out = " ".join(words)
+    return strip_diacritics(out) if rng.random() < 0.5 else out
+
+
+def answer_sentence(answer: str, max_words: int = 20) -> str:
+    """The first sentence of an answer with at least five words (its first ``max_words`` words)."""
+    sentences = [s.strip() for s in _SENTENCE.split(answer) if s.strip()]
+    pick = next((s for s in sentences if len(s.split()) >= 5), sentences[0] if sentences else "")
+    return " ".join(pick.split()[:max_words])
+
+
+def _order(code: str) -> str:
+    return hashlib.sha256(code.encode()).hexdigest()
+
+
+def self_queries(entries: Sequence[KBEntry], max_entries: int = MAX_ENTRIES) -> list[SelfQuery]:
+    """The self-supervised queries of a KB: for up to ``max_entries`` entries (a deterministic sample), its
+    question perturbed (or, without a question, a sentence of its answer perturbed) and one keyword alone."""
+    out: list[SelfQuery] = []
+    for entry in sorted(entries, key=lambda e: _order(e.code))[:max_entries]:
+        seed = _order(entry.code)
+        if entry.question.strip():
+            out.append(SelfQuery(perturb(entry.question, seed), entry.id, "question"))
+        elif entry.answer.strip():
+            out.append(SelfQuery(perturb(answer_sentence(entry.answer), seed), entry.id, "answer"))
+        keywords = [k.strip() for k in entry.keywords if k.strip()]
+        if keywords:
+            out.append(SelfQuery(keywords[int(seed[:8], 16) % len(keywords)].lower(), entry.id, "keyword"))
+    return [q for q in out if clean_query(q.text)]
+
+
+@dataclass(slots=True)
+class SelfRow:
+    """One self-supervised search: the inputs of the global probability of its top entry, and whether that
+    entry is the query's own (never, for an unanswerable row)."""
+
+    right: bool
+    answerable: bool
+    features: dict[str, float]
+    unknown: int = 0
+    sparse: float = 0.0
+    dense: float = 0.0
+    words: int = 0
+    kind: str = ""
+
+    def probability(self, mode: str, adjust: Callable[[float], float] | None = None, *, guard: bool = True) -> float:
+        """The probability the search gives this top entry now (current coefficients); ``guard=False``
+        leaves out the off-topic cap (which ``adjust`` never moves)."""
+        return probability(
+            mode, self.features, unknown_words=self.unknown if guard else 0, sparse=self.sparse, dense=self.dense,
+            query_words=self.words, adjust=adjust,
+        )
+
+    def to_list(self) -> list[float]:
+        return [
+            float(self.right), float(self.answerable), float(self.unknown), round(self.sparse, 5),
+            round(self.dense, 5), float(self.words), *(round(self.features.get(f, 0.0), 5) for f in FEATURES),
+        ]
+
+    @classmethod
+    def from_list(cls, values: Sequence[float], names: Sequence[str] = FEATURES, kind: str = "") -> SelfRow:
+        right, answerable, unknown, sparse, dense, words, *feats = values
+        return cls(
+            bool(right), bool(answerable), dict(zip(names, feats, strict=True)), int(unknown), sparse, dense,
+            int(words), kind,
+        )
+
+
+async def collect(
+    search: KBSearch, role: str, queries: Sequence[SelfQuery], mode: str = "hybrid"
+) -> tuple[str, list[SelfRow]]:
+    """Search every query answerable and unanswerable; returns the mode the searches actually used (hybrid
+    falls back to sparse without a complete set of vectors) and the rows."""
+    rows: list[SelfRow] = []
+    used = mode
+    for q in queries:
+        for answerable in (True, False):
+            res = await search.search(role, q.text, k=2, mode=mode, absent=() if answerable else (q.entry_id,))
+            if not res.hits:
+                continue
+            used = res.mode or mode
+            top = res.hits[0]
+            rows.append(
+                SelfRow(
+                    right=answerable and top.entry.id == q.entry_id,
+                    answerable=answerable,
+                    features=dict(getattr(top, "features", {}) or {}),
+                    unknown=res.unknown_words,
+                    sparse=top.sparse_score,
+                    dense=top.dense_score,
+                    words=res.query_words,
+                    kind=q.kind,
+                )
+            )
+    return used, rows
+
+
+# ------------------------------------------------------------------------------------------ fitting
+
+
+def fit_platt(
+    z: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    prior: tuple[float, float] = (1.0, 0.0),
+    strength: float = 0.0,
+    iterations: int = 50,
+) -> tuple[float, float]:
+    """Weighted logistic regression of ``y`` on ``a * z + b`` with a Gaussian prior (precision ``strength``)
+    centred on ``prior``: Newton's method on two parameters."""
+    theta = np.array(prior, dtype=float)
+    center = np.array(prior, dtype=float)
+    x = np.column_stack([z, np.ones_like(z)])
+    ridge = max(strength, 1e-6)  # a vanishing ridge keeps the Hessian invertible on separable data
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-np.clip(x @ theta, -30, 30)))
+        grad = x.T @ (w * (p - y)) + ridge * (theta - center)
+        hess = (x * (w * p * (1 - p))[:, None]).T @ x + ridge * np.eye(2)
+        step = np.linalg.solve(hess, grad)
+        theta -= step
+        if float(np.abs(step).max()) < 1e-8:
+            break
+    return float(theta[0]), float(theta[1])
+
+
+def _design(rows: Sequence[SelfRow], mode: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Logit of the (unguarded) global probability, label and weight of the rows the adjustment can move:
+    rows the off-topic guard caps are left to the guard."""
+    kept = [r for r in rows if r.probability(mode) >= r.probability(mode, guard=False) - 1e-12]
+    z = np.array([_logit(r.probability(mode, guard=False)) for r in kept])
+    y = np.array([float(r.right) for r in kept])
+    n_ans = sum(r.answerable for r in kept)
+    n_un = len(kept) - n_ans
+    w_un = UNANSWERABLE_WEIGHT * n_ans / n_un if n_un else 0.0
+    w = np.array([1.0 if r.answerable else w_un for r in kept])
+    return z, y, w
+
+
+def reference_fit(rows: Sequence[SelfRow], mode: str) -> tuple[float, float]:
+    """(a0, b0): how self queries' correctness relates to the global probability on the reference KBs."""
+    z, y, w = _design(rows, mode)
+    return fit_platt(z, y, w)
+
+
+def relative_adjustment(
+    rows: Sequence[SelfRow], mode: str, reference: tuple[float, float], prior_weight: float = PRIOR_WEIGHT
+) -> tuple[Adjustment, tuple[float, float]]:
+    """The role's adjustment relative to the reference (see the module docstring) and the raw (ar, br)."""
+    z, y, w = _design(rows, mode)
+    a0, b0 = reference
+    ar, br = fit_platt(z, y, w, prior=reference, strength=prior_weight)
+    a = min(max(ar / a0, A_RANGE[0]), A_RANGE[1])
+    b = min(max((br - b0) / a0, B_RANGE[0]), B_RANGE[1])
+    return Adjustment(a, b), (ar, br)
+
+
+def decision_figures(
+    rows: Sequence[SelfRow], mode: str, adjust: Callable[[float], float] | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> dict[str, float]:
+    """On self queries: P@1, answered share and precision when answered, false answers on the unanswerable
+    half, at ``threshold``."""
+    ans = [r for r in rows if r.answerable]
+    un = [r for r in rows if not r.answerable]
+    answered = [r for r in ans if r.probability(mode, adjust) >= threshold]
+    return {
+        "p@1": round(sum(r.right for r in ans) / max(1, len(ans)), 4),
+        "answered": round(len(answered) / max(1, len(ans)), 4),
+        "precision_answered": round(sum(r.right for r in answered) / max(1, len(answered)), 4),
+        "false_answers": round(sum(r.probability(mode, adjust) >= threshold for r in un) / max(1, len(un)), 4),
+    }
+
+
+# ------------------------------------------------------------------------------------------ reference
+
+
+def load_reference(path: Path = REFERENCE_PATH) -> dict[str, list[SelfRow]]:
+    """Reference rows per mode (empty when the file is missing: every role then keeps the global model)."""
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    names = data["features"]
+    return {mode: [SelfRow.from_list(v, names) for v in rows] for mode, rows in data["modes"].items()}
+
+
+def write_reference(rows: dict[str, list[SelfRow]], source: str, path: Path = REFERENCE_PATH) -> None:
+    data = {
+        "procedure": PROCEDURE,
+        "source": source,
+        "columns": ["right", "answerable", "unknown", "sparse", "dense", "words", "*features"],
+        "features": list(FEATURES),
+        "modes": {mode: [r.to_list() for r in rs] for mode, rs in rows.items()},
+    }
+    path.write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
+
+
+_reference_cache: dict[str, tuple[float, float]] = {}
+
+
+def reference_parameters(mode: str, reference: dict[str, list[SelfRow]] | None = None) -> tuple[float, float] | None:
+    """(a0, b0) of the stored reference for ``mode`` with the current coefficients (computed once)."""
+    if reference is None and mode in _reference_cache:
+        return _reference_cache[mode]
+    rows = (reference if reference is not None else load_reference()).get(mode)
+    if not rows:
+        return None
+    fitted = reference_fit(rows, mode)
+    if reference is None:
+        _reference_cache[mode] = fitted
+    return fitted
+
+
+# ------------------------------------------------------------------------------------------ one role
+
+
+def estimate(
+    role: str,
+    fingerprint: str,
+    rows_by_mode: dict[str, list[SelfRow]],
+    *,
+    n_entries: int,
+    reference: dict[str, list[SelfRow]] | None = None,
+    prior_weight: float = PRIOR_WEIGHT,
+) -> RoleCalibration:
+    """A role's calibration from its self rows per mode (``collect``); global with a reason when unreliable."""
+    cal = RoleCalibration(role, fingerprint)
+    n = max((sum(r.answerable for r in rows) for rows in rows_by_mode.values()), default=0)
+    cal.n_queries = n
+    cal.figures = {"entries": n_entries, "queries": n}
+    if n_entries < MIN_ENTRIES:
+        cal.reason = f"only {n_entries} entries (< {MIN_ENTRIES}): too few for self-supervised queries to be reliable"
+        return cal
+    if n < MIN_QUERIES:
+        cal.reason = f"only {n} self-supervised queries (< {MIN_QUERIES}): too few to re-estimate"
+        return cal
+    for mode, rows in rows_by_mode.items():
+        ref = reference_parameters(mode, reference)
+        if ref is None:
+            cal.reason = f"no reference rows for mode {mode}"
+            continue
+        adj, raw = relative_adjustment(rows, mode, ref, prior_weight)
+        cal.params[mode] = adj
+        cal.figures[mode] = {
+            "reference": [round(ref[0], 4), round(ref[1], 4)],
+            "fitted": [round(raw[0], 4), round(raw[1], 4)],
+            "global": decision_figures(rows, mode),
+            "adjusted": decision_figures(rows, mode, adj),
+        }
+    if cal.params:
+        cal.reason = ""
+    return cal
+
+
+async def calibrate(
+    search: KBSearch, role: str, *, modes: Sequence[str] = ("hybrid", "sparse"), reference: dict[str, list[SelfRow]] | None = None
+) -> RoleCalibration:
+    """Re-estimate ``role``'s calibration from its own KB with ``search`` (a fresh ``KBSearch`` on the role's
+    store): the self rows of each mode the searcher can run (hybrid only when the dense leg is ready)."""
+    started = time.perf_counter()
+    index = await search.index(role)
+    entries = index.entries
+    fingerprint = await search.fingerprint(role)
+    queries = self_queries(entries) if len(entries) >= MIN_ENTRIES else []
+    rows_by_mode: dict[str, list[SelfRow]] = {}
+    for mode in modes:
+        if mode != "sparse" and not search.dense_ready(role):
+            continue
+        used, rows = await collect(search, role, queries, mode)
+        if used == mode:
+            rows_by_mode[mode] = rows
+    cal = estimate(role, fingerprint, rows_by_mode, n_entries=len(entries), reference=reference)
+    cal.kb_version = search.version(role)
+    cal.embedding_model = search.dense_model(role)
+    cal.figures["seconds"] = round(time.perf_counter() - started, 2)
+    return cal
