@@ -167,7 +167,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     p.add_argument("--allow-blank-question", action="store_true", help="accept rows with an answer but no question")
     p.add_argument("--no-embed", action="store_true", help="leave embeddings to the background backfill")
 
-    p = add("kb", _kb, "KB maintenance: export, mark a role's sample entries reviewed, undo the last import.")
+    p = add(
+        "kb", _kb, "KB maintenance: export, mark a role's sample entries reviewed, undo the last import, calibrate."
+    )
     kbsub = p.add_subparsers(dest="kb_command", metavar="ACTION", required=True)
     ex = kbsub.add_parser("export", help="write the active entries to an .xlsx that imports back unchanged")
     ex.add_argument("out", metavar="OUT.xlsx")
@@ -183,6 +185,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     )
     ud.add_argument("role", metavar="ROLE", help="role id (patient_dental) or its Vietnamese label")
     ud.set_defaults(handler_name="kb")
+    cb = kbsub.add_parser(
+        "calibrate", help="re-estimate ROLE's answer calibration on its own KB now (imports do it themselves)"
+    )
+    cb.add_argument("role", metavar="ROLE", help="role id (patient_dental)")
+    cb.set_defaults(handler_name="kb")
 
     p = add("worker", _worker, "Run the scheduled background jobs (APScheduler).")
     p.add_argument("--once", metavar="JOB", help="run one job now and exit")

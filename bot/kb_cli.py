@@ -11,6 +11,8 @@
   saying they are unreviewed sample material (``kb_import.review``).
 * ``medbot kb undo ROLE``: undo the role's last import: its entries back exactly as they were before it, the
   entries it added removed (``kb_import.undo``); again, to step back one more import.
+* ``medbot kb calibrate ROLE``: re-estimate the role's answer calibration on its own KB now
+  (``kb_import.calibrate``; imports and the worker do it by themselves) and say what was measured.
 
 Output is Vietnamese (clinic staff read it; the import report is ``kb_import.report``'s); role ids stay as
 typed in commands. ``medbot kb`` exit codes: 0 done, 1 nothing could be done (an unknown role, a role without
@@ -28,10 +30,13 @@ from pathlib import Path
 import asyncpg
 from rich.console import Console
 
-from bot.runtime import embedder_for, open_runtime
+from bot.runtime import Runtime, embedder_for, open_runtime
 from db import kb
 from db.settings import Settings
+from engine.retrieval import adaptation
+from engine.retrieval.adaptation import RoleCalibration
 from engine.roles import load_roles
+from kb_import.calibrate import calibrate_role
 from kb_import.export import export_kb
 from kb_import.job import ImportOptions, run_import
 from kb_import.report import progress_bars, render_report
@@ -81,6 +86,8 @@ async def kb_command(args: argparse.Namespace, settings: Settings) -> int:
             return await _export(runtime.pool, Path(args.out), args.role or [])
         if args.kb_command == "undo":
             return await _undo(runtime.pool, args.role)
+        if args.kb_command == "calibrate":
+            return await _calibrate(runtime, args.role)
         return await _reviewed(runtime.pool, args.role)
     finally:
         await runtime.close()
@@ -134,4 +141,57 @@ async def _undo(pool: asyncpg.Pool, name: str) -> int:
     log.info("kb_undo.done role=%s %s", name, result.message)
     print(result.message_vi)
     print("Muốn làm lại: nhập lại đúng tệp đó.")
+    return 0
+
+
+MODE_VI = {"hybrid": "tìm kết hợp", "sparse": "chỉ tìm theo từ"}
+
+
+def _pct(x: float) -> str:
+    return f"{round(100 * x)}%"
+
+
+def calibration_summary_vi(cal: RoleCalibration) -> list[str]:
+    """What a re-estimation found, in Vietnamese for clinic staff."""
+    entries, queries = cal.figures.get("entries", 0), cal.n_queries
+    if cal.status == "global":
+        if entries < adaptation.MIN_ENTRIES:
+            why = f"kho chỉ có {entries} mục (cần ít nhất {adaptation.MIN_ENTRIES}), quá ít để tự kiểm tra tin cậy"
+        elif queries < adaptation.MIN_QUERIES:
+            why = f"chỉ tạo được {queries} câu tự kiểm tra (cần ít nhất {adaptation.MIN_QUERIES})"
+        else:
+            why = "chưa có dữ liệu tham chiếu để so sánh"
+        return [f"{cal.role}: giữ mô hình chung để quyết định trả lời hay hỏi lại, vì {why}."]
+    lines = [
+        f"{cal.role}: đã ước lượng lại độ tin cậy trả lời trên chính kho kiến thức "
+        f"({entries} mục, {queries} câu tự kiểm tra, {cal.figures.get('seconds', 0)} giây)."
+    ]
+    for mode, adj in cal.params.items():
+        fig = cal.figures.get(mode, {})
+        before, after = fig.get("global", {}), fig.get("adjusted", {})
+        lines.append(
+            f"  {MODE_VI.get(mode, mode)}: hệ số a={adj.a:.2f}, b={adj.b:+.2f}; trên câu tự kiểm tra: trả lời "
+            f"{_pct(before.get('answered', 0))} → {_pct(after.get('answered', 0))}, trả lời nhầm khi kho không có "
+            f"đáp án {_pct(before.get('false_answers', 0))} → {_pct(after.get('false_answers', 0))}."
+        )
+    return lines
+
+
+async def _calibrate(runtime: Runtime, name: str) -> int:
+    present = await kb.roles(runtime.pool)
+    if name not in present:
+        listed = ", ".join(present) or "không có"
+        print(f"medbot kb calibrate: vai trò “{name}” không có mục nào đang dùng; các vai trò: {listed}", file=sys.stderr)
+        return 1
+    try:
+        cal = await calibrate_role(runtime.pool, name, embedder_for(runtime))
+    except Exception:
+        log.exception("kb.calibration_failed role=%s", name)
+        print(
+            f"medbot kb calibrate: không ước lượng lại được cho {name}; bot vẫn dùng cách tính trước đó.",
+            file=sys.stderr,
+        )
+        return 1
+    for line in calibration_summary_vi(cal):
+        print(line)
     return 0

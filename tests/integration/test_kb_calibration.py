@@ -1,0 +1,158 @@
+"""Per-role calibration (issue 21) against the real database: an import re-estimates the role's calibration on
+its own KB and stores it, the production search applies it (trace: raw and adjusted probability, source), a
+re-import replaces it, a tiny KB keeps the global model and says why, a failure keeps what was there, and
+``medbot kb calibrate`` reports in Vietnamese."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+
+from db import calibrations
+from db.pool import create_pool
+from db.stores import PgEmbeddingCache, PgKBStore
+from engine.embedding import CachedEmbedder, E5Embedder
+from engine.retrieval import adaptation
+from engine.retrieval.search import KBSearch
+from kb_import.calibrate import calibrate_roles
+from kb_import.job import ImportOptions, ImportReport, run_import
+from kb_import.sample import data_patient_dental
+from tests.kb_files import HEADERS, rows, write_xlsx
+
+ROOT = Path(__file__).resolve().parents[2]
+ROLE = "patient_dental"
+QUESTION = "rang khon moc lech co can nho khong"
+
+
+@pytest.fixture(scope="module")
+def e5() -> E5Embedder:
+    return E5Embedder()
+
+
+@pytest.fixture
+def embedder(db: asyncpg.Pool, e5: E5Embedder) -> CachedEmbedder:
+    return CachedEmbedder(e5, PgEmbeddingCache(db))
+
+
+def dental_rows(skip: int = 0) -> list[list[Any]]:
+    """The sample KB's patient dental entries (43) as spreadsheet rows, less the last ``skip``."""
+    out = [
+        [topic, "", f"NK-{i:03d}", question, answer, kw]
+        for i, (topic, question, answer, kw) in enumerate(data_patient_dental.ENTRIES, start=1)
+    ]
+    return out[: len(out) - skip]
+
+
+async def imp(db: asyncpg.Pool, path: Path, embedder: Any) -> ImportReport:
+    report = await run_import(db, [path], ImportOptions(requested_by="tests"), embedder=embedder)
+    assert report.ok and report.status == "applied", report.message
+    return report
+
+
+@pytest.fixture(autouse=True)
+def reference_present() -> None:
+    assert adaptation.REFERENCE_PATH.is_file(), "engine/retrieval/adaptation_reference.json is part of the product"
+
+
+async def test_import_stores_the_calibration_and_search_decides_with_it(db, embedder, tmp_path):
+    report = await imp(db, write_xlsx(tmp_path / "kb.xlsx", {ROLE: dental_rows()}, HEADERS), embedder)
+    assert report.calibrations == {ROLE: "adjusted"}
+    assert report.timings["calibrate_s"] < 60
+
+    row = await db.fetchrow("SELECT * FROM kb_calibrations WHERE role = $1", ROLE)
+    assert row["status"] == "adjusted" and row["reason"] == ""
+    assert row["kb_version"] == report.roles[ROLE].version
+    assert row["embedding_model"] == embedder.name
+    assert set(row["params"]) == {"hybrid", "sparse"}
+    assert row["n_queries"] >= adaptation.MIN_QUERIES
+    assert row["figures"]["entries"] == 43
+
+    search = KBSearch(PgKBStore(db), embedder)
+    res = await search.search(ROLE, QUESTION)
+    top = res.hits[0]
+    assert top.entry.code == "NK-013" and res.mode == "hybrid"
+    trace = top.trace()
+    assert trace["calibration"] == "role" and res.calibration["source"] == "role"
+    stored = await calibrations.load(db, ROLE)
+    assert stored is not None
+    # the decision reads the adjusted probability: the global one moved by the role's stored adjustment
+    assert top.score == pytest.approx(stored.params["hybrid"](top.raw_score), abs=1e-9)
+    assert trace["score"] == round(top.score, 4) and trace["raw_score"] == round(top.raw_score, 4)
+
+
+async def test_reimport_replaces_the_calibration_and_searchers_follow(db, embedder, tmp_path):
+    await imp(db, write_xlsx(tmp_path / "kb.xlsx", {ROLE: dental_rows()}, HEADERS), embedder)
+    first = await db.fetchrow("SELECT * FROM kb_calibrations WHERE role = $1", ROLE)
+    search = KBSearch(PgKBStore(db), embedder, version_check_seconds=0)
+    assert (await search.search(ROLE, QUESTION)).hits[0].calibration == "role"
+
+    report = await imp(db, write_xlsx(tmp_path / "kb2.xlsx", {ROLE: dental_rows(skip=3)}, HEADERS), embedder)
+    second = await db.fetchrow("SELECT * FROM kb_calibrations WHERE role = $1", ROLE)
+    assert await db.fetchval("SELECT count(*) FROM kb_calibrations") == 1
+    assert second["kb_version"] == report.roles[ROLE].version != first["kb_version"]
+    assert second["fingerprint"] != first["fingerprint"] and second["computed_at"] > first["computed_at"]
+    assert second["figures"]["entries"] == 40
+
+    res = await search.search(ROLE, QUESTION)  # the searcher rebuilt its index and took the new one
+    assert res.hits[0].calibration == "role"
+    assert res.calibration["kb_version"] == second["kb_version"]
+
+
+async def test_a_tiny_kb_keeps_the_global_model_and_says_why(db, embedder, tmp_path):
+    report = await imp(db, write_xlsx(tmp_path / "tiny.xlsx", {ROLE: dental_rows(skip=33)}, HEADERS), embedder)
+    assert report.calibrations == {ROLE: "global"}
+    row = await db.fetchrow("SELECT * FROM kb_calibrations WHERE role = $1", ROLE)
+    assert row["status"] == "global" and row["params"] == {}
+    assert "only 10 entries" in row["reason"] and "too few" in row["reason"]
+
+    res = await KBSearch(PgKBStore(db), embedder).search(ROLE, "nhổ răng xong kiêng gì")
+    assert res.hits and all(h.calibration == "global" and h.score <= h.raw_score + 1e-12 for h in res.hits)
+    assert res.hits[0].score == res.hits[0].raw_score and res.calibration == {}
+
+
+async def test_a_failed_re_estimation_keeps_the_previous_one(db, db_url, embedder, tmp_path):
+    await imp(db, write_xlsx(tmp_path / "kb.xlsx", {ROLE: dental_rows()}, HEADERS), embedder)
+    before = await db.fetchrow("SELECT * FROM kb_calibrations WHERE role = $1", ROLE)
+    closed = await create_pool(db_url, max_size=1)
+    await closed.close()  # the database connection is gone mid-way: nothing can be read or stored
+    assert await calibrate_roles(closed, [ROLE], embedder) == {}
+    assert await db.fetchrow("SELECT * FROM kb_calibrations WHERE role = $1", ROLE) == before
+    res = await KBSearch(PgKBStore(db), embedder).search(ROLE, QUESTION)
+    assert res.hits[0].calibration == "role"
+
+
+async def test_import_without_changes_or_other_roles_leaves_calibrations_alone(db, embedder, tmp_path):
+    await imp(db, write_xlsx(tmp_path / "kb.xlsx", {ROLE: dental_rows()}, HEADERS), embedder)
+    before = await db.fetchrow("SELECT * FROM kb_calibrations WHERE role = $1", ROLE)
+    other = await imp(db, write_xlsx(tmp_path / "other.xlsx", {"doctor_dental": rows(5, "D")}, HEADERS), embedder)
+    assert other.calibrations == {"doctor_dental": "global"}
+    assert await db.fetchrow("SELECT * FROM kb_calibrations WHERE role = $1", ROLE) == before
+
+
+def cli(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", *args],
+        cwd=ROOT,
+        env={**os.environ, "DATABASE_URL": db_url},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+async def test_cli_calibrate_reports_in_vietnamese(db, db_url, embedder, tmp_path):
+    await imp(db, write_xlsx(tmp_path / "kb.xlsx", {ROLE: dental_rows()}, HEADERS), embedder)
+    before = await db.fetchval("SELECT computed_at FROM kb_calibrations WHERE role = $1", ROLE)
+    proc = cli(db_url, "kb", "calibrate", ROLE)
+    assert proc.returncode == 0, proc.stderr
+    assert "đã ước lượng lại độ tin cậy trả lời" in proc.stdout and "43 mục" in proc.stdout
+    assert await db.fetchval("SELECT computed_at FROM kb_calibrations WHERE role = $1", ROLE) > before
+
+    unknown = cli(db_url, "kb", "calibrate", "khong_co")
+    assert unknown.returncode == 1 and "không có mục nào đang dùng" in unknown.stderr
