@@ -31,6 +31,9 @@ from engine.text import clean_query, has_diacritics
 # The faq-val KBs (the `mix` and `self` shapes hold the sample KB, which the reference must not include).
 REFERENCE_SHAPES = ("questions", "questions_kw", "noisy_kw", "answers_only", "full")
 MODES = ("hybrid", "sparse")
+# Shapes sharing one KB's questions: "the reference without this KB" leaves the whole family out.
+QUESTION_FAMILY = ("questions", "questions_kw", "noisy_kw")
+FAMILY = {name: QUESTION_FAMILY for name in QUESTION_FAMILY}
 
 
 async def searcher(shape: Shape, embedder: DiskCachedEmbedder) -> KBSearch:
@@ -87,7 +90,7 @@ def pooled_reference(rows: dict[str, dict[str, list[SelfRow]]]) -> dict[str, lis
     """The reference shapes' rows per mode, pooled (each KB gives its ~200 sampled entries' queries)."""
     out: dict[str, list[SelfRow]] = {}
     for mode in MODES:
-        parts = [rows[name][mode] for name in REFERENCE_SHAPES]
+        parts = [rows[name][mode] for name in REFERENCE_SHAPES if name in rows]
         out[mode] = [r for part in parts for r in part]
     return out
 
@@ -106,12 +109,15 @@ def main() -> int:
         )
     for mode in MODES:
         ref = adaptation.reference_fit(reference[mode], mode)
-        print(f"{mode} reference a0={ref[0]:.3f} b0={ref[1]:.3f} rows={len(reference[mode])}")
+        kinds = ", ".join(f"{k} a0={a:.3f} b0={b:.3f}" for k, (a, b) in ref.items())
+        print(f"{mode} reference ({len(reference[mode])} rows): {kinds}")
         for name, by_mode in rows.items():
-            adj, raw = adaptation.relative_adjustment(by_mode[mode], mode, ref, args.prior)
+            adj = adaptation.relative_adjustment(by_mode[mode], mode, ref, args.prior)
+            others = pooled_reference({k: v for k, v in rows.items() if k in REFERENCE_SHAPES and k not in FAMILY.get(name, (name,))})
+            loo = adaptation.relative_adjustment(by_mode[mode], mode, adaptation.reference_fit(others[mode], mode), args.prior)
             print(
-                f"  {name:<13} fitted a={raw[0]:.3f} b={raw[1]:.3f} -> adjustment a={adj.a:.3f} b={adj.b:.3f}; "
-                f"self global {adaptation.decision_figures(by_mode[mode], mode)}"
+                f"  {name:<13} adjustment a={adj.a:.3f} b={adj.b:+.3f} (reference without its KB: a={loo.a:.3f} "
+                f"b={loo.b:+.3f}); self global {adaptation.decision_figures(by_mode[mode], mode)}"
             )
     return 0
 

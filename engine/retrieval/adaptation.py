@@ -17,12 +17,14 @@ probability. The fit is therefore made RELATIVE to a reference: the very same pr
 KBs (``adaptation_reference.json``, written by ``python -m bench.research.retrieval_adaptation_reference``),
 where the global model is calibrated on real messages. With ``z = logit(p)``:
 
-- reference: ``P(right on self queries | z) = sigmoid(a0 * z + b0)``, fitted on the reference rows;
-- role: ``sigmoid(ar * z + br)`` on the role's rows, shrunk toward (a0, b0) by a Gaussian prior worth
-  ``PRIOR_WEIGHT`` rows (a small KB moves little);
-- if self queries relate to real messages the same way on every KB (``real = g(self)``, ``g`` identity on
-  the reference's real messages), then on this role ``real logit = (ar * z + br - b0) / a0``: the adjustment
-  ``a = ar / a0``, ``b = (br - b0) / a0`` (identity on the reference, bounded by ``A_RANGE``/``B_RANGE``).
+- reference, per query kind k (a perturbed question, a keyword alone, an answer sentence: they differ in
+  difficulty, and KBs differ in which kinds they yield): ``P(self query right | z) = sigmoid(a0_k * z + b0_k)``,
+  fitted on the reference rows, where the real-message logit is ``z`` itself;
+- role: its real-message logit is ``a * z + b`` (the adjustment), and its self queries are assumed to relate
+  to it as on the reference: ``P(right) = sigmoid(a0_k * (a * z + b) + b0_k)``. (a, b) by maximum likelihood
+  on the role's rows with a Gaussian prior worth ``PRIOR_WEIGHT`` rows centred on the identity (a small KB
+  moves little), bounded by ``A_RANGE``/``B_RANGE``. On the reference rows themselves the fit is exactly the
+  identity (each kind's (a0_k, b0_k) zeroes its own gradient).
 
 The reference rows store the inputs, not probabilities: they are re-scored with whatever ``COEFFICIENTS`` the
 calibration has now, so a refit of the global model needs no new reference (a change of ranking does).
@@ -64,6 +66,7 @@ UNANSWERABLE_WEIGHT = 0.8  # as the global fit: a little fewer off-KB messages t
 A_RANGE = (0.6, 1.6)
 B_RANGE = (-1.5, 1.5)
 Z_CLIP = 6.0
+KINDS = ("question", "keyword", "answer")  # the self queries' kinds (``self_queries``)
 REFERENCE_PATH = Path(__file__).with_name("adaptation_reference.json")
 
 
@@ -205,7 +208,7 @@ class SelfRow:
     sparse: float = 0.0
     dense: float = 0.0
     words: int = 0
-    kind: str = ""
+    kind: str = "question"  # one of KINDS
 
     def probability(self, mode: str, adjust: Callable[[float], float] | None = None, *, guard: bool = True) -> float:
         """The probability the search gives this top entry now (current coefficients); ``guard=False``
@@ -217,16 +220,17 @@ class SelfRow:
 
     def to_list(self) -> list[float]:
         return [
-            float(self.right), float(self.answerable), float(self.unknown), round(self.sparse, 5),
-            round(self.dense, 5), float(self.words), *(round(self.features.get(f, 0.0), 5) for f in FEATURES),
+            float(self.right), float(self.answerable), float(KINDS.index(self.kind)), float(self.unknown),
+            round(self.sparse, 5), round(self.dense, 5), float(self.words),
+            *(round(self.features.get(f, 0.0), 5) for f in FEATURES),
         ]
 
     @classmethod
-    def from_list(cls, values: Sequence[float], names: Sequence[str] = FEATURES, kind: str = "") -> SelfRow:
-        right, answerable, unknown, sparse, dense, words, *feats = values
+    def from_list(cls, values: Sequence[float], names: Sequence[str] = FEATURES) -> SelfRow:
+        right, answerable, kind, unknown, sparse, dense, words, *feats = values
         return cls(
             bool(right), bool(answerable), dict(zip(names, feats, strict=True)), int(unknown), sparse, dense,
-            int(words), kind,
+            int(words), KINDS[int(kind)],
         )
 
 
@@ -262,33 +266,41 @@ async def collect(
 # ------------------------------------------------------------------------------------------ fitting
 
 
+def _newton(
+    x: np.ndarray, y: np.ndarray, w: np.ndarray, offset: np.ndarray, center: np.ndarray, ridge: float
+) -> np.ndarray:
+    """Weighted logistic regression ``P(y) = sigmoid(x @ theta + offset)`` with an L2 pull of strength
+    ``ridge`` toward ``center`` (from which it starts): damped Newton steps (at most 0.5 per coordinate)."""
+    theta = center.astype(float).copy()
+    for _ in range(200):
+        p = 1.0 / (1.0 + np.exp(-np.clip(x @ theta + offset, -30, 30)))
+        grad = x.T @ (w * (p - y)) + ridge * (theta - center)
+        hess = (x * (w * p * (1 - p))[:, None]).T @ x + ridge * np.eye(len(theta))
+        step = np.linalg.solve(hess, grad)
+        step *= min(1.0, 0.5 / max(float(np.abs(step).max()), 1e-12))
+        theta -= step
+        if float(np.abs(step).max()) < 1e-9:
+            break
+    return theta
+
+
 def fit_platt(
     z: np.ndarray,
     y: np.ndarray,
     w: np.ndarray,
     prior: tuple[float, float] = (1.0, 0.0),
     strength: float = 0.0,
-    iterations: int = 50,
 ) -> tuple[float, float]:
     """Weighted logistic regression of ``y`` on ``a * z + b`` with a Gaussian prior (precision ``strength``)
     centred on ``prior``: Newton's method on two parameters."""
-    theta = np.array(prior, dtype=float)
-    center = np.array(prior, dtype=float)
     x = np.column_stack([z, np.ones_like(z)])
-    ridge = max(strength, 1e-6)  # a vanishing ridge keeps the Hessian invertible on separable data
-    for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-np.clip(x @ theta, -30, 30)))
-        grad = x.T @ (w * (p - y)) + ridge * (theta - center)
-        hess = (x * (w * p * (1 - p))[:, None]).T @ x + ridge * np.eye(2)
-        step = np.linalg.solve(hess, grad)
-        theta -= step
-        if float(np.abs(step).max()) < 1e-8:
-            break
+    # a vanishing ridge keeps the Hessian invertible on separable data
+    theta = _newton(x, y, w, np.zeros_like(z), np.array(prior, dtype=float), max(strength, 1e-6))
     return float(theta[0]), float(theta[1])
 
 
-def _design(rows: Sequence[SelfRow], mode: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Logit of the (unguarded) global probability, label and weight of the rows the adjustment can move:
+def _design(rows: Sequence[SelfRow], mode: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """Logit of the (unguarded) global probability, label, weight and kind of the rows the adjustment can move:
     rows the off-topic guard caps are left to the guard."""
     kept = [r for r in rows if r.probability(mode) >= r.probability(mode, guard=False) - 1e-12]
     z = np.array([_logit(r.probability(mode, guard=False)) for r in kept])
@@ -297,25 +309,44 @@ def _design(rows: Sequence[SelfRow], mode: str) -> tuple[np.ndarray, np.ndarray,
     n_un = len(kept) - n_ans
     w_un = UNANSWERABLE_WEIGHT * n_ans / n_un if n_un else 0.0
     w = np.array([1.0 if r.answerable else w_un for r in kept])
-    return z, y, w
+    return z, y, w, [r.kind for r in kept]
 
 
-def reference_fit(rows: Sequence[SelfRow], mode: str) -> tuple[float, float]:
-    """(a0, b0): how self queries' correctness relates to the global probability on the reference KBs."""
-    z, y, w = _design(rows, mode)
-    return fit_platt(z, y, w)
+Reference = dict[str, tuple[float, float]]  # query kind -> (a0, b0)
+
+
+def reference_fit(rows: Sequence[SelfRow], mode: str) -> Reference:
+    """Per query kind, (a0, b0): how self queries' correctness relates to the global probability on the
+    reference KBs, ``P(right) = sigmoid(a0 * z + b0)``."""
+    z, y, w, kinds = _design(rows, mode)
+    out: Reference = {}
+    for kind in KINDS:
+        sel = np.array([k == kind for k in kinds], dtype=bool)
+        if sel.sum() >= MIN_QUERIES:
+            out[kind] = fit_platt(z[sel], y[sel], w[sel])
+    return out
 
 
 def relative_adjustment(
-    rows: Sequence[SelfRow], mode: str, reference: tuple[float, float], prior_weight: float = PRIOR_WEIGHT
-) -> tuple[Adjustment, tuple[float, float]]:
-    """The role's adjustment relative to the reference (see the module docstring) and the raw (ar, br)."""
-    z, y, w = _design(rows, mode)
-    a0, b0 = reference
-    ar, br = fit_platt(z, y, w, prior=reference, strength=prior_weight)
-    a = min(max(ar / a0, A_RANGE[0]), A_RANGE[1])
-    b = min(max((br - b0) / a0, B_RANGE[0]), B_RANGE[1])
-    return Adjustment(a, b), (ar, br)
+    rows: Sequence[SelfRow], mode: str, reference: Reference, prior_weight: float = PRIOR_WEIGHT
+) -> Adjustment:
+    """The role's adjustment ``(a, b)`` relative to the reference (see the module docstring): the real-message
+    logit is ``a * z + b``, and a self query of kind k is right with probability
+    ``sigmoid(a0_k * (a * z + b) + b0_k)`` as on the reference; (a, b) by maximum likelihood with a Gaussian
+    prior of ``prior_weight`` rows centred on the identity, bounded by ``A_RANGE``/``B_RANGE``."""
+    z, y, w, kinds = _design(rows, mode)
+    sel = np.array([k in reference for k in kinds], dtype=bool)
+    if not sel.any():
+        return Adjustment()
+    a0 = np.array([reference[k][0] for k, s in zip(kinds, sel, strict=True) if s])
+    b0 = np.array([reference[k][1] for k, s in zip(kinds, sel, strict=True) if s])
+    z, y, w = z[sel], y[sel], w[sel]
+    # P = sigmoid(a * (a0 z) + b * a0 + b0): logistic regression on x = (a0 z, a0) with offset b0.
+    x = np.column_stack([a0 * z, a0])
+    theta = _newton(x, y, w, b0, np.array([1.0, 0.0]), max(prior_weight, 1e-6))
+    a = min(max(float(theta[0]), A_RANGE[0]), A_RANGE[1])
+    b = min(max(float(theta[1]), B_RANGE[0]), B_RANGE[1])
+    return Adjustment(a, b)
 
 
 def decision_figures(
@@ -351,24 +382,28 @@ def write_reference(rows: dict[str, list[SelfRow]], source: str, path: Path = RE
     data = {
         "procedure": PROCEDURE,
         "source": source,
-        "columns": ["right", "answerable", "unknown", "sparse", "dense", "words", "*features"],
+        "columns": ["right", "answerable", "kind", "unknown", "sparse", "dense", "words", "*features"],
+        "kinds": list(KINDS),
         "features": list(FEATURES),
         "modes": {mode: [r.to_list() for r in rs] for mode, rs in rows.items()},
     }
     path.write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
 
 
-_reference_cache: dict[str, tuple[float, float]] = {}
+_reference_cache: dict[str, Reference] = {}
 
 
-def reference_parameters(mode: str, reference: dict[str, list[SelfRow]] | None = None) -> tuple[float, float] | None:
-    """(a0, b0) of the stored reference for ``mode`` with the current coefficients (computed once)."""
+def reference_parameters(mode: str, reference: dict[str, list[SelfRow]] | None = None) -> Reference | None:
+    """Per query kind, (a0, b0) of the stored reference for ``mode`` with the current coefficients (computed
+    once per process)."""
     if reference is None and mode in _reference_cache:
         return _reference_cache[mode]
     rows = (reference if reference is not None else load_reference()).get(mode)
     if not rows:
         return None
     fitted = reference_fit(rows, mode)
+    if not fitted:
+        return None
     if reference is None:
         _reference_cache[mode] = fitted
     return fitted
@@ -402,11 +437,11 @@ def estimate(
         if ref is None:
             cal.reason = f"no reference rows for mode {mode}"
             continue
-        adj, raw = relative_adjustment(rows, mode, ref, prior_weight)
+        adj = relative_adjustment(rows, mode, ref, prior_weight)
         cal.params[mode] = adj
         cal.figures[mode] = {
-            "reference": [round(ref[0], 4), round(ref[1], 4)],
-            "fitted": [round(raw[0], 4), round(raw[1], 4)],
+            "reference": {kind: [round(a0, 4), round(b0, 4)] for kind, (a0, b0) in ref.items()},
+            "kinds": {kind: sum(r.kind == kind and r.answerable for r in rows) for kind in KINDS},
             "global": decision_figures(rows, mode),
             "adjusted": decision_figures(rows, mode, adj),
         }
