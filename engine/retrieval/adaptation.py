@@ -66,6 +66,11 @@ UNANSWERABLE_WEIGHT = 0.8  # as the global fit: a little fewer off-KB messages t
 A_RANGE = (0.6, 1.6)
 B_RANGE = (-1.5, 1.5)
 Z_CLIP = 6.0
+# False: the adjustment is a downward shift of the logit only (a = 1, b <= 0): a KB whose own queries fare
+# worse than the reference's lowers its probabilities, none is raised (chosen on dev: raising helped no shape
+# and pushed false answers on `full` over 10 %; see bench/retrieval_shapes_results.md).
+RAISE = False
+SIGNIFICANCE = 2.0  # standard errors a shift must exceed to be applied
 KINDS = ("question", "keyword", "answer")  # the self queries' kinds (``self_queries``)
 REFERENCE_PATH = Path(__file__).with_name("adaptation_reference.json")
 
@@ -341,6 +346,17 @@ def relative_adjustment(
     a0 = np.array([reference[k][0] for k, s in zip(kinds, sel, strict=True) if s])
     b0 = np.array([reference[k][1] for k, s in zip(kinds, sel, strict=True) if s])
     z, y, w = z[sel], y[sel], w[sel]
+    if not RAISE:
+        # Only the shift, only down: P = sigmoid(a0 * (z + b) + b0), b <= 0 (logistic regression on x = a0
+        # with offset a0 z + b0).
+        theta = _newton(a0[:, None], y, w, a0 * z + b0, np.array([0.0]), max(prior_weight, 1e-6))
+        b = float(theta[0])
+        # A shift the rows cannot tell from noise (within SIGNIFICANCE standard errors of 0) is no shift.
+        p = 1.0 / (1.0 + np.exp(-np.clip(a0 * (z + b) + b0, -30, 30)))
+        se = 1.0 / math.sqrt(max(float(np.sum(w * p * (1 - p) * a0**2)), 1e-12))
+        if b > -SIGNIFICANCE * se:
+            return Adjustment()
+        return Adjustment(1.0, max(b, B_RANGE[0]))
     # P = sigmoid(a * (a0 z) + b * a0 + b0): logistic regression on x = (a0 z, a0) with offset b0.
     x = np.column_stack([a0 * z, a0])
     theta = _newton(x, y, w, b0, np.array([1.0, 0.0]), max(prior_weight, 1e-6))
