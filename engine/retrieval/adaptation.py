@@ -92,6 +92,8 @@ class Adjustment:
     b: float = 0.0
 
     def __call__(self, p: float) -> float:
+        if self.identity:
+            return p
         return _sigmoid(self.a * _logit(p) + self.b)
 
     @property

@@ -75,16 +75,24 @@ def test_a_kb_of_harder_query_kinds_is_not_mistaken_for_a_worse_kb():
     assert abs(adj.b) < 0.3 and abs(adj.a - 1) < 0.3
 
 
+def test_noise_and_easier_kbs_leave_probabilities_alone():
+    """Only a KB whose own queries fare clearly worse than the reference's moves: another sample of the
+    reference's kind is within noise, and an easier KB is never made more confident (answers only get rarer)."""
+    ref = adaptation.reference_fit(rows_like(0.8, 0.4, seed=1), "hybrid")
+    assert adaptation.relative_adjustment(rows_like(0.8, 0.4, seed=7), "hybrid", ref).identity
+    assert adaptation.relative_adjustment(rows_like(0.8, 3.0, n=600, seed=8), "hybrid", ref).identity
+
+
 def test_a_kb_where_self_queries_fail_more_lowers_probabilities_within_bounds():
     ref_rows = rows_like(0.8, 0.4, seed=1)
-    worse = rows_like(0.8, -1.5, seed=2)
+    worse = rows_like(0.8, -4.0, n=600, seed=2)
     ref = adaptation.reference_fit(ref_rows, "hybrid")
     adj = adaptation.relative_adjustment(worse, "hybrid", ref)
     assert adj(0.5) < 0.5 and adj(0.6) < 0.6  # a borderline top entry is now declined
     assert adaptation.A_RANGE[0] <= adj.a <= adaptation.A_RANGE[1]
     assert adaptation.B_RANGE[0] <= adj.b <= adaptation.B_RANGE[1]
     # a tiny sample of the same KB moves less: the prior holds it near the reference
-    small = adaptation.relative_adjustment(worse[:30] + worse[300:330], "hybrid", ref)
+    small = adaptation.relative_adjustment(worse[:30] + worse[600:630], "hybrid", ref)
     assert abs(small.b) < abs(adj.b)
 
 
