@@ -10,6 +10,8 @@ embedding_backfill     every 10m           ``kb_import.jobs``     embeds KB entr
                                                                   missing a current vector
 folder_import          every 1m            ``kb_import.jobs``     imports spreadsheets dropped in
                                                                   ``KB_IMPORT_DIR`` (strict)
+kb_calibration         every 10m           ``kb_import.jobs``     re-estimates the answer calibration of
+                                                                  roles whose KB changed since measured
 retention              cron 30 2 * * *     ``db.housekeeping``    deletes messages (with traces) older than
                                                                   ``RETENTION_DAYS``
 cleanup                every 1h            ``db.housekeeping``    expired suggestion sets, old processed
