@@ -56,7 +56,7 @@ MODES = ("hybrid", "sparse", "dense")
 # (bench/research/retrieval_ranking_ablation.py, bench/research/retrieval_fusion_research.py).
 FUSION_METHOD = "learned"
 DENSE_RECHECK_SECONDS = 30.0
-CALIBRATION_RECHECK_SECONDS = 30.0  # a role without a matching calibration looks for one this often
+CALIBRATION_RECHECK_SECONDS = 30.0  # how often a role's stored calibration is read again
 
 
 @dataclass(slots=True)
@@ -198,11 +198,8 @@ class KBSearch:
                 current.checked_at = time.monotonic()
                 if not current.dense_ready and time.monotonic() - current.dense_checked_at >= DENSE_RECHECK_SECONDS:
                     await self._load_dense(role, current)
-                if (
-                    current.calibration is None
-                    and time.monotonic() - current.calibration_checked_at >= CALIBRATION_RECHECK_SECONDS
-                ):
-                    await self._load_calibration(role, current)
+                if time.monotonic() - current.calibration_checked_at >= CALIBRATION_RECHECK_SECONDS:
+                    await self._load_calibration(role, current)  # one measured since (worker, CLI)
                 return current.index
             entries = await self.store.load_entries(role)
             index = await asyncio.to_thread(SparseIndex, entries)

