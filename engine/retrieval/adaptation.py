@@ -25,6 +25,11 @@ where the global model is calibrated on real messages. With ``z = logit(p)``:
   on the role's rows with a Gaussian prior worth ``PRIOR_WEIGHT`` rows centred on the identity (a small KB
   moves little), bounded by ``A_RANGE``/``B_RANGE``. On the reference rows themselves the fit is exactly the
   identity (each kind's (a0_k, b0_k) zeroes its own gradient).
+- what the product applies (``RAISE = False``, chosen on the dev half of the shapes): ``a = 1`` and a shift
+  ``b`` that only lowers, applied only when it exceeds ``SIGNIFICANCE`` standard errors. A role is never made
+  more confident than the global model: the KB's own queries cannot show that patients' messages are easier
+  there (a smaller KB makes its own questions easier, not the messages), and raising pushed false answers
+  over 10 % on one shape. It is a safety net for a KB whose own queries fare clearly worse than faq-val's.
 
 The reference rows store the inputs, not probabilities: they are re-scored with whatever ``COEFFICIENTS`` the
 calibration has now, so a refit of the global model needs no new reference (a change of ranking does).
