@@ -18,7 +18,10 @@ from engine.triage.rules import RULES_FILE
 DATA = Path(__file__).parents[1] / "data"
 LABELLED = DATA_DIR  # the sets the rules were tuned on and the model learns from
 # Held out: written by an author who never saw the rules, never tuned on (docs/triage.md: how each set was made).
-TEST_SET = load_labelled(DATA / "triage_heldout.jsonl")
+HELD_OUT = DATA / "triage_heldout.jsonl"
+# Between a freeze and the measurement the next blind set is still being written: no held-out file then.
+TEST_SET = load_labelled(HELD_OUT) if HELD_OUT.is_file() else []
+needs_held_out = pytest.mark.skipif(not HELD_OUT.is_file(), reason="the next blind held-out set is not installed yet")
 DEV_SET = load_labelled(LABELLED / "dev.jsonl")
 TUNED = {  # every emergency in them is caught
     "dev A": DEV_SET,
@@ -35,6 +38,8 @@ TUNED = {  # every emergency in them is caught
     "dev I": load_labelled(LABELLED / "dev9.jsonl"),
     # the ninth held-out set (author J), measured once (rules + model 385/406, 10/395), then tuned on
     "dev J": load_labelled(LABELLED / "dev10.jsonl"),
+    # the tenth held-out set (v9, author K), measured once (rules + model 356/366, 10/346), then tuned on
+    "dev K": load_labelled(LABELLED / "dev11.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
 # Measured once on the held-out set (v9, author K, written blind, about a fifth in English; rules and model frozen
@@ -77,6 +82,7 @@ def test_a_broken_rules_file_is_refused_with_the_reason():
         parse_rules(text.replace('"muon chet", ', '"muon (chet", ', 1))
 
 
+@needs_held_out
 def test_held_out_set_is_big_and_covers_every_category():
     emergencies = [r for r in TEST_SET if r["emergency"]]
     assert len(emergencies) >= 300 and len(TEST_SET) - len(emergencies) >= 300
@@ -102,6 +108,7 @@ def test_the_other_labelled_sets_hold(name, rows, recall, false_alarms):
     assert report.false_alarm_rate <= false_alarms, [r["text"] for r in report.false_alarms]
 
 
+@needs_held_out
 def test_held_out_recall_and_false_alarms():
     """Measured once on rules never tuned on it (bench_triage prints the figures); this guards against
     regressions: a change that loses a held-out emergency or adds false alarms fails here."""
@@ -124,6 +131,7 @@ def test_real_patient_messages_raise_few_false_alarms_and_every_flag_was_reviewe
     assert not lost, f"real emergencies no longer flagged: {lost}"
 
 
+@needs_held_out
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_invisible_characters_anywhere_change_nothing(data):
