@@ -85,6 +85,7 @@ class Normalized:
     clauses: tuple[tuple[int, int], ...]  # character spans of ``text``, one per clause (commas split them)
     sentences: tuple[tuple[int, int], ...]  # the same for sentences
     accented: str  # lowercase words with their diacritics, for the few spellings folding makes ambiguous
+    english: bool = False  # written in English (``is_english``): "no" is a negation there, not "nó"
 
     def clause_at(self, pos: int) -> tuple[int, int]:
         return _span_at(self.clauses, pos, len(self.text))
@@ -125,7 +126,8 @@ def is_english(text: str) -> bool:
 def normalize(text: str, words: dict[str, str]) -> Normalized:
     """The message as triage reads it (see the module docstring)."""
     visible = strip_invisible(text)
-    if is_english(visible):
+    english = is_english(visible)
+    if english:
         words = {}
         for rx, repl in _CONTRACTIONS:
             visible = rx.sub(repl, visible)
@@ -150,4 +152,4 @@ def normalize(text: str, words: dict[str, str]) -> Normalized:
         if len(spans) > first:
             sentences.append((spans[first][0], spans[-1][1]))
     accented = " ".join(re.sub(r"[\W_]+", " ", visible.lower()).split())
-    return Normalized(CLAUSE_JOIN.join(parts), tuple(spans), tuple(sentences), accented)
+    return Normalized(CLAUSE_JOIN.join(parts), tuple(spans), tuple(sentences), accented, english)

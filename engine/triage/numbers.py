@@ -23,10 +23,19 @@ _READING = re.compile(
 _WINDOW = 50  # characters after the glucose word in which the reading is looked for
 
 
+# A later decimal value in the same message ("2,9 lúc sáng, uống nước cam giờ 5,8"; "6.5 mà giờ tụt còn 2.4"):
+# the reading as it is now. Only a decimal mmol/L value, not followed by a unit that makes it something else.
+_LATER = re.compile(r"(?<![\d.,])(\d{1,2}[.,]\d{1,2})(?![\d])(?!\s*(?:kg|cm|%|do|c\b|nam|thang|tuan|ngay|gio|tieng|lan|tuoi))")
+_LATER_WINDOW = 160
+
+
 def glucose_readings(text: str, rule: GlucoseRule) -> list[float]:
-    """Every glucose reading in ``text``, in mmol/L."""
-    folded = fold(strip_invisible(text))
-    values: list[float] = []
+    """Every glucose reading in ``text``, in mmol/L, in the order written."""
+    return [value for _, value in _positioned_readings(fold(strip_invisible(text)), rule)]
+
+
+def _positioned_readings(folded: str, rule: GlucoseRule) -> list[tuple[int, float]]:
+    values: list[tuple[int, float]] = []
     for word in rule.words.finditer(folded):
         window = folded[word.end() : word.end() + _WINDOW]
         m = _READING.search(window)
@@ -39,15 +48,41 @@ def glucose_readings(text: str, rule: GlucoseRule) -> list[float]:
             continue
         if unit == "mg" or (not unit and value > 35):
             value /= 18.0
-        values.append(value)
+        values.append((word.end() + m.start(1), value))
     return values
+
+
+def _current_low(folded: str, rule: GlucoseRule, readings: list[tuple[int, float]]) -> bool | None:
+    """Whether the latest value in the message (a reading, or a later decimal value after one) is low: None when
+    no later decimal value follows the last reading."""
+    if not readings:
+        return None
+    first, last = readings[0][0], readings[-1][0]
+    later = [
+        (first + m.start(1), float(m.group(1).replace(",", ".")))
+        for m in _LATER.finditer(folded[first : first + _LATER_WINDOW])
+        if first + m.start(1) > last
+    ]
+    if not later:
+        return None
+    value = later[-1][1]
+    return value < (rule.symptom_below_mmol or rule.low_below_mmol) if 1.0 <= value < rule.high_from_mmol else None
 
 
 def glucose_hits(text: str, rule: GlucoseRule) -> dict[str, list[Hit]]:
     """Readings as rule hits: very low → hypoglycaemia; low → a hypoglycaemia symptom (it needs a severity
     sign too: "ăn kẹo rồi vẫn run"); high → a hyperglycaemia symptom; extreme → hyperglycaemia on its own."""
     hits: dict[str, list[Hit]] = {}
-    for value in glucose_readings(text, rule):
+    folded = fold(strip_invisible(text))
+    readings = _positioned_readings(folded, rule)
+    now_low = _current_low(folded, rule, readings)
+    values = [value for _, value in readings]
+    if now_low is False:  # a low already treated: the latest value is back in range
+        values = [v for v in values if v >= (rule.symptom_below_mmol or rule.low_below_mmol)]
+    elif now_low:  # "6.5 mà giờ tụt còn 2.4": the latest value is the reading
+        later = _LATER.findall(folded[readings[0][0] : readings[0][0] + _LATER_WINDOW])
+        values.append(float(later[-1].replace(",", ".")))
+    for value in values:
         shown = f"đường huyết {value:.1f} mmol/L"
         if value < rule.low_below_mmol:
             hits.setdefault("hypoglycaemia", []).append(Hit("hypoglycaemia", "alone", shown))

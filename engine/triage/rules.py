@@ -39,6 +39,7 @@ RULES_FILE = Path(__file__).parent / "emergencies.toml"
 NOW, PAST, IF = "now", "past", "if"  # when a clause speaks of
 _GAP_LONG = re.compile(r"\s*~~\s*")
 _GAP = re.compile(r"\s*~\s*")
+_NO_BEFORE = re.compile(r"(?:^| )no (?:[a-z]+ )?$")
 _WORD_EDGE = "(?<![a-z0-9])(?:{})(?![a-z0-9])"
 
 
@@ -170,7 +171,7 @@ def parse_rules(text: str) -> RuleSet:
         negation=re.compile(
             r"(?:^| )(?:" + negation.pattern + r")(?: (?:bi|co|thay|con|he|tung|bao gio|cam thay|phai|nghi (?:toi|den)(?: chuyen| viec)?|muon|y dinh|y muon|co y"
             r"|have|has|had|having|any|been|feel|feeling|felt|show|showing|experiencing|get|got|getting|a|an|the"
-            r"|signs? of|really|even|ever))* $"
+            r"|signs? of|really|even|ever|thinking (?:of|about)|planning (?:to|on)|going to|want to|wanting to|trying to|intend to|intending to|considering))* $"
         ),
         past=_alternation(_required(m, "past", "markers"), "markers.past"),
         present=_alternation(_required(m, "present", "markers"), "markers.present"),
@@ -272,7 +273,10 @@ class _Message:
 
     def negated(self, start: int) -> bool:
         cs, _ = self.clause(start)
-        return bool(self.markers.negation.search(self.norm.text[cs:start]))
+        before = self.norm.text[cs:start]
+        # In English, "no" right before a sign (one word may stand between: "no stiff neck") negates it; in
+        # Vietnamese the same letters are "nó" (he, she), so only the listed English signs count there.
+        return bool(self.markers.negation.search(before)) or (self.norm.english and bool(_NO_BEFORE.search(before)))
 
     def time_of(self, pos: int) -> str:
         """NOW, PAST or IF for the clause at ``pos``. A clause with no time word of its own continues the one
