@@ -44,11 +44,12 @@ TUNED = {  # every emergency in them is caught
     "dev L": load_labelled(LABELLED / "dev12.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# Measured once on the held-out set (v11, author M, written blind, about a fifth in English; rules and model
-# frozen at commit 15531f0, 2026-11-28): rules + model recall 360/384 (93.8 %), false alarms 21/372 (5.6 %); rules
-# alone 344/384, 20/372. Not tuned on. (v10, author L, now dev12: 396/411, 22/389, measured once, then tuned on.)
-HELD_OUT_RECALL = 0.937
-HELD_OUT_FALSE_ALARMS = 0.057
+# The held-out set is two blind sets, each measured once with the rules and model frozen at commit 15531f0
+# (2026-11-28), never tuned on: v11 (author M, 756 messages): rules + model 360/384, false alarms 21/372; v12
+# (author N, 800 messages, a quarter voice-to-text): 399/416, 17/384. Together 759/800 (94.9 %), 38/756 (5.0 %);
+# rules alone 729/800, 35/756. (v10, author L, now dev12: 396/411, 22/389, measured once, then tuned on.)
+HELD_OUT_RECALL = 0.948
+HELD_OUT_FALSE_ALARMS = 0.051
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
@@ -134,17 +135,19 @@ def test_real_patient_messages_raise_few_false_alarms_and_every_flag_was_reviewe
 
 
 @needs_held_out
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_invisible_characters_anywhere_change_nothing(data):
     """Soft hyphens, zero-width and bidi characters inside words: every test emergency gets the verdict it
     gets without them (recall itself is the test above)."""
-    for row in (r for r in TEST_SET if r["emergency"]):
+    # One draw of insertions per example (800 rows drawn separately overwhelm hypothesis), placed in each row
+    # at the drawn fraction of its length, rotated by the golden ratio per row so rows get different spots.
+    inserts = data.draw(st.lists(st.tuples(st.floats(0, 1), st.sampled_from(INVISIBLE)), min_size=1, max_size=6))
+    for k, row in enumerate(r for r in TEST_SET if r["emergency"]):
         text = row["text"]
-        n = data.draw(st.integers(min_value=1, max_value=6))
-        for _ in range(n):
-            i = data.draw(st.integers(min_value=0, max_value=len(text)))
-            text = text[:i] + data.draw(st.sampled_from(INVISIBLE)) + text[i:]
+        for fraction, char in inserts:
+            i = int(((fraction + k * 0.618034) % 1.0) * len(text))
+            text = text[:i] + char + text[i:]
         assert triage(text).categories == triage(row["text"]).categories, repr(text)
 
 
