@@ -90,7 +90,9 @@ def main() -> int:
     result = asyncio.run(run())
     before, after = result["before_c524a70"], result["after"]
     assert isinstance(before, dict) and isinstance(after, dict)
-    print(f"{'kind':<12} {'turns':>5} {'right before':>13} {'right after':>12} {'wrong before':>13} {'wrong after':>12}")
+    print(
+        f"{'kind':<12} {'turns':>5} {'right before':>13} {'right after':>12} {'wrong before':>13} {'wrong after':>12}"
+    )
     for kind in sorted(after["by_kind"]):
         b, a = before["by_kind"].get(kind, {}), after["by_kind"][kind]
         print(f"{kind:<12} {a['turns']:>5} {b.get('right', 0):>13} {a['right']:>12} "

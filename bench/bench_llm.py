@@ -53,7 +53,10 @@ async def labelled_set(runtime: Runtime, heldout: int) -> list[dict[str, Any]]:
         "AND coalesce(question, '') <> '' ORDER BY role, code",
         list(ROLES),
     )
-    items = [{"role": r["role"], "text": r["question"], "label": "medical_question", "code": r["code"]} for r in rows]
+    items = [
+        {"role": r["role"], "text": r["question"], "label": "medical_question", "code": r["code"]}
+        for r in rows
+    ]
     lines = [json.loads(x) for x in HELDOUT.read_text(encoding="utf-8").splitlines() if x.strip()][:heldout]
     items += [{"role": "patient_dental", "text": x["text"], "label": x["label"], "code": None} for x in lines]
     return items
@@ -72,7 +75,9 @@ class Mode:
     structured: bool = True  # whether the server accepts ``response_format``
 
 
-async def run_mode(runtime: Runtime, items: list[dict[str, Any]], mode: Mode, budget: float) -> dict[str, Any]:
+async def run_mode(
+    runtime: Runtime, items: list[dict[str, Any]], mode: Mode, budget: float
+) -> dict[str, Any]:
     settings = runtime.settings
     server: FakeOpenAI | None = None
     if mode.model is not None:
@@ -147,8 +152,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "good_no_structured": Mode(FlowModel("good", labels=labels), structured=False),
             "weak": Mode(FlowModel("weak", labels=labels, distractors=distractors)),
             "garbage": Mode(FlowModel("garbage")),
-            f"failing_{args.error_rate:g}": Mode(FlowModel("good", labels=labels, error_rate=args.error_rate)),
-            f"slow_{args.delay:g}s": Mode(FlowModel("slow", labels=labels, delay=args.delay), args.concurrency),
+            f"failing_{args.error_rate:g}": Mode(
+                FlowModel("good", labels=labels, error_rate=args.error_rate)
+            ),
+            f"slow_{args.delay:g}s": Mode(
+                FlowModel("slow", labels=labels, delay=args.delay), args.concurrency
+            ),
         }
         out: dict[str, Any] = {"budget_s": args.budget, "embedding_backend": settings.embedding_backend}
         for name, mode in modes.items():
@@ -166,7 +175,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--budget", type=float, default=3.0, help="LLM_BUDGET_SECONDS for every run")
     parser.add_argument("--delay", type=float, default=30.0, help="the slow model's seconds per reply")
-    parser.add_argument("--error-rate", type=float, default=0.3, help="share of HTTP 500s of the failing model")
+    parser.add_argument(
+        "--error-rate", type=float, default=0.3, help="share of HTTP 500s of the failing model"
+    )
     parser.add_argument("--heldout", type=int, default=120, help="held-out intent messages to include")
     parser.add_argument("--concurrency", type=int, default=8, help="messages at once for the slow model")
     args = parser.parse_args(sys.argv[1:])

@@ -35,7 +35,9 @@ def main() -> int:
         print(f"skipped: {DATA} not found")
         return 0
     rows = asyncio.run(_run())
-    print(f"{'mode':<24} {'P@1':>6} {'MRR@10':>7} {'hit@10':>7} {'answered':>9} {'precision':>10} {'ms p50':>8}")
+    print(
+        f"{'mode':<24} {'P@1':>6} {'MRR@10':>7} {'hit@10':>7} {'answered':>9} {'precision':>10} {'ms p50':>8}"
+    )
     for r in rows:
         print(
             f"{r['mode']!s:<24} {r['p@1']:>6} {r['mrr@10']:>7} {r['hit@10']:>7} {r['answered']:>9} "

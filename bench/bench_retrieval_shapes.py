@@ -46,8 +46,11 @@ def decision_inputs(res: SearchResult) -> dict[str, float]:
     top = res.hits[0]
     return {
         **dict(getattr(top, "features", {}) or {}),
-        "_unknown": res.unknown_words, "_words": res.query_words, "_sparse": top.sparse_score,
-        "_dense": top.dense_score, "_hybrid": float(res.mode == "hybrid"),
+        "_unknown": res.unknown_words,
+        "_words": res.query_words,
+        "_sparse": top.sparse_score,
+        "_dense": top.dense_score,
+        "_hybrid": float(res.mode == "hybrid"),
     }
 
 
@@ -61,21 +64,30 @@ def rescored(outcomes: list[QueryOutcome], cal: adaptation.RoleCalibration) -> l
         mode = "hybrid" if f["_hybrid"] else "sparse"
         feats = {k: v for k, v in f.items() if not k.startswith("_")}
         p = probability(
-            mode, feats, unknown_words=int(f["_unknown"]), sparse=f["_sparse"], dense=f["_dense"],
-            query_words=int(f["_words"]), adjust=cal.for_mode(mode, cal.embedding_model),
+            mode,
+            feats,
+            unknown_words=int(f["_unknown"]),
+            sparse=f["_sparse"],
+            dense=f["_dense"],
+            query_words=int(f["_words"]),
+            adjust=cal.for_mode(mode, cal.embedding_model),
         )
         out.append(QueryOutcome(o.query_id, o.gold, o.rank, p, o.top, f))
     return out
 
 
-def per_kb(raw: dict[str, dict[str, list[QueryOutcome]]], threshold: float, prior: float) -> dict[str, dict[str, float]]:
+def per_kb(
+    raw: dict[str, dict[str, list[QueryOutcome]]], threshold: float, prior: float
+) -> dict[str, dict[str, float]]:
     """Per shape: the decision with the global calibration and with the shape's own re-estimation."""
     rows = asyncio.run(all_rows(tuple(raw)))
     reference = adaptation.load_reference()
     table: dict[str, dict[str, float]] = {}
     for name, runs in raw.items():
         # every shape's KB has at least 166 entries: the size gate never applies here
-        cal = adaptation.estimate(name, "", rows[name], n_entries=166, reference=reference, prior_weight=prior)
+        cal = adaptation.estimate(
+            name, "", rows[name], n_entries=166, reference=reference, prior_weight=prior
+        )
         row: dict[str, float] = {}
         for label, outs in (("global", runs), ("per_kb", {k: rescored(v, cal) for k, v in runs.items()})):
             m = ranking_metrics(outs["answerable"], threshold)
@@ -89,9 +101,11 @@ def per_kb(raw: dict[str, dict[str, list[QueryOutcome]]], threshold: float, prio
 
 
 def format_per_kb(table: dict[str, dict[str, float]]) -> str:
-    head = f"{'shape':<14}" + "".join(
-        f"{h:>22}" for h in ("answered", "precision answered", "false answers")
-    ) + f"{'hybrid a / b':>16}"
+    head = (
+        f"{'shape':<14}"
+        + "".join(f"{h:>22}" for h in ("answered", "precision answered", "false answers"))
+        + f"{'hybrid a / b':>16}"
+    )
     lines = [head, f"{'':<14}" + f"{'global -> per-KB':>22}" * 3]
     for name, r in table.items():
         cells = "".join(
@@ -108,12 +122,15 @@ def main() -> int:
     ap.add_argument("--shapes", default=",".join(SHAPES))
     ap.add_argument("--per-kb", action="store_true", help="also the per-KB re-estimation (see above)")
     ap.add_argument(
-        "--outcomes", type=Path,
+        "--outcomes",
+        type=Path,
         help="with --per-kb: pickle of the searches' outcomes, read when it exists (deciding again with other "
         "settings searches nothing), written otherwise",
     )
     ap.add_argument("--prior", type=float, default=adaptation.PRIOR_WEIGHT, help="its shrinkage, in rows")
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "retrieval_shapes.json")
+    ap.add_argument(
+        "--out", type=Path, default=Path(__file__).resolve().parent / "results" / "retrieval_shapes.json"
+    )
     args = ap.parse_args(sys.argv[1:])
     if not (DATA / "corpus.jsonl").is_file():
         print(f"skipped: {DATA} not found")
@@ -123,7 +140,10 @@ def main() -> int:
     else:
         table, raw = asyncio.run(
             evaluate_shapes(
-                args.split, args.threshold, shapes=args.shapes.split(","), log=lambda m: print(m, file=sys.stderr),
+                args.split,
+                args.threshold,
+                shapes=args.shapes.split(","),
+                log=lambda m: print(m, file=sys.stderr),
                 collect=decision_inputs if args.per_kb else None,
             )
         )

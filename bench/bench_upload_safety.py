@@ -117,7 +117,11 @@ def _xlsx(path: Path, sheet_data: Iterable[str], shared: Iterable[str] | None = 
 
 
 def _header() -> str:
-    return '<row r="1">' + "".join(_cell(f"{c}1", t) for c, t in zip("ABC", ("MÃ SỐ", "CÂU HỎI", "CÂU TRẢ LỜI"), strict=True)) + "</row>"
+    return (
+        '<row r="1">'
+        + "".join(_cell(f"{c}1", t) for c, t in zip("ABC", ("MÃ SỐ", "CÂU HỎI", "CÂU TRẢ LỜI"), strict=True))
+        + "</row>"
+    )
 
 
 def _spaces(total: int) -> Iterable[str]:
@@ -159,9 +163,14 @@ def build(kind: str, workdir: Path) -> Path:
         words = [a + b + c for a in "abcdefghij" for b in "klmnopqrst" for c in "uvwxyz"]
 
         def sheet() -> Iterable[str]:
-            yield '<row r="1">' + "".join(
-                _cell(f"{c}1", t) for c, t in zip("ABCD", ("MÃ SỐ", "CÂU HỎI", "CÂU TRẢ LỜI", "keywords"), strict=True)
-            ) + "</row>"
+            yield (
+                '<row r="1">'
+                + "".join(
+                    _cell(f"{c}1", t)
+                    for c, t in zip("ABCD", ("MÃ SỐ", "CÂU HỎI", "CÂU TRẢ LỜI", "keywords"), strict=True)
+                )
+                + "</row>"
+            )
             for i in range(2, rows + 2):
                 rng.shuffle(words)
                 keywords = ";".join(words[:1000])[:4000]
@@ -170,14 +179,20 @@ def build(kind: str, workdir: Path) -> Path:
 
         return _xlsx(workdir / "keywords.xlsx", sheet())
     if kind == "zzzzz1":
-        return _xlsx(workdir / "zzzzz1.xlsx", [_header(), f'<row r="2">{_cell("A2", "Q1")}{_cell("ZZZZZ2", "x")}</row>'])
+        return _xlsx(
+            workdir / "zzzzz1.xlsx",
+            [_header(), f'<row r="2">{_cell("A2", "Q1")}{_cell("ZZZZZ2", "x")}</row>'],
+        )
     if kind == "zip_bomb_xlsx":
         return _xlsx(workdir / "bomb.xlsx", [_header(), *_spaces(GB)])
     if kind == "shared_strings_count":
         return _xlsx(workdir / "strings.xlsx", [_header()], (f"c{i}" for i in range(1_000_001)))
     if kind == "shared_string_references":
         long_text = _words(rng, 30_000)
-        rows = (f'<row r="{i}"><c r="A{i}" t="s"><v>0</v></c><c r="C{i}" t="s"><v>1</v></c></row>' for i in range(2, 2002))
+        rows = (
+            f'<row r="{i}"><c r="A{i}" t="s"><v>0</v></c><c r="C{i}" t="s"><v>1</v></c></row>'
+            for i in range(2, 2002)
+        )
         return _xlsx(workdir / "refs.xlsx", [_header(), *rows], ["Q", long_text])
     if kind == "too_many_rows":
         path = workdir / "rows.csv"
@@ -188,7 +203,9 @@ def build(kind: str, workdir: Path) -> Path:
         return path
     if kind == "huge_cell":
         text = os.urandom(2_500_000).hex()
-        return _xlsx(workdir / "cell.xlsx", [_header(), f'<row r="2">{_cell("A2", "Q1")}{_cell("C2", text)}</row>'])
+        return _xlsx(
+            workdir / "cell.xlsx", [_header(), f'<row r="2">{_cell("A2", "Q1")}{_cell("C2", text)}</row>']
+        )
     if kind == "over_size_cap":
         path = workdir / "big.csv"
         with path.open("wb") as fh:

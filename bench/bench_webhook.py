@@ -265,7 +265,12 @@ async def amain(args: argparse.Namespace) -> int:
             f"{r['p95_ms']:>7} {r['max_ms']:>7} |             {cpu['bot']:>5} {cpu['postgres'] or '-':>5} "
             f"{cpu['fake_api']:>5} | {r['load_avg_1m'][0]}→{r['load_avg_1m'][1]}"
         )
-    out = ROOT / "bench" / "results" / ("webhook.json" if args.backend == DEFAULT_BACKEND else f"webhook_{args.backend}.json")
+    out = (
+        ROOT
+        / "bench"
+        / "results"
+        / ("webhook.json" if args.backend == DEFAULT_BACKEND else f"webhook_{args.backend}.json")
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     meta = {
         "cpus": os.cpu_count(),
@@ -287,7 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--text", nargs="+", choices=["cold", "repeat"], default=["cold", "repeat"])
     parser.add_argument("--chats", type=int, default=40)
     parser.add_argument("--messages", type=int, default=20, help="messages per chat")
-    parser.add_argument("--backend", default=DEFAULT_BACKEND, help="EMBEDDING_BACKEND (default: the product's)")
+    parser.add_argument(
+        "--backend", default=DEFAULT_BACKEND, help="EMBEDDING_BACKEND (default: the product's)"
+    )
     return asyncio.run(amain(parser.parse_args(argv if argv is not None else [])))
 
 

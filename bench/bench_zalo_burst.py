@@ -93,7 +93,9 @@ async def client() -> int:
     print(json.dumps({"base_url": fake.base_url, "app_id": fake.app_id, "app_secret": fake.app_secret,
                       "access_token": fake.access_token, "refresh_token": fake.refresh_token}), flush=True)  # fmt: skip
     reader = asyncio.StreamReader()
-    await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    await asyncio.get_running_loop().connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
+    )
     counter = 0
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
         while line := await reader.readline():
@@ -140,7 +142,9 @@ async def client() -> int:
 
 def pct(values: list[float], q: float, digits: int) -> float:
     ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))], digits) if ordered else 0.0
+    return (
+        round(ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))], digits) if ordered else 0.0
+    )
 
 
 def summary(values_ms: list[float], digits: int = 1) -> dict[str, float]:
@@ -177,9 +181,12 @@ async def run_once(db_url: str, mode: str, concurrency: int, events: int, deadli
         zalo_oa_access_token=SecretStr(zalo["access_token"]), zalo_oa_refresh_token=SecretStr(zalo["refresh_token"]),
         zalo_api_base=zalo["base_url"], zalo_oauth_base=zalo["base_url"], zalo_concurrency=concurrency,
     )  # fmt: skip
-    pool_size = 10 if mode == "unbounded" else pool_share(settings) + POOL_RESERVE  # 10: the old Zalo-only pool
+    # 10: the old Zalo-only pool
+    pool_size = 10 if mode == "unbounded" else pool_share(settings) + POOL_RESERVE
     runtime = await open_runtime(settings, pool_size=pool_size)
-    await runtime.pool.execute("TRUNCATE users, processed_updates, rate_counters, channel_tokens RESTART IDENTITY CASCADE")
+    await runtime.pool.execute(
+        "TRUNCATE users, processed_updates, rate_counters, channel_tokens RESTART IDENTITY CASCADE"
+    )
     app = await build_app(runtime, await chat_service(runtime))  # the services from the composition root
     channel = app[CHANNEL_KEY]
     if mode == "unbounded":
@@ -259,7 +266,7 @@ async def amain(args: argparse.Namespace) -> int:
     db_url = await sample_database("medbot_bench_zalo")
     rows = []
     for mode in args.modes:
-        for concurrency in ([1] if mode == "unbounded" else args.concurrency):
+        for concurrency in [1] if mode == "unbounded" else args.concurrency:
             print(f"run: {mode} ZALO_CONCURRENCY={concurrency}", flush=True)
             rows.append(await run_once(db_url, mode, concurrency, args.events, args.deadline))
     print(f"{'mode':>9} {'slots':>5} {'pool':>4} {'200s':>5} {'answered':>8} | ack ms p50 {'p95':>6} {'max':>6} | "
@@ -289,10 +296,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--client", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--events", type=int, default=200)
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[4, 8, 16], help="ZALO_CONCURRENCY values")
-    parser.add_argument("--modes", nargs="+", choices=["bounded", "unbounded"], default=["bounded", "unbounded"])
+    parser.add_argument(
+        "--concurrency", type=int, nargs="+", default=[4, 8, 16], help="ZALO_CONCURRENCY values"
+    )
+    parser.add_argument(
+        "--modes", nargs="+", choices=["bounded", "unbounded"], default=["bounded", "unbounded"]
+    )
     parser.add_argument("--deadline", type=float, default=60.0, help="seconds a burst is given")
-    parser.add_argument("--backend", default=DEFAULT_BACKEND, help="EMBEDDING_BACKEND (default: the product's)")
+    parser.add_argument(
+        "--backend", default=DEFAULT_BACKEND, help="EMBEDDING_BACKEND (default: the product's)"
+    )
     args = parser.parse_args(argv if argv is not None else [])
     if args.client:
         return asyncio.run(client())

@@ -67,7 +67,14 @@ ROOT = Path(__file__).resolve().parents[1]
 # The worktree layout (/work/wt/NAME) and the main checkout (/work/main) differ by a level; MEDBOT_FAQ_VAL wins.
 DATA = Path(
     os.environ.get("MEDBOT_FAQ_VAL")
-    or next((p / "shared" / "eval" / "faq-val" for p in ROOT.parents if (p / "shared" / "eval" / "faq-val").is_dir()), ROOT)
+    or next(
+        (
+            p / "shared" / "eval" / "faq-val"
+            for p in ROOT.parents
+            if (p / "shared" / "eval" / "faq-val").is_dir()
+        ),
+        ROOT,
+    )
 )
 # MEDBOT_EVAL_DIR: another checkout's .medbot (a "before" run from an exported older commit shares the cache).
 DOT_MEDBOT = Path(os.environ.get("MEDBOT_EVAL_DIR") or ROOT / ".medbot")
@@ -189,8 +196,12 @@ def sample_entries() -> list[tuple[str, str, str, str, str]]:
     return out
 
 
-def _entry(i: int, code: str, question: str = "", answer: str = "", keywords: Sequence[str] = (), topic: str = "") -> KBEntry:
-    return KBEntry(id=i, role=ROLE, code=code, question=question, answer=answer, topic=topic, keywords=list(keywords))
+def _entry(
+    i: int, code: str, question: str = "", answer: str = "", keywords: Sequence[str] = (), topic: str = ""
+) -> KBEntry:
+    return KBEntry(
+        id=i, role=ROLE, code=code, question=question, answer=answer, topic=topic, keywords=list(keywords)
+    )
 
 
 def build_shapes(data: Path = DATA) -> dict[str, Shape]:
@@ -199,7 +210,9 @@ def build_shapes(data: Path = DATA) -> dict[str, Shape]:
     noisy_kw = noisy(kw)
     by_split = {s: [p for p in pairs if p.split == s] for s in ("dev", "test")}
 
-    def queries(fn: Callable[[Pair], str], subset: dict[str, list[Pair]] = by_split) -> dict[str, list[EvalQuery]]:
+    def queries(
+        fn: Callable[[Pair], str], subset: dict[str, list[Pair]] = by_split
+    ) -> dict[str, list[EvalQuery]]:
         return {s: [EvalQuery(p.query_id, fn(p), p.code) for p in ps] for s, ps in subset.items()}
 
     shapes: dict[str, Shape] = {}
@@ -208,15 +221,18 @@ def build_shapes(data: Path = DATA) -> dict[str, Shape]:
         "questions", [_entry(i, c, corpus[c]) for i, c in enumerate(codes, 1)], queries(lambda p: p.message)
     )
     shapes["questions_kw"] = Shape(
-        "questions_kw", [_entry(i, c, corpus[c], keywords=kw[c]) for i, c in enumerate(codes, 1)],
+        "questions_kw",
+        [_entry(i, c, corpus[c], keywords=kw[c]) for i, c in enumerate(codes, 1)],
         queries(lambda p: p.message),
     )
     shapes["noisy_kw"] = Shape(
-        "noisy_kw", [_entry(i, c, corpus[c], keywords=noisy_kw[c]) for i, c in enumerate(codes, 1)],
+        "noisy_kw",
+        [_entry(i, c, corpus[c], keywords=noisy_kw[c]) for i, c in enumerate(codes, 1)],
         queries(lambda p: p.message),
     )
     shapes["answers_only"] = Shape(
-        "answers_only", [_entry(i, p.code, answer=p.message) for i, p in enumerate(pairs, 1)],
+        "answers_only",
+        [_entry(i, p.code, answer=p.message) for i, p in enumerate(pairs, 1)],
         queries(lambda p: p.question),
     )
     shapes["full"] = Shape(
@@ -226,8 +242,14 @@ def build_shapes(data: Path = DATA) -> dict[str, Shape]:
     )
     sample = sample_entries()
     half = len(sample) // 2
-    picked = {s: sorted(ps, key=lambda p: hashlib.sha256(p.query_id.encode()).hexdigest())[:half] for s, ps in by_split.items()}
-    mix = [_entry(i, c, q, a, [k.strip() for k in kw_.split(";") if k.strip()], t) for i, (c, t, q, a, kw_) in enumerate(sample, 1)]
+    picked = {
+        s: sorted(ps, key=lambda p: hashlib.sha256(p.query_id.encode()).hexdigest())[:half]
+        for s, ps in by_split.items()
+    }
+    mix = [
+        _entry(i, c, q, a, [k.strip() for k in kw_.split(";") if k.strip()], t)
+        for i, (c, t, q, a, kw_) in enumerate(sample, 1)
+    ]
     faq_part = [p for s in ("dev", "test") for p in picked[s]]
     mix += [_entry(len(mix) + i, p.code, p.question) for i, p in enumerate(faq_part, 1)]
     shapes["mix"] = Shape("mix", mix, queries(lambda p: p.message, picked))
@@ -310,8 +332,13 @@ class QueryOutcome:
 
 
 async def run_queries(
-    entries: list[KBEntry], queries: list[EvalQuery], embedder: DiskCachedEmbedder, *, strip: bool = False,
-    mode: str = "hybrid", collect: Callable[[SearchResult], dict[str, float]] | None = None,
+    entries: list[KBEntry],
+    queries: list[EvalQuery],
+    embedder: DiskCachedEmbedder,
+    *,
+    strip: bool = False,
+    mode: str = "hybrid",
+    collect: Callable[[SearchResult], dict[str, float]] | None = None,
 ) -> list[QueryOutcome]:
     vectors = embedder.passage_vectors([passage_text(e.question, e.answer) for e in entries])
     search = KBSearch(MemoryKBStore(entries, vectors), embedder)
@@ -323,7 +350,14 @@ async def run_queries(
         codes = [h.entry.code for h in res.hits]
         rank = codes.index(q.gold) + 1 if q.gold in codes else None
         out.append(
-            QueryOutcome(q.query_id, q.gold, rank, res.score, codes[0] if codes else "", collect(res) if collect else {})
+            QueryOutcome(
+                q.query_id,
+                q.gold,
+                rank,
+                res.score,
+                codes[0] if codes else "",
+                collect(res) if collect else {},
+            )
         )
     return out
 
@@ -346,8 +380,13 @@ def false_answer_rate(outcomes: list[QueryOutcome], threshold: float) -> float:
 
 
 async def evaluate_shapes(
-    split: str, threshold: float, *, shapes: Sequence[str] = SHAPES, embedder: DiskCachedEmbedder | None = None,
-    collect: Callable[[SearchResult], dict[str, float]] | None = None, log: Callable[[str], None] = print,
+    split: str,
+    threshold: float,
+    *,
+    shapes: Sequence[str] = SHAPES,
+    embedder: DiskCachedEmbedder | None = None,
+    collect: Callable[[SearchResult], dict[str, float]] | None = None,
+    log: Callable[[str], None] = print,
 ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, list[QueryOutcome]]]]:
     """Per shape: the metrics of ``split`` and the per-query outcomes (runs "answerable", "unanswerable",
     and "nodiac" for ``questions``)."""
@@ -377,8 +416,13 @@ async def evaluate_shapes(
 
 
 COLUMNS = [
-    ("p@1", "P@1"), ("mrr@10", "MRR@10"), ("hit@10", "hit@10"), ("answered", "answered"),
-    ("precision_answered", "prec.ans"), ("false_answers", "false.ans"), ("nodiac_loss", "nodiac.loss"),
+    ("p@1", "P@1"),
+    ("mrr@10", "MRR@10"),
+    ("hit@10", "hit@10"),
+    ("answered", "answered"),
+    ("precision_answered", "prec.ans"),
+    ("false_answers", "false.ans"),
+    ("nodiac_loss", "nodiac.loss"),
 ]
 
 
@@ -411,8 +455,12 @@ def precompute(log: Callable[[str], None] = print) -> None:
     for split in ("test", "dev"):
         log(f"queries questions/{split} stripped")
         embedder.query_vectors(
-            [restorer.restore(clean_query(strip_diacritics(q.text))) for q in built["questions"].queries[split]]
+            [
+                restorer.restore(clean_query(strip_diacritics(q.text)))
+                for q in built["questions"].queries[split]
+            ]
         )
+
 
 if __name__ == "__main__":
     precompute()

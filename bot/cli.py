@@ -123,7 +123,9 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
-    parser = argparse.ArgumentParser(prog="medbot", description="MedBot VN: Vietnamese medical Q&A bot for clinics.")
+    parser = argparse.ArgumentParser(
+        prog="medbot", description="MedBot VN: Vietnamese medical Q&A bot for clinics."
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     handlers: dict[str, Handler] = {}
 
@@ -134,12 +136,18 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
         return p
 
     add("run", _run, "Run the Telegram bot (webhook or long polling); the console chat when no token is set.")
-    add("setup", _setup, "Prepare the database: start the embedded server if needed, migrate, load the sample KB.")
+    add(
+        "setup",
+        _setup,
+        "Prepare the database: start the embedded server if needed, migrate, load the sample KB.",
+    )
 
     p = add("chat", _chat, "Console chat on the same engine and database; a number taps a suggestion.")
     p.add_argument("--role", default=None, help="role to chat as (default: DEFAULT_ROLE)")
 
-    p = add("ask", _ask, "Answer one message (or, with '-', one per stdin line); each is its own conversation.")
+    p = add(
+        "ask", _ask, "Answer one message (or, with '-', one per stdin line); each is its own conversation."
+    )
     p.add_argument("--role", required=True, help="role whose KB and persona answer")
     p.add_argument("--json", action="store_true", help="print one JSON object per answer")
     p.add_argument(
@@ -164,11 +172,15 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
         help="confirm hiding a large share of a role (more than 10 entries or 20%% of its active entries): "
         "without it such an import is refused",
     )
-    p.add_argument("--allow-blank-question", action="store_true", help="accept rows with an answer but no question")
+    p.add_argument(
+        "--allow-blank-question", action="store_true", help="accept rows with an answer but no question"
+    )
     p.add_argument("--no-embed", action="store_true", help="leave embeddings to the background backfill")
 
     p = add(
-        "kb", _kb, "KB maintenance: export, mark a role's sample entries reviewed, undo the last import, calibrate."
+        "kb",
+        _kb,
+        "KB maintenance: export, mark a role's sample entries reviewed, undo the last import, calibrate.",
     )
     kbsub = p.add_subparsers(dest="kb_command", metavar="ACTION", required=True)
     ex = kbsub.add_parser("export", help="write the active entries to an .xlsx that imports back unchanged")
@@ -176,7 +188,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     ex.add_argument("--role", action="append", help="export only this role (repeatable; default: every role)")
     ex.set_defaults(handler_name="kb")
     rv = kbsub.add_parser(
-        "reviewed", help="the clinic's doctors reviewed ROLE: its answers stop saying they are sample material"
+        "reviewed",
+        help="the clinic's doctors reviewed ROLE: its answers stop saying they are sample material",
     )
     rv.add_argument("role", metavar="ROLE", help="role id (patient_dental) or its Vietnamese label")
     rv.set_defaults(handler_name="kb")
@@ -225,14 +238,18 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
 
     p = add("llm", _llm, "Check the configured LLM: per step, does it help, hurt or break?")
     lsub = p.add_subparsers(dest="llm_command", metavar="ACTION", required=True)
-    lc = lsub.add_parser("check", help="run a labelled set offline and with each LLM step; switch off what hurts")
+    lc = lsub.add_parser(
+        "check", help="run a labelled set offline and with each LLM step; switch off what hurts"
+    )
     lc.add_argument("--role", default="patient_dental", help="role whose KB gives the medical questions")
     lc.add_argument("--questions", type=int, default=12, help="medical questions taken from the KB")
     lc.set_defaults(handler_name="llm")
 
     p = add("flow", _flow_show, "Inspect the conversation flows.")
     fsub = p.add_subparsers(dest="flow_command", metavar="WHAT", required=True)
-    fsub.add_parser("show", help="print the medical flow as a mermaid graph").set_defaults(handler_name="flow")
+    fsub.add_parser("show", help="print the medical flow as a mermaid graph").set_defaults(
+        handler_name="flow"
+    )
 
     p = add("guidelines", _guidelines_import, "Manage the guideline corpus used by /verify.")
     gsub = p.add_subparsers(dest="guidelines_command", metavar="ACTION", required=True)

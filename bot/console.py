@@ -118,7 +118,9 @@ async def ask_user(service: ChatService, role: str, conversation: str | None) ->
 
 async def ask_one(service: ChatService, user: User, text: str, conversation: str | None) -> Reply:
     """One message of ``ask``: a conversation of its own, or the named conversation's next message."""
-    return await service.handle_text(user, text, channel="console", conversation="keep" if conversation else "new")
+    return await service.handle_text(
+        user, text, channel="console", conversation="keep" if conversation else "new"
+    )
 
 
 async def ask(
@@ -132,7 +134,10 @@ async def ask(
     """``medbot ask``: one answer (or one per stdin line with ``-``) from ``service`` (from ``bot.wiring``)."""
     user = await ask_user(service, role, conversation)
     if user is None:
-        print(f"medbot: không có chuyên khoa '{role}'; các chuyên khoa: {', '.join(service.roles)}", file=sys.stderr)
+        print(
+            f"medbot: không có chuyên khoa '{role}'; các chuyên khoa: {', '.join(service.roles)}",
+            file=sys.stderr,
+        )
         return 2
     messages = (line.strip() for line in sys.stdin) if text == "-" else iter([text])
     for message in messages:

@@ -41,7 +41,8 @@ from engine import ClinicProfile
 EMERGENCY_LINE = "Nếu là trường hợp cấp cứu, hãy gọi ngay 115."
 MINUTE_NOTICE = (
     "Bạn đang gửi tin nhắn hơi nhanh 🙏 Mình chỉ trả lời được tối đa {limit} tin nhắn mỗi phút, nên tin nhắn "
-    "vừa rồi chưa được trả lời. Bạn vui lòng đợi khoảng một phút rồi gửi lại giúp mình nhé.\n\n" + EMERGENCY_LINE
+    "vừa rồi chưa được trả lời. Bạn vui lòng đợi khoảng một phút rồi gửi lại giúp mình nhé.\n\n"
+    + EMERGENCY_LINE
 )
 DAY_NOTICE = (
     "Hôm nay bạn đã nhắn {limit} tin, là mức tối đa mình trả lời được trong một ngày 🙏 Các tin nhắn tiếp theo "
@@ -93,7 +94,9 @@ class FairUse:
         limits = self.limits
         if not limits.messages_limited:
             return ADMITTED
-        count = await rate_limits.count_message(db, user.channel, user.external_id, limits.per_minute, limits.per_day)
+        count = await rate_limits.count_message(
+            db, user.channel, user.external_id, limits.per_minute, limits.per_day
+        )
         if count.admitted:
             return ADMITTED
         return Admission(False, self.notice(count))

@@ -114,7 +114,8 @@ async def _reviewed(pool: asyncpg.Pool, name: str) -> int:
     pending = ", ".join(f"{role} ({n})" for role, n in result.pending.items()) or "không còn"
     if result.role is None:
         print(
-            f"medbot kb reviewed: không có vai trò “{name}”; các vai trò còn mục mẫu: {pending}", file=sys.stderr
+            f"medbot kb reviewed: không có vai trò “{name}”; các vai trò còn mục mẫu: {pending}",
+            file=sys.stderr,
         )
         return 1
     if result.marked == 0:
@@ -181,7 +182,10 @@ async def _calibrate(runtime: Runtime, name: str) -> int:
     present = await kb.roles(runtime.pool)
     if name not in present:
         listed = ", ".join(present) or "không có"
-        print(f"medbot kb calibrate: vai trò “{name}” không có mục nào đang dùng; các vai trò: {listed}", file=sys.stderr)
+        print(
+            f"medbot kb calibrate: vai trò “{name}” không có mục nào đang dùng; các vai trò: {listed}",
+            file=sys.stderr,
+        )
         return 1
     try:
         cal = await calibrate_role(runtime.pool, name, embedder_for(runtime))

@@ -35,5 +35,7 @@ async def llm_check(args: argparse.Namespace, settings: Settings) -> int:
         await runtime.close()
     for line in report_lines(report):
         print(line)
-    print(f"Đã lưu kết quả vào {check_file(settings)}; cài đặt LLM_STEPS (ví dụ LLM_STEPS=prune=on) được ưu tiên.")
+    print(
+        f"Đã lưu kết quả vào {check_file(settings)}; cài đặt LLM_STEPS (ví dụ LLM_STEPS=prune=on) được ưu tiên."
+    )
     return 0

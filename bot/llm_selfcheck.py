@@ -180,7 +180,11 @@ def start_background_check(runtime: Any, live: EngineDeps) -> asyncio.Task[None]
         return None
 
     async def work() -> None:
-        log.info("llm_check.start model=%s role=%s (in the background)", settings.openai_model, settings.default_role)
+        log.info(
+            "llm_check.start model=%s role=%s (in the background)",
+            settings.openai_model,
+            settings.default_role,
+        )
         own = LLMClient(live.llm.config)  # its own breaker: the check never opens the live one
         try:
             report = await run_check(dataclasses.replace(live, llm=own), settings, settings.default_role)
@@ -224,7 +228,8 @@ def stats_note(settings: Settings) -> str | None:
             when = ""
     return (
         f"🤖 Mô hình AI {settings.openai_model}: đã tắt {len(off)} bước — " + "; ".join(parts) + ". "
-        "Ở các bước này bot trả lời như khi không dùng AI. " + when
+        "Ở các bước này bot trả lời như khi không dùng AI. "
+        + when
         + "Quản trị viên có thể bật lại bằng cài đặt LLM_STEPS (ví dụ LLM_STEPS=compose=on) "
         "hoặc kiểm tra lại bằng lệnh medbot llm check."
     )

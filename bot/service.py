@@ -72,7 +72,9 @@ MAX_SUGGESTIONS = 30
 CLINICIAN_CARD_DEADLINE_S = 3.0
 
 # The connection holding the current task's chat lock (tasks started inside inherit a copy: none do DB work).
-_lock_connection: ContextVar[asyncpg.Connection | None] = ContextVar("medbot_chat_lock_connection", default=None)
+_lock_connection: ContextVar[asyncpg.Connection | None] = ContextVar(
+    "medbot_chat_lock_connection", default=None
+)
 
 
 @dataclass(slots=True)
@@ -91,7 +93,8 @@ class Reply:
     result: FlowResult | None = None  # the engine's whole result; None when the flow did not run
     delivered: bool = False  # already sent (the emergency answer, sent by the guard): store only
     needs_role: bool = False  # not answered: the user must pick a role first (the channel shows its picker)
-    withheld_role: str | None = None  # with needs_role: the clinician role the user holds but is not staff for
+    # with needs_role: the clinician role the user holds but is not staff for
+    withheld_role: str | None = None
 
 
 @dataclass(slots=True)
@@ -150,11 +153,16 @@ class ChatService:
     def emergency_text(self, verdict: triage.Triage, *, clinician: bool = False) -> str:
         """The emergency answer as a patient sees it (card, clinic phone, disclaimer), or a clinician's card."""
         card = triage.answer(
-            verdict, clinic_phone=self.clinic.phone or None, clinic_name=self.clinic.name or None, clinician=clinician
+            verdict,
+            clinic_phone=self.clinic.phone or None,
+            clinic_name=self.clinic.name or None,
+            clinician=clinician,
         )
         return f"{card}\n\n{self.disclaimer}" if self.disclaimer else card
 
-    async def guard(self, channel: str, external_id: str | int, text: str, deliver: Deliver, handle: Handle) -> None:
+    async def guard(
+        self, channel: str, external_id: str | int, text: str, deliver: Deliver, handle: Handle
+    ) -> None:
         """Run ``handle`` (the chat state's own handling of ``text``) behind the emergency check.
 
         Not an emergency: ``handle(None)``, errors propagate as before. An emergency: the answer is delivered
@@ -239,7 +247,10 @@ class ChatService:
         admission = await self.fair_use.admit(self.db, user)
         if not admission.admitted:
             log.info(
-                "fair_use.refused user=%s channel=%s notice=%s", user.id, user.channel, admission.notice is not None
+                "fair_use.refused user=%s channel=%s notice=%s",
+                user.id,
+                user.channel,
+                admission.notice is not None,
             )
         return admission
 
@@ -296,7 +307,9 @@ class ChatService:
         """``choose_role``, True when the role was set."""
         return await self.choose_role(user, role) is RoleChoice.SET
 
-    async def respond(self, user: User, text: str, *, channel: str, emergency: Emergency | None = None) -> Reply:
+    async def respond(
+        self, user: User, text: str, *, channel: str, emergency: Emergency | None = None
+    ) -> Reply:
         """A patient's message (typed, or a tapped suggestion) as every chat channel hands it over.
 
         Answered (``handle_text``) when ``user`` holds a configured role they may be answered in. Otherwise the
@@ -358,7 +371,9 @@ class ChatService:
             await self.fair_use.spent(self.db, user, result.usage.calls)
         questions = [q for q in result.suggestions if q][:MAX_SUGGESTIONS]
         # Both turns, the conversation's activity and the suggestion set: one statement (atomic by itself).
-        _, out_id, set_id = await conversations.store_exchange(self.db, conversation_id, user.id, turn, questions)
+        _, out_id, set_id = await conversations.store_exchange(
+            self.db, conversation_id, user.id, turn, questions
+        )
         log.info(
             "message.answered user=%s role=%s type=%s score=%.3f ms=%d text=%s",
             user.id,

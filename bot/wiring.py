@@ -52,7 +52,9 @@ def llm_steps(settings: Settings) -> dict[str, bool]:
     steps = steps_from(current_check(settings), parse_override(settings.llm_steps))
     off = sorted(name for name, on in steps.items() if not on)
     if off:
-        log.warning("LLM steps switched off: %s (medbot llm check / LLM_STEPS): offline there", ", ".join(off))
+        log.warning(
+            "LLM steps switched off: %s (medbot llm check / LLM_STEPS): offline there", ", ".join(off)
+        )
     return steps
 
 

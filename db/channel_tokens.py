@@ -37,7 +37,11 @@ async def get(db: Executor, channel: str) -> ChannelToken | None:
 
 
 async def seed(
-    db: Executor, channel: str, access_token: str, refresh_token: str | None, expires_at: datetime | None = None
+    db: Executor,
+    channel: str,
+    access_token: str,
+    refresh_token: str | None,
+    expires_at: datetime | None = None,
 ) -> bool:
     """Insert the first tokens (from the environment); True when inserted, False when a row already exists."""
     status = await db.execute(

@@ -44,14 +44,18 @@ async def active_conversation(db: Executor, user_id: int, role: str | None) -> i
     if row:
         return int(row["id"])
     return int(
-        await db.fetchval("INSERT INTO conversations (user_id, role) VALUES ($1, $2) RETURNING id", user_id, role)
+        await db.fetchval(
+            "INSERT INTO conversations (user_id, role) VALUES ($1, $2) RETURNING id", user_id, role
+        )
     )
 
 
 async def new_conversation(db: Executor, user_id: int, role: str | None) -> int:
     """A new conversation of the user for this role (what came before is not its memory)."""
     return int(
-        await db.fetchval("INSERT INTO conversations (user_id, role) VALUES ($1, $2) RETURNING id", user_id, role)
+        await db.fetchval(
+            "INSERT INTO conversations (user_id, role) VALUES ($1, $2) RETURNING id", user_id, role
+        )
     )
 
 

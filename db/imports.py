@@ -14,7 +14,8 @@ from db.types import Executor
 
 MAX_STORED_PROBLEMS = 2000
 
-STATUSES = ("applied", "unchanged", "rejected", "dry_run", "failed", "undo")  # undo: an import undone (db.kb_undo)
+# undo: an import undone (db.kb_undo)
+STATUSES = ("applied", "unchanged", "rejected", "dry_run", "failed", "undo")
 
 
 async def record(

@@ -88,6 +88,7 @@ async def last_ok_with(db: Executor, job: str, key: str, value: str) -> datetime
 
 async def delete_older_than(db: Executor, days: int) -> int:
     status = await db.execute(
-        "DELETE FROM job_runs WHERE started_at < now() - make_interval(days => $1) AND status <> 'running'", days
+        "DELETE FROM job_runs WHERE started_at < now() - make_interval(days => $1) AND status <> 'running'",
+        days,
     )
     return int(status.split()[-1])

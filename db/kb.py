@@ -230,8 +230,20 @@ async def replace_role(
 ) -> None:
     """Make ``entries`` (with their vectors) the whole KB of ``role``, in one transaction (COPY)."""
     records = [
-        (role, e.code, e.topic, e.subtopic, e.question, e.answer, e.explanation, e.keywords, v, model,
-         e.urgent, e.sample)
+        (
+            role,
+            e.code,
+            e.topic,
+            e.subtopic,
+            e.question,
+            e.answer,
+            e.explanation,
+            e.keywords,
+            v,
+            model,
+            e.urgent,
+            e.sample,
+        )
         for e, v in zip(entries, vectors, strict=True)
     ]
     async with pool.acquire() as conn, conn.transaction():

@@ -77,7 +77,12 @@ async def create_pool(url: str, *, min_size: int = 1, max_size: int = 10, **kwar
     """A pool whose connections understand ``vector`` and JSON columns."""
     kwargs.setdefault("server_settings", SESSION_SETTINGS)
     pool = await asyncpg.create_pool(
-        asyncpg_dsn(url), min_size=min_size, max_size=max_size, init=_init_connection, reset=_keep_session, **kwargs
+        asyncpg_dsn(url),
+        min_size=min_size,
+        max_size=max_size,
+        init=_init_connection,
+        reset=_keep_session,
+        **kwargs,
     )
     assert pool is not None
     return pool

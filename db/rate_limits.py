@@ -23,10 +23,10 @@ from db.types import Executor
 DAY_TIMEZONE = "Asia/Ho_Chi_Minh"  # the clinics' day: counts reset at midnight, Vietnam time
 
 
-
 def _today(tz: str) -> str:
     """Today's date in the clinics' timezone, given as the statement's parameter ``tz`` ("$5")."""
     return f"(now() AT TIME ZONE {tz})::date"
+
 
 _IN_WINDOW = "r.minute_start > now() - interval '1 minute'"
 _MINUTE_COUNT = f"CASE WHEN {_IN_WINDOW} THEN r.minute_count + 1 ELSE 1 END"  # this message included
@@ -36,7 +36,7 @@ _DAY_OK = f"($4 = 0 OR {_ADMITTED_TODAY} < $4)"
 
 _COUNT_MESSAGE = f"""
 INSERT INTO rate_counters AS r (channel, external_id, minute_start, minute_count, day, day_count)
-VALUES ($1, $2, now(), 1, {_today('$5')}, 1)
+VALUES ($1, $2, now(), 1, {_today("$5")}, 1)
 ON CONFLICT (channel, external_id) DO UPDATE SET
     minute_start = CASE WHEN {_IN_WINDOW} THEN r.minute_start ELSE now() END,
     minute_count = {_MINUTE_COUNT},
@@ -84,7 +84,7 @@ async def add_llm_calls(db: Executor, channel: str, external_id: str, calls: int
     value = await db.fetchval(
         f"""
         INSERT INTO rate_counters AS r (channel, external_id, minute_start, day, llm_day, llm_calls)
-        VALUES ($1, $2, now(), {_today('$4')}, {_today('$4')}, $3)
+        VALUES ($1, $2, now(), {_today("$4")}, {_today("$4")}, $3)
         ON CONFLICT (channel, external_id) DO UPDATE SET
             llm_calls = CASE WHEN r.llm_day = EXCLUDED.llm_day THEN r.llm_calls + $3 ELSE $3 END,
             llm_day = EXCLUDED.llm_day

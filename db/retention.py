@@ -69,13 +69,16 @@ async def delete_verification_sessions_before(db: Executor, before: datetime) ->
 
 async def complete_erasures(db: Executor) -> int:
     """Delete users a channel marked for erasure (``inactive_reason = 'erase_requested'``), with their data."""
-    return _count(await db.execute("DELETE FROM users WHERE NOT active AND inactive_reason = $1", ERASE_REASON))
+    return _count(
+        await db.execute("DELETE FROM users WHERE NOT active AND inactive_reason = $1", ERASE_REASON)
+    )
 
 
 async def delete_outbox_done_older_than(db: Executor, days: int) -> int:
     """Outbox rows no longer pending (sent, failed, …) created more than ``days`` days ago."""
     return _count(
         await db.execute(
-            "DELETE FROM outbox WHERE status <> 'pending' AND created_at < now() - make_interval(days => $1)", days
+            "DELETE FROM outbox WHERE status <> 'pending' AND created_at < now() - make_interval(days => $1)",
+            days,
         )
     )

@@ -32,7 +32,9 @@ def _user(row: asyncpg.Record | None) -> User | None:
     return User(**dict(row)) if row else None
 
 
-async def get_or_create(db: Executor, channel: str, external_id: str, display_name: str | None = None) -> User:
+async def get_or_create(
+    db: Executor, channel: str, external_id: str, display_name: str | None = None
+) -> User:
     """The user for this channel id, created on first contact; touches ``last_seen_at``."""
     row = await db.fetchrow(
         f"""
@@ -73,7 +75,9 @@ async def set_admin(db: Executor, user_id: int, is_admin: bool) -> None:
     await db.execute("UPDATE users SET is_admin = $2 WHERE id = $1", user_id, is_admin)
 
 
-async def set_active(db: Executor, channel: str, external_id: str, active: bool, reason: str | None = None) -> None:
+async def set_active(
+    db: Executor, channel: str, external_id: str, active: bool, reason: str | None = None
+) -> None:
     """Mark a user (in)active, e.g. when Telegram says the bot was blocked (403)."""
     await db.execute(
         "UPDATE users SET active = $3, inactive_reason = $4 WHERE channel = $1 AND external_id = $2",

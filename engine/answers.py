@@ -25,7 +25,9 @@ def source_line(role: Role, entries: list[KBEntry]) -> str:
     topics = [t for t in dict.fromkeys(e.topic.strip() for e in entries) if t]
     where = texts.SOURCE_SAMPLE if any(e.sample for e in entries) else texts.SOURCE_CLINIC
     if topics:
-        where += texts.SOURCE_TOPICS.format(topics=", ".join(texts.TOPIC_QUOTED.format(topic=t) for t in topics))
+        where += texts.SOURCE_TOPICS.format(
+            topics=", ".join(texts.TOPIC_QUOTED.format(topic=t) for t in topics)
+        )
     return texts.SOURCE.format(where=where)
 
 

@@ -43,7 +43,6 @@ TRAIN_FILE = Path(__file__).parent / "data" / "intents_train.jsonl"
 _WS = re.compile(r"\s+")
 
 
-
 def _words(*items: str) -> re.Pattern[str]:
     return re.compile(r"\b(" + "|".join(items) + r")\b")
 

@@ -29,7 +29,6 @@ from engine.text import fold_plain
 DEFAULT_NAME = "phòng khám"
 
 
-
 @dataclass(frozen=True, slots=True)
 class ClinicProfile:
     name: str = ""
@@ -51,7 +50,7 @@ class ClinicProfile:
         return bool(self.phone or self.booking_url)
 
     def call_line(self) -> str:
-        """"gọi <name> qua số <phone>" or, with no phone, "liên hệ trực tiếp với <name>"."""
+        """The call line: "gọi <name> qua số <phone>" or, with no phone, "liên hệ trực tiếp với <name>"."""
         if self.phone:
             return f"gọi {self.display_name} qua số {self.phone}"
         return f"liên hệ trực tiếp với {self.display_name}"

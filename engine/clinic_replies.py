@@ -11,9 +11,11 @@ from engine.clinic import ClinicProfile
 
 
 def _reach(profile: ClinicProfile, purpose: str) -> str:
-    """"bạn vui lòng gọi <name> qua số <phone> (giờ làm việc: …) <purpose>" or a plain "contact them"."""
+    """Text such as "bạn vui lòng gọi <name> qua số <phone> (giờ làm việc: …) <purpose>" or a plain "contact them"."""
     if profile.phone:
-        return f"bạn vui lòng gọi {profile.display_name} qua số {profile.phone}{profile.hours_note()} {purpose}"
+        return (
+            f"bạn vui lòng gọi {profile.display_name} qua số {profile.phone}{profile.hours_note()} {purpose}"
+        )
     return f"bạn vui lòng liên hệ trực tiếp quầy lễ tân của {profile.display_name} {purpose}"
 
 
@@ -105,8 +107,12 @@ def clinic_info(profile: ClinicProfile, topic: str | None, text: str) -> str:
         )
     if topic == "phone":
         if not profile.phone:
-            return _missing(profile, "số điện thoại") if not profile.booking_url else (
-                f"Mình chưa có số điện thoại của {name}; bạn có thể đặt lịch tại {profile.booking_url}."
+            return (
+                _missing(profile, "số điện thoại")
+                if not profile.booking_url
+                else (
+                    f"Mình chưa có số điện thoại của {name}; bạn có thể đặt lịch tại {profile.booking_url}."
+                )
             )
         return f"Số điện thoại của {name}: {profile.phone}{profile.hours_note()}."
     if topic == "prices":
@@ -125,7 +131,9 @@ def clinic_info(profile: ClinicProfile, topic: str | None, text: str) -> str:
     if topic == "services":
         if not profile.services:
             return _missing(profile, "các dịch vụ")
-        return f"{name[0].upper() + name[1:]} có các dịch vụ:\n" + "\n".join(f"• {s}" for s in profile.services)
+        return f"{name[0].upper() + name[1:]} có các dịch vụ:\n" + "\n".join(
+            f"• {s}" for s in profile.services
+        )
     return _overview(profile)
 
 

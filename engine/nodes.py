@@ -109,7 +109,9 @@ class RedFlagCheck(Node):
             shared["input_type"] = "emergency"
             shared["confidence"] = 1.0
             clinic = deps_of(shared).config.clinic
-            say(shared, triage.answer(res, clinic_phone=clinic.phone or None, clinic_name=clinic.name or None))
+            say(
+                shared, triage.answer(res, clinic_phone=clinic.phone or None, clinic_name=clinic.name or None)
+            )
             return "emergency"
         if shared.get("input_error"):
             shared["input_type"] = "invalid"
@@ -142,11 +144,15 @@ class LoadMemory(Node):
             return list(turns), summary, (bool(answered[0]) if answered else None)
         return list(await memory.recent_turns(conv, n)), await memory.summary(conv), None
 
-    async def exec_fallback(self, prep: Any, exc: BaseException) -> tuple[list[Turn] | None, str, bool | None]:
+    async def exec_fallback(
+        self, prep: Any, exc: BaseException
+    ) -> tuple[list[Turn] | None, str, bool | None]:
         log.warning("memory unavailable: %r", exc)
         return [], "", None
 
-    async def post(self, shared: dict[str, Any], prep: Any, res: tuple[list[Turn] | None, str, bool | None]) -> str:
+    async def post(
+        self, shared: dict[str, Any], prep: Any, res: tuple[list[Turn] | None, str, bool | None]
+    ) -> str:
         turns, summary, answered = res
         if turns is not None:
             shared["history"] = turns
@@ -218,7 +224,9 @@ class MainDecisionAgent(StructuredNode):
 
     @staticmethod
     def as_output(intent: Intent) -> Classification:
-        return Classification(input_type=intent.input_type, confidence=intent.confidence, reason=intent.reason)
+        return Classification(
+            input_type=intent.input_type, confidence=intent.confidence, reason=intent.reason
+        )
 
     async def offline(self, prep: dict[str, Any]) -> Classification:
         return self.as_output(prep["ctx"]["offline"])
@@ -244,7 +252,12 @@ class MainDecisionAgent(StructuredNode):
                 disagree(
                     shared,
                     self,
-                    {"step": "classify", "offline": offline.input_type, "llm": llm_type, "kept": out.input_type},
+                    {
+                        "step": "classify",
+                        "offline": offline.input_type,
+                        "llm": llm_type,
+                        "kept": out.input_type,
+                    },
                 )
             if not step_on(shared, "expand"):
                 out = out.model_copy(update={"rag_questions": []})
@@ -253,7 +266,9 @@ class MainDecisionAgent(StructuredNode):
             query = shared["query"]
             if followups.refers_back(query) or (followups.elliptic(query) and has_question(query)):
                 # "nó có tự lành được không?" means nothing alone; after an answer it is a follow-up.
-                out = out.model_copy(update={"input_type": "medical_question", "reason": "hỏi tiếp câu trước"})
+                out = out.model_copy(
+                    update={"input_type": "medical_question", "reason": "hỏi tiếp câu trước"}
+                )
         topic = await tapped_topic(shared)
         if topic:
             out = out.model_copy(update={"input_type": "topic_suggest", "reason": "chọn một chủ đề"})
@@ -267,7 +282,9 @@ class MainDecisionAgent(StructuredNode):
         shared["classification_reason"] = out.reason
         shared["classification_source"] = "offline" if res.source == "skipped" else res.source
         shared["rag_questions"] = (
-            [q.strip() for q in out.rag_questions if q.strip()][:3] if out.input_type == "medical_question" else []
+            [q.strip() for q in out.rag_questions if q.strip()][:3]
+            if out.input_type == "medical_question"
+            else []
         )
         return ROUTES[out.input_type]
 
@@ -292,6 +309,7 @@ async def tapped_topic(shared: dict[str, Any]) -> str | None:
 
 # ----- retrieval --------------------------------------------------------------------------------------------
 
+
 def last_medical_turn(history: list[Turn]) -> Turn | None:
     for turn in reversed(history):
         if turn.input_type in ("", "medical_question"):
@@ -302,7 +320,9 @@ def last_medical_turn(history: list[Turn]) -> Turn | None:
 def threshold_of(shared: dict[str, Any]) -> float:
     """The answer threshold: the role's override, else the settings'."""
     role = role_of(shared)
-    return role.score_threshold if role.score_threshold is not None else deps_of(shared).config.score_threshold
+    return (
+        role.score_threshold if role.score_threshold is not None else deps_of(shared).config.score_threshold
+    )
 
 
 @register
@@ -399,14 +419,17 @@ class RetrieveFromKB(Node):
         self.trace_extra["retrieval"] = {"threshold": p["threshold"], "hits": [h.trace() for h in hits[:5]]}
         return "default"
 
-
     def pin(self, shared: dict[str, Any], top: Hit, hits: list[Hit]) -> list[Hit]:
         """The offline top entry clears the threshold: it stays first whatever the rag_questions found."""
         shared["pinned"] = top.entry.code
         if hits and hits[0].entry.code == top.entry.code:
             return hits
         llm_top = hits[0].entry.code if hits else None
-        disagree(shared, self, {"step": "expand", "offline": top.entry.code, "llm": llm_top, "kept": top.entry.code})
+        disagree(
+            shared,
+            self,
+            {"step": "expand", "offline": top.entry.code, "llm": llm_top, "kept": top.entry.code},
+        )
         return [top, *[h for h in hits if h.entry.code != top.entry.code]]
 
 
@@ -528,4 +551,3 @@ class ScoreDecisionNode(Node):
             shared["no_match"] = True
         shared["decision"] = {"score": score, "threshold": threshold, "action": action}
         return action
-

@@ -59,7 +59,9 @@ class ComposeAnswer(StructuredNode):
             "role": role_of(shared),
             "query": shared["query"],
             "hits": hits,
-            "entries": [hits[0].entry, second.entry] if second is not None and hits else [h.entry for h in hits[:1]],
+            "entries": [hits[0].entry, second.entry]
+            if second is not None and hits
+            else [h.entry for h in hits[:1]],
             "clinic": deps_of(shared).config.clinic,
             "pinned": shared.get("pinned"),
             "history_text": history_text(shared.get("history") or []),
@@ -169,7 +171,9 @@ class TopicSuggestResponse(Node):
         log.warning("topics unavailable: %r", exc)
         return [], []
 
-    async def post(self, shared: dict[str, Any], p: dict[str, Any], res: tuple[list[str], list[KBEntry]]) -> str:
+    async def post(
+        self, shared: dict[str, Any], p: dict[str, Any], res: tuple[list[str], list[KBEntry]]
+    ) -> str:
         topics, entries = res
         kind = shared.get("input_type")
         if p["topic"] and entries:

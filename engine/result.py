@@ -32,8 +32,10 @@ class FlowResult:
     citations: list[str] = field(default_factory=list)
     retrieval_score: float = 0.0
     confidence: float = 0.0
-    red_flag: bool = False  # an emergency: the 115 answer (a patient) or the card after the answer (a clinician)
-    emergency_categories: list[str] = field(default_factory=list)  # what triage found, when it found something
+    # an emergency: the 115 answer (a patient) or the card after the answer (a clinician)
+    red_flag: bool = False
+    # what triage found, when it found something
+    emergency_categories: list[str] = field(default_factory=list)
     disclaimer_shown: bool = False  # the reply ends with the disclaimer line
     answer_source: str = ""  # "llm" or "offline" for an answer from the KB, else ""
     usage: Usage = field(default_factory=Usage)  # LLM tokens and calls of the whole message
@@ -41,4 +43,3 @@ class FlowResult:
     disagreements: list[dict[str, Any]] = field(default_factory=list)  # the model vs the offline path
     trace: list[dict[str, Any]] = field(default_factory=list)  # one record per node run (engine.core)
     latency_ms: float = 0.0
-

@@ -27,7 +27,9 @@ from engine.text import fold_plain
 
 ROLES_FILE = Path(__file__).parent / "data" / "roles.toml"
 
-SAMPLE_INTRO = "Thông tin dưới đây lấy từ bộ tài liệu mẫu của MedBot, chưa được bác sĩ của phòng khám duyệt lại:"
+SAMPLE_INTRO = (
+    "Thông tin dưới đây lấy từ bộ tài liệu mẫu của MedBot, chưa được bác sĩ của phòng khám duyệt lại:"
+)
 CLINICIAN_SAMPLE_INTRO = (
     "Thông tin chuyên môn dành cho nhân viên y tế, theo bộ tài liệu mẫu của MedBot (chưa được phòng khám "
     "thẩm định):"

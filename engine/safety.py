@@ -36,4 +36,3 @@ def validate_input(text: str | None, max_chars: int = MAX_INPUT_CHARS) -> str:
     if len(clean) > max_chars:
         raise InvalidInput(texts.TOO_LONG.format(length=len(clean), limit=max_chars))
     return clean
-

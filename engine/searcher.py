@@ -58,7 +58,9 @@ def spread_sample(entries: list[KBEntry], n: int) -> list[KBEntry]:
 class ClinicSearcher(KBSearch):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._grouped: dict[str, tuple[object, list[tuple[str, list[KBEntry]]], dict[str, list[KBEntry]]]] = {}
+        self._grouped: dict[
+            str, tuple[object, list[tuple[str, list[KBEntry]]], dict[str, list[KBEntry]]]
+        ] = {}
 
     async def _groups(self, role: str) -> tuple[list[tuple[str, list[KBEntry]]], dict[str, list[KBEntry]]]:
         index = await self.index(role)

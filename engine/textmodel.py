@@ -40,12 +40,25 @@ class LinearTextModel:
     ) -> None:
         features = FeatureUnion(
             [
-                ("char", TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, min_df=char_min_df)),
-                ("word", TfidfVectorizer(analyzer="word", ngram_range=(1, 2), sublinear_tf=True, token_pattern=word_tokens)),
+                (
+                    "char",
+                    TfidfVectorizer(
+                        analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, min_df=char_min_df
+                    ),
+                ),
+                (
+                    "word",
+                    TfidfVectorizer(
+                        analyzer="word", ngram_range=(1, 2), sublinear_tf=True, token_pattern=word_tokens
+                    ),
+                ),
             ]
         )
         self.pipeline = Pipeline(
-            [("features", features), ("lr", LogisticRegression(C=c, class_weight=class_weight, max_iter=2000))]
+            [
+                ("features", features),
+                ("lr", LogisticRegression(C=c, class_weight=class_weight, max_iter=2000)),
+            ]
         )
         with _THREADS.limit(limits=1):
             self.pipeline.fit(list(texts), list(labels))

@@ -59,9 +59,13 @@ async def run(ctx: JobContext) -> Counts:
     ready = [role for role in sorted(touched) if await backfill_db.role_complete(ctx.pool, role, model)]
     for role in ready:
         await kb.bump_version(ctx.pool, role)  # every process reloads the role: dense search back on
-        log.info("backfill.role_ready role=%s model=%s: every active entry has a vector of this model", role, model)
+        log.info(
+            "backfill.role_ready role=%s model=%s: every active entry has a vector of this model", role, model
+        )
     if ready:
         counts["roles_ready"] = ready
     counts["model_calls"] = embedder.embedded_count - before
-    counts["remaining"] = sum([await backfill_db.count_pending(ctx.pool, t, model) for t in backfill_db.TABLES])
+    counts["remaining"] = sum(
+        [await backfill_db.count_pending(ctx.pool, t, model) for t in backfill_db.TABLES]
+    )
     return counts

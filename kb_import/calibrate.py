@@ -47,14 +47,18 @@ async def calibrate_role(pool: asyncpg.Pool, role: str, embedder: Any) -> RoleCa
     return cal
 
 
-async def calibrate_roles(pool: asyncpg.Pool, roles: Sequence[str], embedder: Any) -> dict[str, RoleCalibration]:
+async def calibrate_roles(
+    pool: asyncpg.Pool, roles: Sequence[str], embedder: Any
+) -> dict[str, RoleCalibration]:
     """``calibrate_role`` for each role; a role that fails keeps what it had (logged), the others go on."""
     done: dict[str, RoleCalibration] = {}
     for role in roles:
         try:
             done[role] = await calibrate_role(pool, role, embedder)
         except Exception:
-            log.exception("kb.calibration_failed role=%s: the previous calibration (or the global one) stays", role)
+            log.exception(
+                "kb.calibration_failed role=%s: the previous calibration (or the global one) stays", role
+            )
     return done
 
 

@@ -43,4 +43,6 @@ def make_inner_embedder(settings: Settings) -> Embedder:
 
 def make_cached_embedder(settings: Settings, pool: asyncpg.Pool) -> CachedEmbedder:
     """The configured embedder behind the database embedding cache and model registry."""
-    return CachedEmbedder(make_inner_embedder(settings), PgEmbeddingCache(pool), registry=PgModelRegistry(pool))
+    return CachedEmbedder(
+        make_inner_embedder(settings), PgEmbeddingCache(pool), registry=PgModelRegistry(pool)
+    )

@@ -105,7 +105,6 @@ def candidates(folder: Path, settle_seconds: float) -> tuple[list[Path], int]:
     return ready, settling
 
 
-
 def free_name(folder: Path, name: str) -> Path:
     target = folder / name
     if not target.exists():
@@ -195,9 +194,13 @@ async def run(ctx: JobContext) -> Counts:
                 failed.append(f"{path.name}: {type(exc).__name__}: {exc}")
             continue
         errors.pop(sha, None)
-        await _finish(ctx, path, sha, outcome.accepted, outcome.report, int(outcome.counts.get("deactivated", 0)))
+        await _finish(
+            ctx, path, sha, outcome.accepted, outcome.report, int(outcome.counts.get("deactivated", 0))
+        )
         counts["imported" if outcome.accepted else "rejected"] += 1
     if failed:
-        raise RuntimeError(f"import error(s), file(s) left in place for a retry: {'; '.join(failed)} "
-                           f"(counts so far: {counts})")
+        raise RuntimeError(
+            f"import error(s), file(s) left in place for a retry: {'; '.join(failed)} "
+            f"(counts so far: {counts})"
+        )
     return counts

@@ -190,7 +190,6 @@ class ImportReport:
         return data
 
 
-
 def _counts_json(report: ImportReport, fingerprint: str) -> dict[str, Any]:
     totals = asdict(report.totals)
     totals.pop("version", None)
@@ -281,7 +280,9 @@ async def run_import(
         try:
             await model_name(use_embedder)  # a server's model is known after its probe
         except EmbeddingUnavailable as exc:
-            log.warning("import.no_embeddings error=%s: rows are stored without vectors for the backfill job", exc)
+            log.warning(
+                "import.no_embeddings error=%s: rows are stored without vectors for the backfill job", exc
+            )
             use_embedder = None
     fingerprint = hashlib.sha256(
         json.dumps(
@@ -576,7 +577,9 @@ def _hidden_clause(report: ImportReport, *, done: bool) -> tuple[str, str]:
             f"Đã ẩn {vi} vì mã của chúng không có trong tệp. ",
         )
     en = ", ".join(f"{h.hidden} of the {h.active} active entries of {h.role}" for h in report.hides)
-    vi = ", ".join(f"{h.hidden}/{h.active} mục đang dùng của vai trò {role_label(h.role)}" for h in report.hides)
+    vi = ", ".join(
+        f"{h.hidden}/{h.active} mục đang dùng của vai trò {role_label(h.role)}" for h in report.hides
+    )
     confirm = " — this needs --force" if report.needs_confirmation else ""
     confirm_vi = " — cần xác nhận riêng mới được nhập" if report.needs_confirmation else ""
     return (

@@ -13,8 +13,23 @@ from db.job_context import Job
 from kb_import import backfill, calibrate, folder_import
 
 JOBS = [
-    Job("embedding_backfill", backfill.run, "every 10m", "Embed KB entries and guideline chunks lacking a current vector"),
-    Job("folder_import", folder_import.run, "every 1m", "Import spreadsheets dropped in KB_IMPORT_DIR (strict)",
-        folder_import.unavailable),
-    Job("kb_calibration", calibrate.run, "every 10m", "Re-estimate the answer calibration of roles whose KB changed"),
+    Job(
+        "embedding_backfill",
+        backfill.run,
+        "every 10m",
+        "Embed KB entries and guideline chunks lacking a current vector",
+    ),
+    Job(
+        "folder_import",
+        folder_import.run,
+        "every 1m",
+        "Import spreadsheets dropped in KB_IMPORT_DIR (strict)",
+        folder_import.unavailable,
+    ),
+    Job(
+        "kb_calibration",
+        calibrate.run,
+        "every 10m",
+        "Re-estimate the answer calibration of roles whose KB changed",
+    ),
 ]

@@ -55,7 +55,9 @@ def progress_bars(
     """A progress display with one bar per import stage, and the callback ``run_import`` reports it through
     (``progress=``). Use the display as a context manager around the import."""
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
-    progress = Progress(*([SpinnerColumn()] if spinner else []), *columns, console=console, transient=transient)
+    progress = Progress(
+        *([SpinnerColumn()] if spinner else []), *columns, console=console, transient=transient
+    )
     tasks: dict[str, int] = {}
 
     def on_progress(stage: str, done: int, total: int | None) -> None:
@@ -149,4 +151,6 @@ def render_report(report: ImportReport, console: Console) -> None:
                 style=colour,
             )
     if report.timings:
-        console.print("Thời gian (giây): " + ", ".join(f"{k} {v}" for k, v in report.timings.items()), style="dim")
+        console.print(
+            "Thời gian (giây): " + ", ".join(f"{k} {v}" for k, v in report.timings.items()), style="dim"
+        )

@@ -28,7 +28,6 @@ WIDTHS = {
 }
 
 
-
 def _notes() -> list[tuple[str, str]]:
     roles = "; ".join(f"{role} = {label}" for role, label in BUILTIN_ROLES.items())
     return [

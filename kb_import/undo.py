@@ -88,7 +88,9 @@ async def undo_last_import(
                 counts={"undo_of": target.import_id},
                 errors=[],
             )
-            restored, removed = await kb_undo.restore(conn, import_id=target.import_id, role=role, undo_id=undo_id)
+            restored, removed = await kb_undo.restore(
+                conn, import_id=target.import_id, role=role, undo_id=undo_id
+            )
             version = await kb.bump_version(conn, role)
             counts = {"undo_of": target.import_id, "restored": restored, "removed": removed,
                       "versions": {role: version}}  # fmt: skip

@@ -37,7 +37,9 @@ def upgrade() -> None:
     )
     op.execute("ALTER TABLE outbox ADD COLUMN claimed_until timestamptz, ADD COLUMN claimed_by text")
     # The head of each chat's queue is found through this index (a chat's rows go out in order).
-    op.execute("CREATE INDEX outbox_chat_pending_idx ON outbox (channel, chat_id, id) WHERE status = 'pending'")
+    op.execute(
+        "CREATE INDEX outbox_chat_pending_idx ON outbox (channel, chat_id, id) WHERE status = 'pending'"
+    )
     op.execute(
         """
         CREATE TABLE outbox_drainers (

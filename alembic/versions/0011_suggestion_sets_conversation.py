@@ -20,7 +20,9 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    op.execute("CREATE INDEX suggestion_sets_conversation_idx ON suggestion_sets (conversation_id, created_at)")
+    op.execute(
+        "CREATE INDEX suggestion_sets_conversation_idx ON suggestion_sets (conversation_id, created_at)"
+    )
 
 
 def downgrade() -> None:

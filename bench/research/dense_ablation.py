@@ -127,11 +127,17 @@ ENTRY_VARIANTS: dict[str, EntryTexts] = {
     "prod+w48": lambda e: [passage_text(e.question, e.answer), *windows(e.answer, 48)],
     "qq": _qq,
     "prod+qq": lambda e: [passage_text(e.question, e.answer), *(_qq(e) if e.question.strip() else [])],
-    "qq+kw": lambda e: [AS_QUERY + t for t in _q_or(e, "; ".join(e.keywords), " Từ khoá: ")] if e.question.strip() else _qq(e),
+    "qq+kw": lambda e: (
+        [AS_QUERY + t for t in _q_or(e, "; ".join(e.keywords), " Từ khoá: ")]
+        if e.question.strip()
+        else _qq(e)
+    ),
     "qq+multi-w96": lambda e: _qq(e) + (windows(e.answer, 96) if e.question.strip() else []),
-    "topic+q": lambda e: [f"{' / '.join(t for t in (e.topic, e.subtopic) if t)}: {e.question.strip()}"]
-    if (e.topic or e.subtopic) and e.question.strip()
-    else [passage_text(e.question, e.answer)],
+    "topic+q": lambda e: (
+        [f"{' / '.join(t for t in (e.topic, e.subtopic) if t)}: {e.question.strip()}"]
+        if (e.topic or e.subtopic) and e.question.strip()
+        else [passage_text(e.question, e.answer)]
+    ),
 }
 
 
@@ -172,12 +178,21 @@ def prepare(shape: Shape, queries: Sequence[EvalQuery], strip: bool) -> Prepared
         dense_text.append(text if mk else restorer.restore(text))
     by_code = {e.code: e.id for e in shape.entries}
     return Prepared(
-        shape, index, texts, np.array([e.id for e in shape.entries]), [by_code[q.gold] for q in queries], dense_text, marked,
-        tops, np.vstack(rows),
+        shape,
+        index,
+        texts,
+        np.array([e.id for e in shape.entries]),
+        [by_code[q.gold] for q in queries],
+        dense_text,
+        marked,
+        tops,
+        np.vstack(rows),
     )
 
 
-def entry_matrix(emb: DiskCachedEmbedder, entries: Sequence[KBEntry], fn: EntryTexts) -> tuple[np.ndarray, np.ndarray]:
+def entry_matrix(
+    emb: DiskCachedEmbedder, entries: Sequence[KBEntry], fn: EntryTexts
+) -> tuple[np.ndarray, np.ndarray]:
     """Vectors of every entry's texts (``AS_QUERY``-marked texts with the "query: " prefix, the others as
     passages) and the owning entry position of each row (sorted)."""
     texts, owner = [], []
@@ -281,8 +296,10 @@ PLAN: dict[str, tuple[list[str], list[str]]] = {
     "questions_kw": (["prod", "q+kw", "qq+kw"], ["whole", "ask", "max(whole,ask)"]),
     "noisy_kw": (["prod", "q+kw", "qq+kw"], ["whole", "max(whole,ask)"]),
     "answers_only": (["prod", "a64", "a128", "multi-w48", "multi-w96", "prod+w48"], ["whole"]),
-    "full": (["prod", "qq", "qq+multi-w96", "q+kw", "q+a32", "q+a64", "multi-w48", "multi-w96", "prod+w48"],
-             ["whole", "max(whole,ask)"]),
+    "full": (
+        ["prod", "qq", "qq+multi-w96", "q+kw", "q+a32", "q+a64", "multi-w48", "multi-w96", "prod+w48"],
+        ["whole", "max(whole,ask)"],
+    ),
     "mix": (["prod", "qq", "q+kw", "q+a32", "topic+q", "multi-w96"], ["whole", "max(whole,ask)"]),
 }
 
@@ -292,7 +309,9 @@ def main() -> int:
     ap.add_argument("--shapes", default="questions,questions_kw,noisy_kw,answers_only,full,mix")
     ap.add_argument("--entry", default="", help="only these entry variants (comma-separated)")
     ap.add_argument("--query", default="", help="only these query variants")
-    ap.add_argument("--nodiac", default="questions", help="shapes also run with queries folded to no diacritics")
+    ap.add_argument(
+        "--nodiac", default="questions", help="shapes also run with queries folded to no diacritics"
+    )
     ap.add_argument("--split", default="dev")
     args = ap.parse_args()
     emb = DiskCachedEmbedder()
@@ -321,17 +340,25 @@ def main() -> int:
                     m = evaluate(prep, dense_matrix(emb, prep, vecs, owner, qv))
                     row.update({(k if tag == "typed" else f"{k}_nodiac"): round(v, 4) for k, v in m.items()})
                 if "fused_p1_nodiac" in row:
-                    row["fused_nodiac_loss"] = round(float(row["fused_p1"]) - float(row["fused_p1_nodiac"]), 4)  # type: ignore[arg-type]
+                    row["fused_nodiac_loss"] = round(
+                        float(row["fused_p1"]) - float(row["fused_p1_nodiac"]), 4
+                    )  # type: ignore[arg-type]
                 results.append(row)
                 print(json.dumps(row, ensure_ascii=False), flush=True)
-            print(f"# {name}/{ev}: {len(vecs)} vectors, {time.perf_counter() - t:.0f}s", file=sys.stderr, flush=True)
+            print(
+                f"# {name}/{ev}: {len(vecs)} vectors, {time.perf_counter() - t:.0f}s",
+                file=sys.stderr,
+                flush=True,
+            )
     print(format_rows(results))
     return 0
 
 
 def format_rows(rows: list[dict[str, object]]) -> str:
-    out = ["| shape | entry text | dense query | dense P@1 / hit@10 | fused P@1 / hit@10 | fused no-diac loss |",
-           "| --- | --- | --- | --- | --- | --- |"]
+    out = [
+        "| shape | entry text | dense query | dense P@1 / hit@10 | fused P@1 / hit@10 | fused no-diac loss |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
         loss = f"{r['fused_nodiac_loss']:.3f}" if "fused_nodiac_loss" in r else ""
         out.append(

@@ -71,18 +71,26 @@ async def shape_rows(
         _, rows = await adaptation.collect(search, ROLE, queries, mode)
         out[mode] = rows
         path = CACHE / f"adaptation-rows-{mode}-{shape.name}.json"
-        path.write_text(json.dumps({"features": list(adaptation.FEATURES), "rows": [r.to_list() for r in rows]}))
+        path.write_text(
+            json.dumps({"features": list(adaptation.FEATURES), "rows": [r.to_list() for r in rows]})
+        )
         print(f"{shape.name}/{mode}: {len(queries)} queries, {len(rows)} rows", file=sys.stderr, flush=True)
     return out
 
 
-async def all_rows(shapes: tuple[str, ...] = SHAPES, recollect: bool = False) -> dict[str, dict[str, list[SelfRow]]]:
+async def all_rows(
+    shapes: tuple[str, ...] = SHAPES, recollect: bool = False
+) -> dict[str, dict[str, list[SelfRow]]]:
     embedder = DiskCachedEmbedder()
     built = build_shapes()
     rows: dict[str, dict[str, list[SelfRow]]] = {}
     for name in shapes:
         kb = built["mix"] if name == "self" else built[name]  # `self` queries the mix KB
-        rows[name] = rows["mix"] if name == "self" and "mix" in rows else await shape_rows(kb, embedder, recollect=recollect)
+        rows[name] = (
+            rows["mix"]
+            if name == "self" and "mix" in rows
+            else await shape_rows(kb, embedder, recollect=recollect)
+        )
     return rows
 
 
@@ -105,7 +113,10 @@ def main() -> int:
     reference = pooled_reference(rows)
     if not args.no_write:
         adaptation.write_reference(
-            reference, "faq-val KBs " + ", ".join(REFERENCE_SHAPES) + " (bench/research/retrieval_adaptation_reference.py)"
+            reference,
+            "faq-val KBs "
+            + ", ".join(REFERENCE_SHAPES)
+            + " (bench/research/retrieval_adaptation_reference.py)",
         )
     for mode in MODES:
         ref = adaptation.reference_fit(reference[mode], mode)
@@ -113,8 +124,16 @@ def main() -> int:
         print(f"{mode} reference ({len(reference[mode])} rows): {kinds}")
         for name, by_mode in rows.items():
             adj = adaptation.relative_adjustment(by_mode[mode], mode, ref, args.prior)
-            others = pooled_reference({k: v for k, v in rows.items() if k in REFERENCE_SHAPES and k not in FAMILY.get(name, (name,))})
-            loo = adaptation.relative_adjustment(by_mode[mode], mode, adaptation.reference_fit(others[mode], mode), args.prior)
+            others = pooled_reference(
+                {
+                    k: v
+                    for k, v in rows.items()
+                    if k in REFERENCE_SHAPES and k not in FAMILY.get(name, (name,))
+                }
+            )
+            loo = adaptation.relative_adjustment(
+                by_mode[mode], mode, adaptation.reference_fit(others[mode], mode), args.prior
+            )
             print(
                 f"  {name:<13} adjustment a={adj.a:.3f} b={adj.b:+.3f} (reference without its KB: a={loo.a:.3f} "
                 f"b={loo.b:+.3f}); self global {adaptation.decision_figures(by_mode[mode], mode)}"

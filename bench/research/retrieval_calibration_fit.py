@@ -42,7 +42,10 @@ async def collect(mode: str, split: str = "dev", shapes: Sequence[str] = SHAPES)
     for name in shapes:
         shape = built[name]
         qs = shape.queries[split]
-        runs = [("answerable", shape.entries, False), ("unanswerable", without(shape.entries, {q.gold for q in qs}), False)]
+        runs = [
+            ("answerable", shape.entries, False),
+            ("unanswerable", without(shape.entries, {q.gold for q in qs}), False),
+        ]
         if name == "questions":
             runs.append(("nodiac", shape.entries, True))
         for run, entries, strip in runs:
@@ -58,16 +61,24 @@ async def collect(mode: str, split: str = "dev", shapes: Sequence[str] = SHAPES)
 SELF_WEIGHT = 1.0
 
 
-def _matrix(rows: list[dict[str, object]], unanswerable: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _matrix(
+    rows: list[dict[str, object]], unanswerable: float = 1.0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     x = np.array([[float(r["features"].get(f, 0.0)) for f in FEATURES] for r in rows])  # type: ignore[union-attr]
     y = np.array([bool(r["right"]) for r in rows])
     groups = [(r["shape"], r["run"]) for r in rows]
     sizes: dict[tuple[object, object], int] = {}
     for g in groups:
         sizes[g] = sizes.get(g, 0) + 1
-    w = np.array([len(rows) / (len(sizes) * sizes[g]) * (unanswerable if g[1] == "unanswerable" else 1.0) * (SELF_WEIGHT if g[0] == "self" else 1.0)
-        for g in groups
-    ])
+    w = np.array(
+        [
+            len(rows)
+            / (len(sizes) * sizes[g])
+            * (unanswerable if g[1] == "unanswerable" else 1.0)
+            * (SELF_WEIGHT if g[0] == "self" else 1.0)
+            for g in groups
+        ]
+    )
     return x, y, w
 
 
@@ -83,7 +94,9 @@ def predict(coef: tuple[float, ...], rows: list[dict[str, object]]) -> np.ndarra
     return 1 / (1 + np.exp(-z))
 
 
-def report(coef: tuple[float, ...], rows: list[dict[str, object]], threshold: float) -> dict[str, dict[str, float]]:
+def report(
+    coef: tuple[float, ...], rows: list[dict[str, object]], threshold: float
+) -> dict[str, dict[str, float]]:
     """Per shape: answered share and precision on answerable rows, false answers on unanswerable rows."""
     out: dict[str, dict[str, float]] = {}
     p = predict(coef, rows)
@@ -107,7 +120,9 @@ def main() -> int:
     ap.add_argument("--c", type=float, default=1.0)
     ap.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
     ap.add_argument(
-        "--unanswerable-weight", type=float, default=0.8,
+        "--unanswerable-weight",
+        type=float,
+        default=0.8,
         help="weight of the unanswerable runs relative to the answerable ones (the prior of off-KB messages)",
     )
     ap.add_argument("--self-weight", type=float, default=SELF_WEIGHT)
@@ -126,7 +141,10 @@ def main() -> int:
         for held in SHAPES:
             train = [r for r in rows if r["shape"] != held]
             test = [r for r in rows if r["shape"] == held]
-            print(f"{mode} leave-out {held}: {report(fit(train, args.c, args.unanswerable_weight), test, args.threshold)[held]}", file=sys.stderr)
+            print(
+                f"{mode} leave-out {held}: {report(fit(train, args.c, args.unanswerable_weight), test, args.threshold)[held]}",
+                file=sys.stderr,
+            )
         fitted[mode] = fit(rows, args.c, args.unanswerable_weight)
         print(f"{mode} all dev: {json.dumps(report(fitted[mode], rows, args.threshold))}", file=sys.stderr)
     print(json.dumps(fitted))

@@ -37,12 +37,20 @@ _ASKING = re.compile(
 def focus(text: str) -> str:
     """The message followed by its asking sentences again (a question mark or an interrogative), so the
     sparse leg weighs what is asked above the story around it."""
-    asking = [m.group(0) for m in _SENTENCE.finditer(text) if m.group(0).strip() and _ASKING.search(fold(m.group(0)))]
+    asking = [
+        m.group(0)
+        for m in _SENTENCE.finditer(text)
+        if m.group(0).strip() and _ASKING.search(fold(m.group(0)))
+    ]
     return f"{text} {' '.join(asking)}" if asking else text
 
 
 def legs(
-    shape: Shape, split: str, embedder: DiskCachedEmbedder, sparse_text: Callable[[str], str] | None = None, tag: str = ""
+    shape: Shape,
+    split: str,
+    embedder: DiskCachedEmbedder,
+    sparse_text: Callable[[str], str] | None = None,
+    tag: str = "",
 ) -> list[dict[str, np.ndarray]]:
     path = CACHE / f"legs-{shape.name}-{split}{tag}.pkl"
     if path.is_file():
@@ -69,8 +77,12 @@ def legs(
             {
                 "cov": cov,
                 "gold": gold_pos[q.gold],
-                "s_pos": s_top, "s": scores[s_top], "d_pos": d_top, "d": dense[d_top],
-                "s_all_at_d": scores[d_top], "d_all_at_s": dense[s_top],
+                "s_pos": s_top,
+                "s": scores[s_top],
+                "d_pos": d_top,
+                "d": dense[d_top],
+                "s_all_at_d": scores[d_top],
+                "d_all_at_s": dense[s_top],
                 "marked": has_diacritics(text),
             }
         )
@@ -83,7 +95,9 @@ def _norm(x: np.ndarray, n: int) -> np.ndarray:
     return np.clip((x - floor) / (top - floor), 0, None) if top > floor else np.ones_like(x)
 
 
-def fuse_minmax(q: dict[str, np.ndarray], w_dense: float, n: int = 50, w_nodiac: float | None = None) -> np.ndarray:
+def fuse_minmax(
+    q: dict[str, np.ndarray], w_dense: float, n: int = 50, w_nodiac: float | None = None
+) -> np.ndarray:
     """The product's score fusion (per-leg min-max against the N-th candidate); returns positions best first."""
     w = w_dense if q["marked"] or w_nodiac is None else w_nodiac
     cand: dict[int, float] = {}
@@ -104,15 +118,21 @@ def fuse_minmax(q: dict[str, np.ndarray], w_dense: float, n: int = 50, w_nodiac:
 def fuse_z(q: dict[str, np.ndarray], w_dense: float, n: int = 100) -> np.ndarray:
     """z-scores of each leg over its own top-n, summed with weights (all candidates scored on both legs)."""
     cands = np.unique(np.concatenate([q["s_pos"][:n], q["d_pos"][:n]]))
-    s = dict(zip(map(int, q["s_pos"]), q["s"], strict=True)) | dict(zip(map(int, q["d_pos"]), q["s_all_at_d"], strict=True))
-    d = dict(zip(map(int, q["d_pos"]), q["d"], strict=True)) | dict(zip(map(int, q["s_pos"]), q["d_all_at_s"], strict=True))
+    s = dict(zip(map(int, q["s_pos"]), q["s"], strict=True)) | dict(
+        zip(map(int, q["d_pos"]), q["s_all_at_d"], strict=True)
+    )
+    d = dict(zip(map(int, q["d_pos"]), q["d"], strict=True)) | dict(
+        zip(map(int, q["s_pos"]), q["d_all_at_s"], strict=True)
+    )
     zs = lambda v: (v - q["s"][:n].mean()) / (q["s"][:n].std() + 1e-9)  # noqa: E731
     zd = lambda v: (v - q["d"][:n].mean()) / (q["d"][:n].std() + 1e-9)  # noqa: E731
     score = {int(p): (1 - w_dense) * zs(s[int(p)]) + w_dense * zd(d[int(p)]) for p in cands}
     return np.array(sorted(score, key=lambda p: -score[p]))
 
 
-def evaluate(qs: list[dict[str, np.ndarray]], ranker: Callable[[dict[str, np.ndarray]], np.ndarray]) -> dict[str, float]:
+def evaluate(
+    qs: list[dict[str, np.ndarray]], ranker: Callable[[dict[str, np.ndarray]], np.ndarray]
+) -> dict[str, float]:
     p1 = mrr = hit = 0.0
     for q in qs:
         order = list(ranker(q)[:10])
@@ -162,8 +182,12 @@ LEARNED = ("ns", "nd", "zs", "zd", "s_top1", "d_top1", "entry_cov")
 
 def candidate_table(q: dict[str, np.ndarray], n: int = 50) -> tuple[np.ndarray, np.ndarray]:
     """Positions and per-candidate features (``LEARNED``) of the union of both legs' top-n."""
-    s = dict(zip(map(int, q["s_pos"]), q["s"], strict=True)) | dict(zip(map(int, q["d_pos"]), q["s_all_at_d"], strict=True))
-    d = dict(zip(map(int, q["d_pos"]), q["d"], strict=True)) | dict(zip(map(int, q["s_pos"]), q["d_all_at_s"], strict=True))
+    s = dict(zip(map(int, q["s_pos"]), q["s"], strict=True)) | dict(
+        zip(map(int, q["d_pos"]), q["s_all_at_d"], strict=True)
+    )
+    d = dict(zip(map(int, q["d_pos"]), q["d"], strict=True)) | dict(
+        zip(map(int, q["s_pos"]), q["d_all_at_s"], strict=True)
+    )
     cands = np.unique(np.concatenate([q["s_pos"][:n], q["d_pos"][:n]]))
     s_top, s_floor = q["s"][0], q["s"][n - 1]
     d_top, d_floor = q["d"][0], q["d"][n - 1]

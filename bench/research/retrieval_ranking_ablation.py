@@ -37,9 +37,24 @@ SPLIT = "dev"
 class Data:
     """Full score matrices of one query set: sparse (production), dense, gold positions, marked flags."""
 
-    def __init__(self, name: str, shape: Shape, sparse: np.ndarray, dense: np.ndarray, gold: np.ndarray,
-                 marked: np.ndarray, texts: list[str]) -> None:
-        self.name, self.shape, self.sparse, self.dense, self.gold, self.marked = name, shape, sparse, dense, gold, marked
+    def __init__(
+        self,
+        name: str,
+        shape: Shape,
+        sparse: np.ndarray,
+        dense: np.ndarray,
+        gold: np.ndarray,
+        marked: np.ndarray,
+        texts: list[str],
+    ) -> None:
+        self.name, self.shape, self.sparse, self.dense, self.gold, self.marked = (
+            name,
+            shape,
+            sparse,
+            dense,
+            gold,
+            marked,
+        )
         self.texts = texts  # cleaned query texts (as the sparse leg reads them)
 
 
@@ -68,7 +83,9 @@ def load(shape: Shape, embedder: DiskCachedEmbedder | None, strip: bool = False)
         restorer = (index or SparseIndex(shape.entries)).build_restorer()
         vectors = embedder.passage_vectors([passage_text(e.question, e.answer) for e in shape.entries])
         vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-        qv = embedder.query_vectors([t if m else restorer.restore(t) for t, m in zip(texts, marked, strict=True)])
+        qv = embedder.query_vectors(
+            [t if m else restorer.restore(t) for t, m in zip(texts, marked, strict=True)]
+        )
         qv = qv / np.linalg.norm(qv, axis=1, keepdims=True)
         dense = (qv @ vectors.T).astype(np.float32)
         np.save(dense_path, dense)
@@ -170,7 +187,11 @@ def tfidf_scores(c: Counts, fams: dict[str, float], field_w: dict[str, float] | 
         per_field, q = c.fam[fam]
         n = per_field[0].shape[0]
         idf = sp.diags(_idf(per_field, n))
-        mixed = sum(normalize(_sub(m) @ idf) * fw[name] for m, name in zip(per_field, c.names, strict=True) if fw[name] > 0)
+        mixed = sum(
+            normalize(_sub(m) @ idf) * fw[name]
+            for m, name in zip(per_field, c.names, strict=True)
+            if fw[name] > 0
+        )
         docs = normalize(mixed)
         qv = normalize(_sub(q) @ idf)
         s = (qv @ docs.T).toarray() * weight
@@ -179,8 +200,13 @@ def tfidf_scores(c: Counts, fams: dict[str, float], field_w: dict[str, float] | 
     return out
 
 
-def bm25_scores(c: Counts, fams: dict[str, float], k1: float = 1.2, b: float = 0.75,
-                field_w: dict[str, float] | None = None) -> np.ndarray:
+def bm25_scores(
+    c: Counts,
+    fams: dict[str, float],
+    k1: float = 1.2,
+    b: float = 0.75,
+    field_w: dict[str, float] | None = None,
+) -> np.ndarray:
     """BM25F: per-field length-normalised tf mixed by field weight, saturated once; query terms weighted by
     idf x (1 + log tf). Each family's scores are divided by the query's own best possible score (so they mix
     and stay in 0-1 like cosines)."""
@@ -189,7 +215,9 @@ def bm25_scores(c: Counts, fams: dict[str, float], k1: float = 1.2, b: float = 0
     for fam, weight in fams.items():
         per_field, q = c.fam[fam]
         n = per_field[0].shape[0]
-        idf_v = np.log(1 + (n - (_df := np.bincount(sum(per_field).indices, minlength=q.shape[1])) + 0.5) / (_df + 0.5))
+        idf_v = np.log(
+            1 + (n - (_df := np.bincount(sum(per_field).indices, minlength=q.shape[1])) + 0.5) / (_df + 0.5)
+        )
         idf_v = idf_v.astype(np.float32)
         tf = None
         for m, name in zip(per_field, c.names, strict=True):
@@ -212,8 +240,15 @@ def bm25_scores(c: Counts, fams: dict[str, float], k1: float = 1.2, b: float = 0
     return out
 
 
-def rm3(d: Data, base: np.ndarray, c: Counts, fams: dict[str, float], k: int = 5, alpha: float = 0.3,
-        terms: int = 30) -> np.ndarray:
+def rm3(
+    d: Data,
+    base: np.ndarray,
+    c: Counts,
+    fams: dict[str, float],
+    k: int = 5,
+    alpha: float = 0.3,
+    terms: int = 30,
+) -> np.ndarray:
     """Pseudo-relevance feedback: the query vector plus ``alpha`` x the mean tf-idf vector of the top ``k``
     entries of ``base`` (its ``terms`` heaviest terms), rescored by cosine."""
     fw = FIELD_WEIGHTS
@@ -223,7 +258,9 @@ def rm3(d: Data, base: np.ndarray, c: Counts, fams: dict[str, float], k: int = 5
         per_field, q = c.fam[fam]
         n = per_field[0].shape[0]
         idf = sp.diags(_idf(per_field, n))
-        docs = normalize(sum(normalize(_sub(m) @ idf) * fw[name] for m, name in zip(per_field, c.names, strict=True)))
+        docs = normalize(
+            sum(normalize(_sub(m) @ idf) * fw[name] for m, name in zip(per_field, c.names, strict=True))
+        )
         qv = normalize(_sub(q) @ idf).toarray()
         fb = np.vstack([np.asarray(docs[row].mean(0)).ravel() for row in top])
         if terms:
@@ -253,9 +290,18 @@ def title_coverage(d: Data, c: Counts, shift: float = 0.0) -> np.ndarray:
     return (qb @ titles.T).toarray() / np.maximum(total, 1e-9)[None, :]
 
 
-def fuse_learned(d: Data, s: np.ndarray, cov: np.ndarray, w: float = 0.447, ratio: float = 0.8, n: int = 50,
-                 bonus_s: float = 0.046, bonus_d: float = 0.069, cov_w: float = 0.302,
-                 scale_bonus_nodiac: bool = False) -> np.ndarray:
+def fuse_learned(
+    d: Data,
+    s: np.ndarray,
+    cov: np.ndarray,
+    w: float = 0.447,
+    ratio: float = 0.8,
+    n: int = 50,
+    bonus_s: float = 0.046,
+    bonus_d: float = 0.069,
+    cov_w: float = 0.302,
+    scale_bonus_nodiac: bool = False,
+) -> np.ndarray:
     """``fusion.fuse(method="learned")``: min-max sum plus first-in-leg bonuses and title coverage."""
     wq = np.where(d.marked, w, w * ratio)[:, None]
     out = (1 - wq) * _minmax(s, n) + wq * _minmax(d.dense, n)
@@ -282,9 +328,15 @@ def sentence_max(d: Data, c: Counts, fams: dict[str, float]) -> np.ndarray:
     out = None
     for fam, weight in fams.items():
         per_field, _ = c.fam[fam]
-        q = CountVectorizer(analyzer=ANALYZERS[fam], dtype=np.float32, vocabulary=c.vocab[fam]).transform(rows).tocsr()
+        q = (
+            CountVectorizer(analyzer=ANALYZERS[fam], dtype=np.float32, vocabulary=c.vocab[fam])
+            .transform(rows)
+            .tocsr()
+        )
         idf = sp.diags(_idf(per_field, per_field[0].shape[0]))
-        docs = normalize(sum(normalize(_sub(m) @ idf) * FIELD_WEIGHTS[n] for m, n in zip(per_field, c.names, strict=True)))
+        docs = normalize(
+            sum(normalize(_sub(m) @ idf) * FIELD_WEIGHTS[n] for m, n in zip(per_field, c.names, strict=True))
+        )
         part = (normalize(_sub(q) @ idf) @ docs.T).toarray() * weight
         out = part if out is None else out + part
     assert out is not None
@@ -297,7 +349,9 @@ def tfidf_idf_power(c: Counts, fams: dict[str, float], power: float) -> np.ndarr
     for fam, weight in fams.items():
         per_field, q = c.fam[fam]
         idf = sp.diags(_idf(per_field, per_field[0].shape[0]) ** power)
-        docs = normalize(sum(normalize(_sub(m) @ idf) * FIELD_WEIGHTS[n] for m, n in zip(per_field, c.names, strict=True)))
+        docs = normalize(
+            sum(normalize(_sub(m) @ idf) * FIELD_WEIGHTS[n] for m, n in zip(per_field, c.names, strict=True))
+        )
         part = (normalize(_sub(q) @ idf) @ docs.T).toarray() * weight
         out = part if out is None else out + part
     assert out is not None
@@ -314,7 +368,8 @@ class Extra:
         c = Counts(d, ("syllable", "bigram", "char"))
         self.words = np.array([len(split_words(fold(t))) for t in d.texts])
         self.cov = title_coverage(d, c)
-        self.cov_strict = title_coverage(d, c, shift=1.0)  # idf without the +1 smoothing: common words weigh ~0
+        # idf without the +1 smoothing: common words weigh ~0
+        self.cov_strict = title_coverage(d, c, shift=1.0)
         self.char = tfidf_scores(c, {"char": 1.0})
         self.alt: dict[str, np.ndarray] = {}  # alternative sparse legs
         for k1, b in ((1.2, 0.75), (2.0, 0.75), (1.2, 1.0), (0.8, 0.75)):
@@ -360,10 +415,14 @@ def variants(alt_names: list[str]) -> dict[str, Variant]:
         "minmax w.5/.3 n50": lambda d, x: fuse_minmax(d, d.sparse, 0.5, 0.3, 50),
         "minmax w.4/.3 n50": lambda d, x: fuse_minmax(d, d.sparse, 0.4, 0.3, 50),
         "z-score w.5/.4 n100": lambda d, x: fuse_z(d, d.sparse, 0.5, 0.4, 100),
-        "minmax + 0.3 coverage": lambda d, x: fuse_minmax(d, d.sparse, 0.5, 0.4, 50) + 0.3 * x.cov * (
-            (_minmax(d.sparse, 50) > 0) | (_minmax(d.dense, 50) > 0)),
+        "minmax + 0.3 coverage": lambda d, x: (
+            fuse_minmax(d, d.sparse, 0.5, 0.4, 50)
+            + 0.3 * x.cov * ((_minmax(d.sparse, 50) > 0) | (_minmax(d.dense, 50) > 0))
+        ),
         "learned (fusion.py before: unmarked x0.8)": lambda d, x: fuse_learned(d, d.sparse, x.cov),
-        "learned, unmarked: dense bonus x0.8 too": lambda d, x: fuse_learned(d, d.sparse, x.cov, scale_bonus_nodiac=True),
+        "learned, unmarked: dense bonus x0.8 too": lambda d, x: fuse_learned(
+            d, d.sparse, x.cov, scale_bonus_nodiac=True
+        ),
     }
     for r in (0.6, 0.9, 1.0, 1.1):
         v[f"learned, unmarked x{r}"] = lambda d, x, r=r: fuse_learned(d, d.sparse, x.cov, ratio=r)
@@ -372,7 +431,8 @@ def variants(alt_names: list[str]) -> dict[str, Variant]:
     v["learned x1.0, coverage idf-1"] = lambda d, x: fuse_learned(d, d.sparse, x.cov_strict, ratio=1.0)
     for gate in (12, 30):
         v[f"learned x1.0, coverage idf-1, >= {gate} words"] = lambda d, x, g=gate: fuse_learned(
-            d, d.sparse, x.cov_strict * (x.words >= g)[:, None], ratio=1.0)
+            d, d.sparse, x.cov_strict * (x.words >= g)[:, None], ratio=1.0
+        )
     v["learned x1.0, coverage idf-1 >= 20 words, all messages"] = learned_all
     v["FINAL: learned x1.0, coverage idf-1, messages >= 20 words"] = final
     for name in alt_names:
@@ -401,7 +461,10 @@ def main() -> int:
             continue
         res = {d.name: metrics(d, fn(d, x)) for d, x in zip(data, extras, strict=True)}
         loss = res["questions"][0] - res["questions~nodiac"][0] if "questions~nodiac" in res else float("nan")
-        print(f"{name:<40}" + "".join(f"{p1:>9.3f}/{hit:.3f}" for p1, hit in res.values()) + f"  {loss:.4f}", flush=True)
+        print(
+            f"{name:<40}" + "".join(f"{p1:>9.3f}/{hit:.3f}" for p1, hit in res.values()) + f"  {loss:.4f}",
+            flush=True,
+        )
     return 0
 
 

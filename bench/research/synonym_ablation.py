@@ -128,15 +128,22 @@ def load_lexicon(exclude: Sequence[str] = (), head: int = 0, path: Path = SYNONY
     """The lexicon of a file without the tables ``exclude``; ``head``: only each group's first terms."""
     with open(path, "rb") as fh:
         tables = tomllib.load(fh)
-    return SynonymLexicon(g[: head or None] for name, t in tables.items() if name not in exclude for g in t["groups"])
+    return SynonymLexicon(
+        g[: head or None] for name, t in tables.items() if name not in exclude for g in t["groups"]
+    )
 
 
 class ExpandingSparseIndex(SparseIndex):
     """The production sparse leg with query expansion: the synonym terms of a query, each weighted
     ``synonym_weight`` x idf, join its vector before the L2 normalisation."""
 
-    def __init__(self, entries: Sequence[KBEntry], lexicon: SynonymLexicon, synonym_weight: float = 0.5,
-                 **kwargs: object) -> None:
+    def __init__(
+        self,
+        entries: Sequence[KBEntry],
+        lexicon: SynonymLexicon,
+        synonym_weight: float = 0.5,
+        **kwargs: object,
+    ) -> None:
         self.lexicon = lexicon
         self.synonym_weight = 0.0  # the build's own scoring (near-miss level) stays unexpanded
         self._extra: list[str] = []
@@ -161,8 +168,13 @@ class ExpandingSparseIndex(SparseIndex):
             return cols, vals
         # Recover the query's unnormalised weights: query_vector returned them divided by their norm.
         pos, present, tf = self._query_terms(family, folded)
-        raw = dict(zip(pos[present].tolist(), ((1.0 + np.log(tf[present])) * family.idf[pos[present]]).tolist(),
-                       strict=True))
+        raw = dict(
+            zip(
+                pos[present].tolist(),
+                ((1.0 + np.log(tf[present])) * family.idf[pos[present]]).tolist(),
+                strict=True,
+            )
+        )
         base = np.array([raw[c] for c in cols.tolist()], dtype=np.float32)
         allv = np.concatenate([base, self.synonym_weight * family.idf[xcols]])
         return np.concatenate([cols, xcols]), (allv / np.linalg.norm(allv)).astype(np.float32)
@@ -179,7 +191,9 @@ class Lite:
 def synonym_fields(lex: SynonymLexicon) -> Callable[[KBEntry], dict[str, str]]:
     def fields(e: KBEntry) -> dict[str, str]:
         out = entry_fields(e)
-        source = f"{e.question} ; {' ; '.join(e.keywords)}" if (e.question.strip() or e.keywords) else e.answer
+        source = (
+            f"{e.question} ; {' ; '.join(e.keywords)}" if (e.question.strip() or e.keywords) else e.answer
+        )
         out["synonyms"] = " ; ".join(lex.expand(source))
         return out
 
@@ -197,8 +211,13 @@ def parse(variant: str) -> tuple[float, float]:
     return iw, qw
 
 
-def sparse_matrix(d: Data, variant: str, lex: SynonymLexicon, tag: str,
-                  indexes: dict[tuple[str, float], ExpandingSparseIndex]) -> np.ndarray:
+def sparse_matrix(
+    d: Data,
+    variant: str,
+    lex: SynonymLexicon,
+    tag: str,
+    indexes: dict[tuple[str, float], ExpandingSparseIndex],
+) -> np.ndarray:
     if variant == "base":
         return d.sparse
     path = CACHE / f"syn-{tag}-{variant}-{d.name}.npy"
@@ -239,8 +258,12 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--shapes", default=",".join(SHAPES))
-    ap.add_argument("--exclude", default="", help="comma-separated tables of the lexicon to leave out "
-                    "(the generic ones: tests_procedures,body_symptoms)")
+    ap.add_argument(
+        "--exclude",
+        default="",
+        help="comma-separated tables of the lexicon to leave out "
+        "(the generic ones: tests_procedures,body_symptoms)",
+    )
     ap.add_argument("--head", type=int, default=0, help="keep only the first N terms of each group")
     args = ap.parse_args()
     exclude = [t for t in args.exclude.split(",") if t]
@@ -257,7 +280,9 @@ def main() -> int:
     for d in data:
         share = np.mean([bool(lex.expand(t)) for t in d.texts])
         print(f"  {d.name}: {len(d.texts)} queries, {share:.2f} expanded", flush=True)
-    print(f"{'variant':<20}{'set':<20}{'sparse P@1':>11}{'hit@10':>8}{'hit@50':>8}{'fused P@1':>11}{'hit@10':>8}")
+    print(
+        f"{'variant':<20}{'set':<20}{'sparse P@1':>11}{'hit@10':>8}{'hit@50':>8}{'fused P@1':>11}{'hit@10':>8}"
+    )
     for variant in args.variants.split(","):
         indexes: dict[tuple[str, float], ExpandingSparseIndex] = {}
         fused_p1 = {}
@@ -269,17 +294,26 @@ def main() -> int:
             fused_p1[d.name] = float(np.mean(rf == 1))
             if d.name in QUESTION_STYLE:
                 qs_hit.append(float(np.mean(rf <= 10)))
-            print(f"{variant:<20}{d.name:<20}{np.mean(rs == 1):>11.3f}{np.mean(rs <= 10):>8.3f}"
-                  f"{np.mean(rs <= 50):>8.3f}{np.mean(rf == 1):>11.3f}{np.mean(rf <= 10):>8.3f}", flush=True)
+            print(
+                f"{variant:<20}{d.name:<20}{np.mean(rs == 1):>11.3f}{np.mean(rs <= 10):>8.3f}"
+                f"{np.mean(rs <= 50):>8.3f}{np.mean(rf == 1):>11.3f}{np.mean(rf <= 10):>8.3f}",
+                flush=True,
+            )
             if variant != "base" and d.name == "questions":
                 r0, br = ranks(d, d.sparse), bridges(d, lex)
                 for label, m in (("bridged", br), ("not bridged", ~br)):
-                    print(f"{'':<20}  questions, {label} ({int(m.sum())} queries): sparse rank improved "
-                          f"{int((rs[m] < r0[m]).sum())}, worse {int((rs[m] > r0[m]).sum())}; "
-                          f"sparse hit@50 {int((r0[m] <= 50).sum())} -> {int((rs[m] <= 50).sum())}", flush=True)
+                    print(
+                        f"{'':<20}  questions, {label} ({int(m.sum())} queries): sparse rank improved "
+                        f"{int((rs[m] < r0[m]).sum())}, worse {int((rs[m] > r0[m]).sum())}; "
+                        f"sparse hit@50 {int((r0[m] <= 50).sum())} -> {int((rs[m] <= 50).sum())}",
+                        flush=True,
+                    )
         loss = fused_p1.get("questions", np.nan) - fused_p1.get("questions~nodiac", np.nan)
-        print(f"{variant:<20}{'SUMMARY':<20} question-style fused hit@10 mean {np.mean(qs_hit):.4f}; "
-              f"no-diacritics loss {loss:.4f}", flush=True)
+        print(
+            f"{variant:<20}{'SUMMARY':<20} question-style fused hit@10 mean {np.mean(qs_hit):.4f}; "
+            f"no-diacritics loss {loss:.4f}",
+            flush=True,
+        )
     return 0
 
 

@@ -35,7 +35,8 @@ ERASED_QUOTE = "(nội dung đã được xoá)"
 @dataclass
 class DigestText:
     text: str
-    quotes: list[dict[str, Any]]  # {"message_id", "text"}: each quote in ``text`` and the message it came from
+    # {"message_id", "text"}: each quote in ``text`` and the message it came from
+    quotes: list[dict[str, Any]]
 
 
 def clip(text: str | None, limit: int) -> str:
@@ -81,14 +82,15 @@ def render_text(day: date, n: DigestNumbers, threshold: float) -> DigestText:
         for i, d in enumerate(n.disliked, 1):
             codes = ", ".join(d["citations"] or []) or "không có mã"
             extra = f" — góp ý: {quote(d['id'], d['comment'], 80)}" if d.get("comment") else ""
-            lines.append(f"{i}. {quote(d['question_id'], d['question'], 160)} ({d['role']}, mã: {codes}){extra}")
+            lines.append(
+                f"{i}. {quote(d['question_id'], d['question'], 160)} ({d['role']}, mã: {codes}){extra}"
+            )
     if not n.messages_in:
         lines += ["", "Hôm qua không có tin nhắn nào."]
     else:
         lines += ["", "Dùng /unanswered để bổ sung câu trả lời vào kho kiến thức."]
     text = outbox.fit("\n".join(lines))
     return DigestText(text, [q for q in quotes if f"“{q['text']}”" in text])  # a line cut by fit() is gone
-
 
 
 def _save(path: Path, data: bytes) -> None:
@@ -108,16 +110,27 @@ async def run(ctx: JobContext) -> Counts:
         raise JobSkipped("digest already sent", {"date": day.isoformat()})
     start, end = window(day, tz)
     threshold = ctx.settings.score_threshold
-    n = await numbers(ctx.pool, start, end, threshold=threshold, tz=ctx.worker.worker_timezone,
-                      top=ctx.worker.worker_digest_top)
+    n = await numbers(
+        ctx.pool,
+        start,
+        end,
+        threshold=threshold,
+        tz=ctx.worker.worker_timezone,
+        top=ctx.worker.worker_digest_top,
+    )
     digest_text = render_text(day, n, threshold)
     png = await asyncio.to_thread(charts.hourly_chart, day, n.hourly_in, n.hourly_unanswered)
     folder: Path = ctx.settings.medbot_data_dir / "digests"
     path = folder / f"digest-{day.isoformat()}.png"
     await asyncio.to_thread(_save, path, png)
     payloads = [
-        {"type": "text", "text": digest_text.text, "kind": "digest", "quotes": digest_text.quotes,
-         "erased_quote": ERASED_QUOTE},
+        {
+            "type": "text",
+            "text": digest_text.text,
+            "kind": "digest",
+            "quotes": digest_text.quotes,
+            "erased_quote": ERASED_QUOTE,
+        },
         {
             "type": "photo",
             "path": str(path),
@@ -132,4 +145,10 @@ async def run(ctx: JobContext) -> Counts:
         log.warning("digest.no_admins date=%s (set ADMIN_IDS)", day)
     async with ctx.pool.acquire() as conn, conn.transaction():
         queued = await outbox.enqueue_to_all(conn, admins, payloads)
-    return {"date": day.isoformat(), "admins": len(admins), "outbox_rows": queued, "chart": str(path), **n.counts()}
+    return {
+        "date": day.isoformat(),
+        "admins": len(admins),
+        "outbox_rows": queued,
+        "chart": str(path),
+        **n.counts(),
+    }

@@ -37,6 +37,11 @@ async def outbox_drain(ctx: JobContext) -> Counts:
 
 JOBS = [
     Job("digest", digest.run, "cron 0 7 * * *", "Daily digest of yesterday to the admins (outbox)"),
-    Job("outbox_drain", outbox_drain, "every 15s", "Send pending outbox rows through the Telegram sender",
-        unavailable),
+    Job(
+        "outbox_drain",
+        outbox_drain,
+        "every 15s",
+        "Send pending outbox rows through the Telegram sender",
+        unavailable,
+    ),
 ]

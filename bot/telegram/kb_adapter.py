@@ -46,7 +46,9 @@ def render(report: JobReport, *, dry: bool) -> ImportReport:
     t = report.totals
     lines = [report.message_vi]
     if report.rows_seen:
-        lines.append(f"Tệp có {report.rows_seen} dòng: {report.rows_valid} dòng hợp lệ, {report.rows_invalid} dòng lỗi.")
+        lines.append(
+            f"Tệp có {report.rows_seen} dòng: {report.rows_valid} dòng hợp lệ, {report.rows_invalid} dòng lỗi."
+        )
     for role, c in sorted(report.roles.items()):
         lines.append(
             f"• {role}: thêm {c.added}, cập nhật {c.updated}, khôi phục {c.reactivated}, ẩn {c.deactivated}, "

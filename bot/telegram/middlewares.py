@@ -206,9 +206,13 @@ class AdminMiddleware(BaseMiddleware):
         user = data.get("user")
         service: ChatService = data["service"]
         if tg_user is None or user is None or not service.is_admin(user):
-            log.warning("admin.refused user=%s event=%s", tg_user.id if tg_user else None, type(event).__name__)
+            log.warning(
+                "admin.refused user=%s event=%s", tg_user.id if tg_user else None, type(event).__name__
+            )
             document = isinstance(event, Message) and event.document is not None
-            await _refuse(event, texts.ADMIN_ONLY, texts.ADMIN_ONLY_DOCUMENT if document else texts.ADMIN_ONLY)
+            await _refuse(
+                event, texts.ADMIN_ONLY, texts.ADMIN_ONLY_DOCUMENT if document else texts.ADMIN_ONLY
+            )
             return None
         chat: Chat | None = data.get("event_chat")
         if chat is not None and chat.type != ChatType.PRIVATE:

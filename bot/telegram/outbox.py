@@ -48,8 +48,14 @@ async def send_payload(bot: Bot, chat_id: int, payload: dict[str, Any]) -> None:
         fields.setdefault("parse_mode", None)  # plain text unless the producer asked for HTML
         await bot.send_message(chat_id=chat_id, **fields)
         return
-    data = base64.b64decode(payload["data_b64"]) if payload.get("data_b64") else Path(payload["path"]).read_bytes()
-    file = BufferedInputFile(data, filename=payload.get("filename") or Path(payload.get("path") or "file").name)
+    data = (
+        base64.b64decode(payload["data_b64"])
+        if payload.get("data_b64")
+        else Path(payload["path"]).read_bytes()
+    )
+    file = BufferedInputFile(
+        data, filename=payload.get("filename") or Path(payload.get("path") or "file").name
+    )
     caption = payload.get("caption") or None
     parse_mode = payload.get("parse_mode")
     if kind == "photo":
@@ -147,7 +153,9 @@ async def _drain(
         last_sent[row.chat_id] = time.monotonic()
 
 
-async def _settle(pool: asyncpg.Pool, row_id: int, failure: tuple[str, float | None] | None, lease: float) -> None:
+async def _settle(
+    pool: asyncpg.Pool, row_id: int, failure: tuple[str, float | None] | None, lease: float
+) -> None:
     """Record a send's outcome (idempotent), again on a fresh connection if the database connection dropped,
     for as long as the claim safely holds; past that the claim runs out and the message goes out again."""
     deadline = time.monotonic() + lease / 4

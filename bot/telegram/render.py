@@ -56,7 +56,9 @@ def split_html(text: str, limit: int = LIMIT) -> list[str]:
     """Split escaped text (no open tags across paragraphs) into parts ≤ ``limit``, on blank lines first
     (``bot.splitting``); the pieces of a paragraph too long for one part pack with the paragraphs around it."""
     paragraphs = PARAGRAPH.join(p.strip() for p in text.split(PARAGRAPH) if p.strip())
-    parts = split_message(paragraphs, limit, [PARAGRAPH], measure=utf16_len, hard_split=_hard_split, merge=True)
+    parts = split_message(
+        paragraphs, limit, [PARAGRAPH], measure=utf16_len, hard_split=_hard_split, merge=True
+    )
     return parts or [html.escape(texts.EMPTY_ANSWER)]
 
 
@@ -92,19 +94,35 @@ def suggestion_keyboard(
         page = min(max(page, 0), pages - 1)
         first = page * PAGE_SIZE
         for i, question in enumerate(questions[first : first + PAGE_SIZE], start=first):
-            kb.row(InlineKeyboardButton(text=short(question), callback_data=SuggestCb(set_id=set_id, i=i).pack()))
+            kb.row(
+                InlineKeyboardButton(text=short(question), callback_data=SuggestCb(set_id=set_id, i=i).pack())
+            )
         if pages > 1:
             nav = []
             if page > 0:
-                nav.append(InlineKeyboardButton(text=texts.PAGE_PREV, callback_data=_page(set_id, page - 1, message_id)))
-            nav.append(InlineKeyboardButton(text=f"{page + 1}/{pages}", callback_data=_page(set_id, page, message_id)))
+                nav.append(
+                    InlineKeyboardButton(
+                        text=texts.PAGE_PREV, callback_data=_page(set_id, page - 1, message_id)
+                    )
+                )
+            nav.append(
+                InlineKeyboardButton(
+                    text=f"{page + 1}/{pages}", callback_data=_page(set_id, page, message_id)
+                )
+            )
             if page < pages - 1:
-                nav.append(InlineKeyboardButton(text=texts.PAGE_NEXT, callback_data=_page(set_id, page + 1, message_id)))
+                nav.append(
+                    InlineKeyboardButton(
+                        text=texts.PAGE_NEXT, callback_data=_page(set_id, page + 1, message_id)
+                    )
+                )
             kb.row(*nav)
     if message_id is not None:
         kb.row(
             InlineKeyboardButton(text="👍", callback_data=FeedbackCb(message_id=message_id, rating=1).pack()),
-            InlineKeyboardButton(text="👎", callback_data=FeedbackCb(message_id=message_id, rating=-1).pack()),
+            InlineKeyboardButton(
+                text="👎", callback_data=FeedbackCb(message_id=message_id, rating=-1).pack()
+            ),
         )
     markup = kb.as_markup()
     return markup if markup.inline_keyboard else None

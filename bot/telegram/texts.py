@@ -142,7 +142,9 @@ KB_REVIEWED = (
     "✅ Đã đánh dấu {n} mục của chuyên khoa {label} là đã được bác sĩ phòng khám duyệt. Từ giờ, câu trả lời "
     "từ các mục này không còn ghi là tài liệu mẫu."
 )
-KB_REVIEWED_NONE = "Chuyên khoa {label} không có mục nào là tài liệu mẫu chưa duyệt, nên không có gì thay đổi."
+KB_REVIEWED_NONE = (
+    "Chuyên khoa {label} không có mục nào là tài liệu mẫu chưa duyệt, nên không có gì thay đổi."
+)
 KB_REVIEWED_UNKNOWN = "Không tìm thấy chuyên khoa “{name}”."
 UNANSWERED_NONE = "🎉 Không có câu hỏi nào cần xem lại trong 30 ngày qua."
 UNANSWERED_HEAD = "📝 <b>Câu hỏi cần xem lại</b> (điểm thấp hoặc bị 👎):"
@@ -179,7 +181,9 @@ VERIFY_ASK_ARTICLE = (
 )
 VERIFY_OPEN_SESSION = "\n\nBạn còn phiên kiểm tra “{title}” đang dở."
 VERIFY_RESUME = "▶️ Tiếp tục phiên đang dở"
-VERIFY_ASK_GUIDELINE = "📚 Gửi tệp hướng dẫn chuyên môn (.md, .txt, .docx hoặc .pdf) để nhập vào kho đối chiếu."
+VERIFY_ASK_GUIDELINE = (
+    "📚 Gửi tệp hướng dẫn chuyên môn (.md, .txt, .docx hoặc .pdf) để nhập vào kho đối chiếu."
+)
 VERIFY_FILE_TOO_BIG = "Tệp quá lớn (tối đa {mb} MB)."
 VERIFY_GUIDELINE_TYPES = "Định dạng chưa hỗ trợ. Hãy gửi tệp .md, .txt, .docx hoặc .pdf."
 VERIFY_ARTICLE_TYPES = "Định dạng chưa hỗ trợ. Hãy gửi tệp .txt, .md, .docx hoặc dán văn bản."
@@ -196,9 +200,7 @@ VERIFY_STOP = "⏹ Dừng"
 VERIFY_REPORT_MD = "Báo cáo chi tiết (Markdown)"
 VERIFY_REPORT_CSV = "Bảng kết quả (CSV)"
 VERIFY_SENTENCE_HEAD = "<b>Câu {number}/{total}</b>"
-VERIFY_SENTENCE_CLIPPED = (
-    "\n<i>(Câu dài {n} ký tự, đã rút gọn khi hiển thị; báo cáo có đủ nguyên văn.)</i>"
-)
+VERIFY_SENTENCE_CLIPPED = "\n<i>(Câu dài {n} ký tự, đã rút gọn khi hiển thị; báo cáo có đủ nguyên văn.)</i>"
 VERIFY_VERDICT = "{icon} <b>{status}</b> — {status_vi} (độ tin cậy {confidence})"
 VERIFY_REASONING = "<b>Lý do:</b> {reasoning}"
 VERIFY_SEARCHED = "🔎 Tìm lại với: <i>{search}</i>"

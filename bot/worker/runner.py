@@ -79,7 +79,9 @@ async def run_job(
             except JobSkipped as skip:
                 status, counts = "skipped", _jsonable({**skip.counts, "reason": skip.reason})
             except asyncio.CancelledError:
-                await jobs_db.finish(conn, run_id, "failed", {}, "cancelled: the worker stopped during the run")
+                await jobs_db.finish(
+                    conn, run_id, "failed", {}, "cancelled: the worker stopped during the run"
+                )
                 log.warning("job.cancelled job=%s run=%s", job.name, run_id)
                 raise
             except TimeoutError as exc:
@@ -89,11 +91,22 @@ async def run_job(
             seconds = time.monotonic() - started
             await jobs_db.finish(conn, run_id, status, counts, error)
             if status == "failed":
-                log.error("job.failed job=%s run=%s seconds=%.2f error=%s", job.name, run_id, seconds,
-                          (error or "").splitlines()[0])
+                log.error(
+                    "job.failed job=%s run=%s seconds=%.2f error=%s",
+                    job.name,
+                    run_id,
+                    seconds,
+                    (error or "").splitlines()[0],
+                )
             else:
-                log.info("job.%s job=%s run=%s seconds=%.2f counts=%s", status, job.name, run_id, seconds,
-                         json.dumps(counts, ensure_ascii=False))
+                log.info(
+                    "job.%s job=%s run=%s seconds=%.2f counts=%s",
+                    status,
+                    job.name,
+                    run_id,
+                    seconds,
+                    json.dumps(counts, ensure_ascii=False),
+                )
             return RunResult(job.name, status, counts, error, run_id, seconds)
         finally:
             await unlock(conn, lock_key(LOCK_NAMESPACE, job.name))

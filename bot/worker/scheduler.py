@@ -132,8 +132,12 @@ class Worker:
     async def run(self) -> None:
         """Elect, schedule, and keep checking until :meth:`stop`."""
         retry = self.settings.worker_leader_retry_seconds
-        log.info("worker.start id=%s retry=%.1fs jobs=%s", self.worker_id, retry,
-                 {n: s.describe() for n, s in self.schedules.items()})
+        log.info(
+            "worker.start id=%s retry=%.1fs jobs=%s",
+            self.worker_id,
+            retry,
+            {n: s.describe() for n, s in self.schedules.items()},
+        )
         try:
             while not self._stop.is_set():
                 try:
@@ -159,7 +163,9 @@ class Worker:
         if self.is_leader:
             await asyncio.wait_for(self._conn.fetchval("SELECT 1"), max(retry, 5.0))
             return
-        if await asyncio.wait_for(try_advisory_lock(self._conn, LEADER_NAMESPACE, LEADER_NAME), max(retry, 5.0)):
+        if await asyncio.wait_for(
+            try_advisory_lock(self._conn, LEADER_NAMESPACE, LEADER_NAME), max(retry, 5.0)
+        ):
             await self._become_leader()
 
     async def _close_conn(self) -> None:
@@ -212,8 +218,12 @@ class Worker:
             if due is not None and (ran is None or ran < due):
                 log.info("job.catch_up job=%s last=%s due=%s", name, ran, due)
                 self.scheduler.add_job(
-                    self._tick, DateTrigger(run_date=now, timezone=self.tz), args=[name],
-                    id=f"{name}:catch-up", replace_existing=True, misfire_grace_time=3600,
+                    self._tick,
+                    DateTrigger(run_date=now, timezone=self.tz),
+                    args=[name],
+                    id=f"{name}:catch-up",
+                    replace_existing=True,
+                    misfire_grace_time=3600,
                 )
 
     async def _step_down(self, reason: str) -> None:
@@ -233,8 +243,12 @@ class Worker:
         """One scheduled (or retry) run of ``name``; never raises."""
         state = self.state[name]
         if not retry and time.monotonic() < state.hold_until:
-            log.debug("job.hold job=%s failures=%s retry_in=%.1fs", name, state.failures,
-                     state.hold_until - time.monotonic())
+            log.debug(
+                "job.hold job=%s failures=%s retry_in=%.1fs",
+                name,
+                state.failures,
+                state.hold_until - time.monotonic(),
+            )
             return
         task = asyncio.current_task()
         if task is not None:
@@ -269,8 +283,12 @@ class Worker:
         next_regular = regular.next_run_time if regular is not None else None
         if next_regular is None or next_regular > retry_at:
             scheduler.add_job(
-                self._tick, DateTrigger(run_date=retry_at, timezone=self.tz), args=[name, True],
-                id=f"{name}:retry", replace_existing=True, misfire_grace_time=3600,
+                self._tick,
+                DateTrigger(run_date=retry_at, timezone=self.tz),
+                args=[name, True],
+                id=f"{name}:retry",
+                replace_existing=True,
+                misfire_grace_time=3600,
             )
             log.warning("job.retry_scheduled job=%s failures=%s in=%.1fs", name, state.failures, delay)
         else:

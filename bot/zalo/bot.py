@@ -286,7 +286,7 @@ class ZaloBot:
         await self.answer(user, recipient, question)
 
     async def on_more(self, user: User, recipient: Recipient, text: str) -> None:
-        """"Xem thêm": the next page of a stored suggestion set (validated like a tapped suggestion)."""
+        """The "Xem thêm" button: the next page of a stored suggestion set (validated like a tapped suggestion)."""
         match = MORE_RE.match(text)
         questions = await self.service.suggestion_set(user, int(match.group(1))) if match else None
         start = int(match.group(2)) if match else 0
@@ -324,7 +324,9 @@ class ZaloBot:
             return
         if reply.delivered:
             return
-        await self._deliver(user, recipient, self.client.send_answer(recipient, render_text(reply), answer_buttons(reply)))
+        await self._deliver(
+            user, recipient, self.client.send_answer(recipient, render_text(reply), answer_buttons(reply))
+        )
         if emergency is not None:  # a clinician's answer carries the card after it
             emergency.delivered = True
 
@@ -337,7 +339,9 @@ class ZaloBot:
         """A message the bot starts (reports, reminders): skipped for users marked inactive (230, unfollow)."""
         user = await users.get(self.service.pool, CHANNEL, external_id)
         if user is None or not user.active:
-            log.info("zalo.push_skipped user=%s reason=%s", external_id, "unknown" if user is None else "inactive")
+            log.info(
+                "zalo.push_skipped user=%s reason=%s", external_id, "unknown" if user is None else "inactive"
+            )
             return False
         return await self.send_text(user, {"user_id": external_id}, text)
 
@@ -389,5 +393,8 @@ def answer_buttons(reply: Reply) -> list[Button]:
     if reply.suggestion_set_id is not None and reply.suggestions:
         buttons = page_buttons(reply.suggestion_set_id, reply.suggestions, 0, room)
     if with_feedback:
-        buttons += [Button("👍 Hữu ích", f"#fb:{reply.message_id}:1"), Button("👎 Chưa đúng", f"#fb:{reply.message_id}:-1")]
+        buttons += [
+            Button("👍 Hữu ích", f"#fb:{reply.message_id}:1"),
+            Button("👎 Chưa đúng", f"#fb:{reply.message_id}:-1"),
+        ]
     return buttons

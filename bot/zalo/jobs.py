@@ -23,6 +23,11 @@ async def token_refresh(ctx: JobContext) -> Counts:
 
 
 JOBS = [
-    Job("zalo_token_refresh", token_refresh, "every 30m", "Refresh the Zalo OA access token (when configured)",
-        unavailable),
+    Job(
+        "zalo_token_refresh",
+        token_refresh,
+        "every 30m",
+        "Refresh the Zalo OA access token (when configured)",
+        unavailable,
+    ),
 ]

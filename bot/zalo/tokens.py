@@ -156,8 +156,12 @@ class ZaloTokens:
             raise ZaloAuthError(f"Zalo token refresh failed: {type(exc).__name__}: {exc}") from exc
         if response.status_code != 200 or not isinstance(body, dict) or not body.get("access_token"):
             error = body.get("error") if isinstance(body, dict) else None
-            reason = (body.get("error_description") or body.get("error_name")) if isinstance(body, dict) else None
-            raise ZaloAuthError(f"Zalo refused the token refresh: http={response.status_code} error={error} {reason}")
+            reason = (
+                (body.get("error_description") or body.get("error_name")) if isinstance(body, dict) else None
+            )
+            raise ZaloAuthError(
+                f"Zalo refused the token refresh: http={response.status_code} error={error} {reason}"
+            )
         expires_at = None
         try:
             expires_at = datetime.now(UTC) + timedelta(seconds=int(body.get("expires_in")))

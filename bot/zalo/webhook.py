@@ -185,7 +185,9 @@ def handling_slots(settings: Settings, pool_size: int) -> int:
     must still leave every lock holder a connection for its queries)."""
     slots = max(1, min(settings.zalo_concurrency, pool_size // 2))
     if slots < settings.zalo_concurrency:
-        log.warning("zalo.concurrency_capped wanted=%d slots=%d pool=%d", settings.zalo_concurrency, slots, pool_size)
+        log.warning(
+            "zalo.concurrency_capped wanted=%d slots=%d pool=%d", settings.zalo_concurrency, slots, pool_size
+        )
     return slots
 
 

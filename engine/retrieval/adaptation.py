@@ -222,18 +222,30 @@ class SelfRow:
     words: int = 0
     kind: str = "question"  # one of KINDS
 
-    def probability(self, mode: str, adjust: Callable[[float], float] | None = None, *, guard: bool = True) -> float:
+    def probability(
+        self, mode: str, adjust: Callable[[float], float] | None = None, *, guard: bool = True
+    ) -> float:
         """The probability the search gives this top entry now (current coefficients); ``guard=False``
         leaves out the off-topic cap (which ``adjust`` never moves)."""
         return probability(
-            mode, self.features, unknown_words=self.unknown if guard else 0, sparse=self.sparse, dense=self.dense,
-            query_words=self.words, adjust=adjust,
+            mode,
+            self.features,
+            unknown_words=self.unknown if guard else 0,
+            sparse=self.sparse,
+            dense=self.dense,
+            query_words=self.words,
+            adjust=adjust,
         )
 
     def to_list(self) -> list[float]:
         return [
-            float(self.right), float(self.answerable), float(KINDS.index(self.kind)), float(self.unknown),
-            round(self.sparse, 5), round(self.dense, 5), float(self.words),
+            float(self.right),
+            float(self.answerable),
+            float(KINDS.index(self.kind)),
+            float(self.unknown),
+            round(self.sparse, 5),
+            round(self.dense, 5),
+            float(self.words),
             *(round(self.features.get(f, 0.0), 5) for f in FEATURES),
         ]
 
@@ -241,8 +253,14 @@ class SelfRow:
     def from_list(cls, values: Sequence[float], names: Sequence[str] = FEATURES) -> SelfRow:
         right, answerable, kind, unknown, sparse, dense, words, *feats = values
         return cls(
-            bool(right), bool(answerable), dict(zip(names, feats, strict=True)), int(unknown), sparse, dense,
-            int(words), KINDS[int(kind)],
+            bool(right),
+            bool(answerable),
+            dict(zip(names, feats, strict=True)),
+            int(unknown),
+            sparse,
+            dense,
+            int(words),
+            KINDS[int(kind)],
         )
 
 
@@ -255,7 +273,9 @@ async def collect(
     used = mode
     for q in queries:
         for answerable in (True, False):
-            res = await search.search(role, q.text, k=2, mode=mode, absent=() if answerable else (q.entry_id,))
+            res = await search.search(
+                role, q.text, k=2, mode=mode, absent=() if answerable else (q.entry_id,)
+            )
             if not res.hits:
                 continue
             used = res.mode or mode
@@ -373,7 +393,9 @@ def relative_adjustment(
 
 
 def decision_figures(
-    rows: Sequence[SelfRow], mode: str, adjust: Callable[[float], float] | None = None,
+    rows: Sequence[SelfRow],
+    mode: str,
+    adjust: Callable[[float], float] | None = None,
     threshold: float = DEFAULT_THRESHOLD,
 ) -> dict[str, float]:
     """On self queries: P@1, answered share and precision when answered, false answers on the unanswerable
@@ -385,7 +407,9 @@ def decision_figures(
         "p@1": round(sum(r.right for r in ans) / max(1, len(ans)), 4),
         "answered": round(len(answered) / max(1, len(ans)), 4),
         "precision_answered": round(sum(r.right for r in answered) / max(1, len(answered)), 4),
-        "false_answers": round(sum(r.probability(mode, adjust) >= threshold for r in un) / max(1, len(un)), 4),
+        "false_answers": round(
+            sum(r.probability(mode, adjust) >= threshold for r in un) / max(1, len(un)), 4
+        ),
     }
 
 
@@ -450,7 +474,9 @@ def estimate(
     cal.n_queries = n
     cal.figures = {"entries": n_entries, "queries": n}
     if n_entries < MIN_ENTRIES:
-        cal.reason = f"only {n_entries} entries (< {MIN_ENTRIES}): too few for self-supervised queries to be reliable"
+        cal.reason = (
+            f"only {n_entries} entries (< {MIN_ENTRIES}): too few for self-supervised queries to be reliable"
+        )
         return cal
     if n < MIN_QUERIES:
         cal.reason = f"only {n} self-supervised queries (< {MIN_QUERIES}): too few to re-estimate"
@@ -474,7 +500,11 @@ def estimate(
 
 
 async def calibrate(
-    search: KBSearch, role: str, *, modes: Sequence[str] = ("hybrid", "sparse"), reference: dict[str, list[SelfRow]] | None = None
+    search: KBSearch,
+    role: str,
+    *,
+    modes: Sequence[str] = ("hybrid", "sparse"),
+    reference: dict[str, list[SelfRow]] | None = None,
 ) -> RoleCalibration:
     """Re-estimate ``role``'s calibration from its own KB with ``search`` (a fresh ``KBSearch`` on the role's
     store): the self rows of each mode the searcher can run (hybrid only when the dense leg is ready)."""

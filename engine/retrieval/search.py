@@ -108,7 +108,9 @@ def candidate_features(
     feats = {
         "lead": cand.score - max((f.score for f in others), default=0.0),
         "sparse_gap": cand.sparse_score - max((f.sparse_score for f in others), default=0.0),
-        "dense_gap": cand.dense_score - max((f.dense_score for f in others), default=0.0) if mode != "sparse" else 0.0,
+        "dense_gap": cand.dense_score - max((f.dense_score for f in others), default=0.0)
+        if mode != "sparse"
+        else 0.0,
         "agree": float(mode == "hybrid" and cand.sparse_rank == 1 and cand.dense_rank == 1),
         "sparse_excess": cand.sparse_score - index.null_sparse if mode != "dense" else 0.0,
         "dense": dense_feature(cand.dense_score),
@@ -196,7 +198,10 @@ class KBSearch:
             version = await self.store.kb_version(role)
             if current is not None and current.version == version:
                 current.checked_at = time.monotonic()
-                if not current.dense_ready and time.monotonic() - current.dense_checked_at >= DENSE_RECHECK_SECONDS:
+                if (
+                    not current.dense_ready
+                    and time.monotonic() - current.dense_checked_at >= DENSE_RECHECK_SECONDS
+                ):
                     await self._load_dense(role, current)
                 if time.monotonic() - current.calibration_checked_at >= CALIBRATION_RECHECK_SECONDS:
                     await self._load_calibration(role, current)  # one measured since (worker, CLI)
@@ -226,11 +231,17 @@ class KBSearch:
         try:
             cal = await loader(role)
         except Exception as exc:
-            log.warning("retrieval.calibration_unreadable role=%s error=%s: the global calibration", role, exc)
+            log.warning(
+                "retrieval.calibration_unreadable role=%s error=%s: the global calibration", role, exc
+            )
             return
         if cal is not None and cal.params and cal.fingerprint == state.fingerprint:
             state.calibration = cal
-            log.info("retrieval.calibration role=%s params=%s", role, {m: a.to_dict() for m, a in cal.params.items()})
+            log.info(
+                "retrieval.calibration role=%s params=%s",
+                role,
+                {m: a.to_dict() for m, a in cal.params.items()},
+            )
         else:
             state.calibration = None
 
@@ -360,14 +371,23 @@ class KBSearch:
                 cand.sparse_rank = int(np.count_nonzero(all_scores > cand.sparse_score)) + 1
             feats = candidate_features(index, ranked, i, entry, query_words, mode)
             raw = probability(
-                mode, feats, unknown_words=unknown, sparse=cand.sparse_score, dense=cand.dense_score,
+                mode,
+                feats,
+                unknown_words=unknown,
+                sparse=cand.sparse_score,
+                dense=cand.dense_score,
                 query_words=n_words,
             )
             p = raw
             if adjust is not None:
                 p = probability(
-                    mode, feats, unknown_words=unknown, sparse=cand.sparse_score, dense=cand.dense_score,
-                    query_words=n_words, adjust=adjust,
+                    mode,
+                    feats,
+                    unknown_words=unknown,
+                    sparse=cand.sparse_score,
+                    dense=cand.dense_score,
+                    query_words=n_words,
+                    adjust=adjust,
                 )
             if hits:  # below every entry ranked above it, so that the order and the scores always agree
                 p = min(p, hits[-1].score * 0.99)
@@ -388,14 +408,21 @@ class KBSearch:
         timings = {name: round(ms, 2) for name, ms in timings.items()}
         lead = ranked[0].score - (ranked[1].score if len(ranked) > 1 else 0.0) if ranked else 0.0
         calibration = (
-            {"source": "role", **adjust.to_dict(), "kb_version": role_cal.kb_version} if adjust and role_cal else {}
+            {"source": "role", **adjust.to_dict(), "kb_version": role_cal.kb_version}
+            if adjust and role_cal
+            else {}
         )
         return SearchResult(
             hits, hits[0].score if hits else 0.0, timings, texts[0], lead, mode, calibration, unknown, n_words
         )
 
     async def _search_all(
-        self, role: str, index: SparseIndex, texts: list[str], mode: str, timings: dict[str, float],
+        self,
+        role: str,
+        index: SparseIndex,
+        texts: list[str],
+        mode: str,
+        timings: dict[str, float],
         absent: Collection[int] = (),
     ) -> tuple[dict[int, Fused], dict[int, np.ndarray]]:
         """Every text searched; per entry its best fused candidate and the sparse scores it came with."""
@@ -411,7 +438,12 @@ class KBSearch:
         return best, sparse_scores
 
     async def _search_one(
-        self, role: str, index: SparseIndex, text: str, mode: str, timings: dict[str, float],
+        self,
+        role: str,
+        index: SparseIndex,
+        text: str,
+        mode: str,
+        timings: dict[str, float],
         absent: Collection[int] = (),
     ) -> tuple[list[Fused], np.ndarray | None]:
         n = self.candidates
@@ -457,7 +489,8 @@ class KBSearch:
                     DENSE_RECHECK_SECONDS,
                 )
                 raise _DenseFailed from exc
-            timings["embed"] += (time.perf_counter() - t_embed) * 1000  # wall time, overlapping the sparse leg
+            # wall time, overlapping the sparse leg
+            timings["embed"] += (time.perf_counter() - t_embed) * 1000
             t = time.perf_counter()
             dense = await self.store.dense_search(role, vector, n + len(absent))
             if absent:
@@ -465,7 +498,9 @@ class KBSearch:
             timings["dense"] += (time.perf_counter() - t) * 1000
         t = time.perf_counter()
         long_message = len(split_words(fold(text))) >= LEARNED_MIN_WORDS
-        method = FUSION_METHOD if mode == "hybrid" and (long_message or FUSION_METHOD != "learned") else "score"
+        method = (
+            FUSION_METHOD if mode == "hybrid" and (long_message or FUSION_METHOD != "learned") else "score"
+        )
         if mode == "sparse":
             weight = 0.0
         elif mode == "dense":
@@ -483,7 +518,11 @@ class KBSearch:
                     extra[eid] = float(scores[pos])
         coverage: dict[int, float] = {}
         if method == "learned":
-            cands = [(eid, index.position[eid]) for eid in {e for e, _ in sparse} | {e for e, _ in dense} if eid in index.position]
+            cands = [
+                (eid, index.position[eid])
+                for eid in {e for e, _ in sparse} | {e for e, _ in dense}
+                if eid in index.position
+            ]
             values = index.informative_coverage([p for _, p in cands], fold(text))
             coverage = {eid: float(v) for (eid, _), v in zip(cands, values, strict=True)}
         fused = fuse(sparse, dense, dense_weight=weight, sparse_extra=extra, method=method, coverage=coverage)

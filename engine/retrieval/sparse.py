@@ -165,7 +165,9 @@ class SparseIndex:
                 part = normalize(_sublinear(block) @ idf_diag) * fweight
                 mixed = part if mixed is None else mixed + part
             matrix = normalize(mixed).tocsc().astype(np.float32)
-            self.families[name] = _Family(_ANALYZERS[name], 2 ** _HASH_BITS[name], columns, idf, matrix, weight)
+            self.families[name] = _Family(
+                _ANALYZERS[name], 2 ** _HASH_BITS[name], columns, idf, matrix, weight
+            )
         self._titles: dict[int, dict[str, float]] = {}  # position -> title syllable weights (title_coverage)
         # Entries x syllable columns: each title's distinct syllables weighted by idf - 1, rows summing to 1
         # (``informative_coverage``); built with the index so fusion reads ~100 rows per message, not dicts.
@@ -200,7 +202,10 @@ class SparseIndex:
         if fam is None:
             return None
         hasher = HashingVectorizer(
-            analyzer=_syllable_analyzer, n_features=fam.n_features, alternate_sign=False, norm=None,
+            analyzer=_syllable_analyzer,
+            n_features=fam.n_features,
+            alternate_sign=False,
+            norm=None,
             dtype=np.float32,
         )
         counts = hasher.transform([fold(entry_title(e)) for e in self.entries]).tocsr()
@@ -209,7 +214,9 @@ class SparseIndex:
         pos = np.minimum(np.searchsorted(fam.columns, cols), len(fam.columns) - 1)
         known = fam.columns[pos] == cols
         data = np.where(known, np.maximum(fam.idf[pos] - 1.0, 0.0), 0.0).astype(np.float32)
-        matrix = sp.csr_matrix((data, pos.astype(np.int32), counts.indptr), shape=(len(self.entries), len(fam.columns)))
+        matrix = sp.csr_matrix(
+            (data, pos.astype(np.int32), counts.indptr), shape=(len(self.entries), len(fam.columns))
+        )
         matrix.eliminate_zeros()
         return normalize(matrix, norm="l1")
 

@@ -259,7 +259,11 @@ class _Episode:
             calls = reply.tool_calls
             if calls:
                 messages.append(
-                    {"role": "assistant", "content": reply.text, "tool_calls": [c.as_message() for c in calls]}
+                    {
+                        "role": "assistant",
+                        "content": reply.text,
+                        "tool_calls": [c.as_message() for c in calls],
+                    }
                 )
                 for call in calls:
                     try:

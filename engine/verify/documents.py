@@ -58,7 +58,9 @@ def unreadable(kind: str, exc: BaseException) -> DocumentError:
 
 
 def unsupported(suffix: str, accepted: str) -> DocumentError:
-    return DocumentError(f"định dạng “{suffix or 'không có đuôi'}” chưa được hỗ trợ — hãy dùng tệp {accepted}")
+    return DocumentError(
+        f"định dạng “{suffix or 'không có đuôi'}” chưa được hỗ trợ — hãy dùng tệp {accepted}"
+    )
 
 
 def limit_error(exc: UnsafeFile) -> DocumentError:
@@ -77,7 +79,9 @@ def _isolated(target: str, data: bytes) -> list[Block]:
             "memory": f"cần hơn {PARSE_MEMORY_BYTES // MB} MB bộ nhớ",
             "timeout": f"kéo dài quá {PARSE_TIMEOUT_S:.0f} giây",
         }.get(exc.reason, "trình đọc tệp gặp sự cố")
-        raise DocumentError(f"không thể đọc tệp một cách an toàn (việc đọc tệp {why} nên đã dừng lại)") from None
+        raise DocumentError(
+            f"không thể đọc tệp một cách an toàn (việc đọc tệp {why} nên đã dừng lại)"
+        ) from None
 
 
 @dataclass(slots=True)
@@ -319,7 +323,9 @@ def read_blocks(data: bytes | str, filename: str, *, max_bytes: int = MAX_DOCUME
             try:
                 text = data.decode("utf-8-sig")
             except UnicodeDecodeError as exc:
-                raise DocumentError("tệp văn bản không dùng bảng mã UTF-8 — hãy lưu lại với bảng mã UTF-8") from exc
+                raise DocumentError(
+                    "tệp văn bản không dùng bảng mã UTF-8 — hãy lưu lại với bảng mã UTF-8"
+                ) from exc
         else:
             text = data
         return blocks_from_text(text, markdown=suffix in (".md", ".markdown"))

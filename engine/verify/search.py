@@ -49,7 +49,9 @@ class _Index:
 
 
 def _build(version: str, chunks: list[GuidelineChunk]) -> _Index:
-    sparse = SparseIndex(chunks, fields=chunk_fields, field_weights=FIELD_WEIGHTS, family_weights=FAMILY_WEIGHTS)
+    sparse = SparseIndex(
+        chunks, fields=chunk_fields, field_weights=FIELD_WEIGHTS, family_weights=FAMILY_WEIGHTS
+    )
     return _Index(version, chunks, {c.id: c for c in chunks}, sparse)
 
 

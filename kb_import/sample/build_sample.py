@@ -54,7 +54,9 @@ def sample_rows() -> dict[str, list[list[str]]]:
             rows.append([topic, "", code, question, answer, keywords_with_plain_forms(keywords), mark])
         unknown = sorted(urgent - {row[2] for row in rows})
         if unknown:
-            raise ValueError(f"{module.__name__}: URGENT_CODES names codes no entry has: {', '.join(unknown)}")
+            raise ValueError(
+                f"{module.__name__}: URGENT_CODES names codes no entry has: {', '.join(unknown)}"
+            )
         sheets[role] = rows
     return sheets
 

@@ -161,7 +161,9 @@ class FakeOpenAI:
         """The stand-in model's vector of ``text`` (unit length)."""
         vector = np.zeros(self.embedding_dim, np.float64)
         for word in re.findall(r"\w+", text.lower()):
-            seed = int.from_bytes(hashlib.sha256(f"{self.embedding_seed}:{word}".encode()).digest()[:8], "little")
+            seed = int.from_bytes(
+                hashlib.sha256(f"{self.embedding_seed}:{word}".encode()).digest()[:8], "little"
+            )
             vector += np.random.default_rng(seed).normal(size=self.embedding_dim)
         norm = np.linalg.norm(vector)
         return (vector / norm if norm else vector).astype(np.float32)

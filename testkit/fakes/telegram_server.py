@@ -309,7 +309,9 @@ class FakeTelegram:
         original = next(m for m in self.messages[chat_id] if m.message_id == message_id)
         datas = [b.get("callback_data") for b in original.buttons]
         if not forged:
-            assert callback_data in datas, f"{callback_data!r} is not a button of message {message_id}: {datas}"
+            assert callback_data in datas, (
+                f"{callback_data!r} is not a button of message {message_id}: {datas}"
+            )
         cq_id = f"cq{next(self._ids)}"
         self.unanswered_callbacks[cq_id] = chat_id
         update = {

@@ -87,7 +87,9 @@ class FakeZalo:
     def to(self, user_id: str) -> list[Sent]:
         return [m for m in self.messages if m.user_id == user_id]
 
-    async def wait_for_messages(self, count: int, user_id: str | None = None, within: float = 30.0) -> list[Sent]:
+    async def wait_for_messages(
+        self, count: int, user_id: str | None = None, within: float = 30.0
+    ) -> list[Sent]:
         """Wait until at least ``count`` messages were accepted (for ``user_id``), then return them."""
 
         def enough() -> bool:
@@ -124,7 +126,11 @@ class FakeZalo:
                 return web.json_response({"error": -201, "message": problem})
             self.messages.append(Sent(recipient, message, token))
             return web.json_response(
-                {"error": 0, "message": "Success", "data": {"message_id": f"msg-{len(self.messages)}", "user_id": uid}}
+                {
+                    "error": 0,
+                    "message": "Success",
+                    "data": {"message_id": f"msg-{len(self.messages)}", "user_id": uid},
+                }
             )
         finally:
             await self._notify()
@@ -136,17 +142,27 @@ class FakeZalo:
             await asyncio.sleep(self.refresh_delay)  # server latency, not synchronisation
         if request.headers.get("secret_key") != self.app_secret or form.get("app_id") != self.app_id:
             self.refresh_errors += 1
-            return web.json_response({"error": -14002, "error_name": "Invalid app", "error_description": "bad secret"})
+            return web.json_response(
+                {"error": -14002, "error_name": "Invalid app", "error_description": "bad secret"}
+            )
         if form.get("grant_type") != "refresh_token" or form.get("refresh_token") != self.refresh_token:
             self.refresh_errors += 1
             return web.json_response(
-                {"error": -14014, "error_name": "Invalid refresh token", "error_description": "Refresh token is invalid"}
+                {
+                    "error": -14014,
+                    "error_name": "Invalid refresh token",
+                    "error_description": "Refresh token is invalid",
+                }
             )
         self._issued += 1
         self.access_token = f"access-{self._issued}"
         self.refresh_token = f"refresh-{self._issued}"
         return web.json_response(
-            {"access_token": self.access_token, "refresh_token": self.refresh_token, "expires_in": str(self.expires_in)}
+            {
+                "access_token": self.access_token,
+                "refresh_token": self.refresh_token,
+                "expires_in": str(self.expires_in),
+            }
         )
 
     async def start(self) -> str:
@@ -180,6 +196,8 @@ def _validate(message: dict[str, Any]) -> str | None:
                 return f"unknown button type {b.get('type')!r}"
             if not b.get("title") or len(b["title"]) > 100:
                 return "button title must be 1..100 characters"
-            if b["type"].startswith("oa.query") and (not isinstance(b.get("payload"), str) or len(b["payload"]) > 1000):
+            if b["type"].startswith("oa.query") and (
+                not isinstance(b.get("payload"), str) or len(b["payload"]) > 1000
+            ):
                 return "query button payload must be a string of at most 1000 characters"
     return None

@@ -70,7 +70,13 @@ async def test_non_admin_is_refused_and_nothing_changes(db: asyncpg.Pool, shared
     assert all("quản trị viên" in m.plain for m in msgs[1:]), [m.plain for m in msgs[1:]]
     assert not any(m.buttons for m in msgs[1:])
     assert await kb.count_active(db) == before
-    assert await db.fetchval("SELECT count(*) FROM chat_states, jsonb_object_keys(data) AS k WHERE k LIKE 'import:%'") == 0  # no pending import
+    # no pending import
+    assert (
+        await db.fetchval(
+            "SELECT count(*) FROM chat_states, jsonb_object_keys(data) AS k WHERE k LIKE 'import:%'"
+        )
+        == 0
+    )
     assert fake.count_calls("getFile") == downloads  # the document was never even downloaded
 
 
@@ -119,7 +125,11 @@ async def test_admin_stats_unanswered_kb_add(db: asyncpg.Pool, shared_fake: Fake
     await fake.wait_callback_answered(await fake.tap(admin, confirm.message_id, use))
     await fake.wait_for(lambda: "Đã thêm vào KB" in fake.messages[admin][-1].plain, what="KB entry added")
     assert not confirm.buttons  # used up
-    added = [(e.question, e.answer) for e in await kb.active_entries(db, "patient_dental") if e.code.startswith("TG")]
+    added = [
+        (e.question, e.answer)
+        for e in await kb.active_entries(db, "patient_dental")
+        if e.code.startswith("TG")
+    ]
     assert added == [("Niềng răng mất bao lâu thì xong?", "Thường từ 18 đến 24 tháng, tuỳ từng trường hợp.")]
     # The same confirmation tapped again (a double tap that beat the removal of the buttons) adds nothing more.
     again = await fake.wait_callback_answered(await fake.tap(admin, confirm.message_id, use, forged=True))
@@ -141,7 +151,9 @@ async def test_admin_stats_unanswered_kb_add(db: asyncpg.Pool, shared_fake: Fake
     assert not fake.errors
 
 
-async def test_two_answer_prompts_each_take_their_own_reply(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:
+async def test_two_answer_prompts_each_take_their_own_reply(
+    db: asyncpg.Pool, shared_fake: FakeTelegram
+) -> None:
     """With two ✍️ prompts open, a reply answers the question of the prompt it replies to (the chat state
     remembers which prompt asks about which message), whatever the order."""
     fake = shared_fake
@@ -172,7 +184,9 @@ async def test_two_answer_prompts_each_take_their_own_reply(db: asyncpg.Pool, sh
         await fake.send_text(admin, entry, reply_to=prompt.message_id)
         done = (await fake.wait_for_messages(admin, n + 1))[n]
         assert "Đã thêm vào KB" in done.plain and f"TG{message_id}" in done.plain
-    added = {e.code: e.question for e in await kb.active_entries(db, "patient_dental") if e.code.startswith("TG")}
+    added = {
+        e.code: e.question for e in await kb.active_entries(db, "patient_dental") if e.code.startswith("TG")
+    }
     assert added == {f"TG{second_id}": "Câu hỏi thứ hai?", f"TG{first_id}": "Câu hỏi thứ nhất?"}
     # Both prompts are answered: the chat waits for nothing any more.
     assert await db.fetchval("SELECT state FROM chat_states WHERE chat_id = $1", admin) is None

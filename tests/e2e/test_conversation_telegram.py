@@ -23,22 +23,36 @@ KB = [
     (f"T{i:03d}", question, answer, topic)
     for i, (topic, question, answer) in enumerate(
         [
-            (TOPICS[0], "Răng bị ê buốt khi uống nước lạnh thì làm sao?", "Dùng kem đánh răng cho răng nhạy cảm."),
+            (
+                TOPICS[0],
+                "Răng bị ê buốt khi uống nước lạnh thì làm sao?",
+                "Dùng kem đánh răng cho răng nhạy cảm.",
+            ),
             (TOPICS[1], "Làm sao biết mình bị sâu răng?", "Vết đen hoặc lỗ trên răng; hãy khám định kỳ."),
             (TOPICS[2], "Chảy máu chân răng khi đánh răng là bị gì?", "Thường do viêm nướu vì mảng bám."),
-            (TOPICS[3], "Răng khôn mọc lệch có cần nhổ không?", "Không phải răng khôn mọc lệch nào cũng phải nhổ."),
+            (
+                TOPICS[3],
+                "Răng khôn mọc lệch có cần nhổ không?",
+                "Không phải răng khôn mọc lệch nào cũng phải nhổ.",
+            ),
             (TOPICS[4], "Niềng răng mất bao lâu thì xong?", "Thường từ 18 đến 24 tháng."),
             (TOPICS[5], "Trẻ mấy tuổi thì bắt đầu chải răng?", "Từ khi mọc chiếc răng đầu tiên."),
             (TOPICS[6], "Bị hôi miệng kéo dài là do đâu?", "Thường do mảng bám và bệnh nướu."),
             (TOPICS[7], "Mất răng có cần làm răng giả không?", "Nên phục hình để tránh xô lệch răng."),
-            (TOPICS[7], "Vệ sinh hàm giả tháo lắp như thế nào?", "Tháo ra chải sạch mỗi ngày, ngâm nước sạch."),
+            (
+                TOPICS[7],
+                "Vệ sinh hàm giả tháo lắp như thế nào?",
+                "Tháo ra chải sạch mỗi ngày, ngâm nước sạch.",
+            ),
         ],
         start=1,
     )
 ]
 
 
-async def test_topics_are_paged_and_a_topic_lists_its_questions(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:
+async def test_topics_are_paged_and_a_topic_lists_its_questions(
+    db: asyncpg.Pool, shared_fake: FakeTelegram
+) -> None:
     fake = shared_fake
     await add_kb(db, KB)
     chat = 1901
@@ -50,7 +64,9 @@ async def test_topics_are_paged_and_a_topic_lists_its_questions(db: asyncpg.Pool
     assert first_page == TOPICS[:6]
     assert [b["text"] for b in topics.buttons if b["callback_data"].startswith("sp:")] == ["1/2", "Sau ▶"]
 
-    cq = await fake.tap(chat, topics.message_id, topics.button("sp:")["callback_data"].replace(":0:", ":1:", 1))
+    cq = await fake.tap(
+        chat, topics.message_id, topics.button("sp:")["callback_data"].replace(":0:", ":1:", 1)
+    )
     await fake.wait_callback_answered(cq)
     await fake.wait_for(lambda: any(b["text"] == "◀ Trước" for b in topics.buttons), what="second page")
     second_page = [b["text"] for b in topics.buttons if b["callback_data"].startswith("sq:")]
@@ -74,7 +90,9 @@ async def test_topics_are_paged_and_a_topic_lists_its_questions(db: asyncpg.Pool
     assert not fake.errors
 
 
-async def test_booking_and_thanks_get_honest_short_replies(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:
+async def test_booking_and_thanks_get_honest_short_replies(
+    db: asyncpg.Pool, shared_fake: FakeTelegram
+) -> None:
     fake = shared_fake
     await add_kb(db, KB)
     chat = 1902

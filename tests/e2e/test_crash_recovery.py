@@ -26,7 +26,12 @@ from testkit.fakes.zalo_server import FakeZalo
 from tests.e2e.conftest import DENTAL, add_kb, onboard
 
 QUESTION = "rang bi e buot khi uong nuoc lanh thi lam sao"
-CLASSIFY = {"input_type": "medical_question", "confidence": 0.9, "reason": "hỏi về ê buốt răng", "rag_questions": []}
+CLASSIFY = {
+    "input_type": "medical_question",
+    "confidence": 0.9,
+    "reason": "hỏi về ê buốt răng",
+    "rag_questions": [],
+}
 LEASE = "2"  # UPDATE_LEASE_SECONDS of the bots here: a dead handler's claim runs out quickly
 OA_SECRET = "oa-secret-crash"
 ANSWER = {code: answer for code, _, answer, _ in DENTAL}  # what a message answered from that entry shows
@@ -71,7 +76,9 @@ async def test_update_another_worker_is_answering_is_asked_again_not_answered_tw
     other = await updates.claim(db, "telegram", update["update_id"])  # another worker is answering it now
     assert other.ours
     await fake.deliver(update)
-    await fake.wait_for(lambda: fake.delivered.get(update["update_id"]) == 503, what="503: in progress elsewhere")
+    await fake.wait_for(
+        lambda: fake.delivered.get(update["update_id"]) == 503, what="503: in progress elsewhere"
+    )
     await updates.done(db, other)  # that worker has answered it
     await fake.wait_for(lambda: fake.delivered.get(update["update_id"]) == 200, 30, "the retry acknowledged")
     marker = await fake.send_text(chat, "/help")
@@ -152,7 +159,8 @@ async def test_bot_killed_mid_answer_answers_each_redelivery_once(
         second = await start_bot(env=env)
         # Telegram redelivers what was never acknowledged (the fake keeps retrying too, like Telegram).
         await fake.deliver(update)
-        marker = await fake.send_text(chat, "/help")  # delivered after every copy: one update per chat at a time
+        # delivered after every copy: one update per chat at a time
+        marker = await fake.send_text(chat, "/help")
         # Zalo delivers its event again.
         status = await sender.post(second, body)
         if status == 503:  # the dead handler's claim had not run out yet: in progress, try later

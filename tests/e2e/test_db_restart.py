@@ -97,7 +97,14 @@ async def worker_process(url: str, fake: FakeTelegram, tmp_path: Path) -> AsyncI
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot.cli", "worker", env=env, cwd=ROOT, stdout=out, stderr=asyncio.subprocess.STDOUT
+            sys.executable,
+            "-m",
+            "bot.cli",
+            "worker",
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=asyncio.subprocess.STDOUT,
         )
         try:
             yield log
@@ -120,7 +127,10 @@ async def test_bot_and_worker_carry_on_after_postgres_restarts(
 ) -> None:
     pg = restartable
     await add_kb(pg.pool, DENTAL)
-    async with bot_processes(pg.url, fake, tmp_path) as start_bot, worker_process(pg.url, fake, tmp_path) as wlog:
+    async with (
+        bot_processes(pg.url, fake, tmp_path) as start_bot,
+        worker_process(pg.url, fake, tmp_path) as wlog,
+    ):
         bot = await start_bot()
         chat = 1701
         await onboard(fake, chat)
@@ -133,7 +143,9 @@ async def test_bot_and_worker_carry_on_after_postgres_restarts(
         await pg.stop()
         # Both noticed: the bot's health check fails, the worker's leader steps down.
         await eventually(bot.healthy, lambda ok: not ok, within=30)
-        await eventually(lambda: asyncio.to_thread(log_text, wlog), lambda t: "worker.step_down" in t, within=30)
+        await eventually(
+            lambda: asyncio.to_thread(log_text, wlog), lambda t: "worker.step_down" in t, within=30
+        )
         await pg.start()
 
         before = len(fake.messages[chat])

@@ -84,7 +84,9 @@ def fake_model(body: dict[str, Any]) -> dict[str, Any]:
     if system.startswith("You select knowledge-base entries"):
         return answer({"keep_codes": re.findall(r"^([A-Z0-9\-]+):", user, re.MULTILINE)[:7]})
     codes = sorted(set(re.findall(r"\[([A-Z0-9\-]+)\]", user)))
-    return answer({"explanation": f"{COMPOSED}: hãy khám nha sĩ.", "suggestion_questions": [], "used_codes": codes})
+    return answer(
+        {"explanation": f"{COMPOSED}: hãy khám nha sĩ.", "suggestion_questions": [], "used_codes": codes}
+    )
 
 
 @pytest.fixture

@@ -26,12 +26,17 @@ THREE = (
 
 async def state(db: asyncpg.Pool) -> list[tuple[Any, ...]]:
     """Every column of every KB entry (vectors as text)."""
-    found = await db.fetch("SELECT to_jsonb(e) - 'embedding' AS row, embedding::text AS v FROM kb_entries e ORDER BY role, code")
+    found = await db.fetch(
+        "SELECT to_jsonb(e) - 'embedding' AS row, embedding::text AS v FROM kb_entries e ORDER BY role, code"
+    )
     return [(r["row"], r["v"]) for r in found]
 
 
 async def active(db: asyncpg.Pool) -> set[str]:
-    return {r["code"] for r in await db.fetch("SELECT code FROM kb_entries WHERE active AND role = 'patient_dental'")}
+    return {
+        r["code"]
+        for r in await db.fetch("SELECT code FROM kb_entries WHERE active AND role = 'patient_dental'")
+    }
 
 
 async def reply_to(fake: FakeTelegram, chat: int, text: str) -> Any:
@@ -66,7 +71,9 @@ async def test_mass_hide_needs_its_own_button_and_hoantac_undoes_it(
     await onboard(fake, chat)
 
     report = await dry_run_report(fake, chat)
-    assert report.plain.startswith("Kiểm tra thử: sẽ ẩn 43/43 mục đang dùng của vai trò patient_dental"), report.plain
+    assert report.plain.startswith("Kiểm tra thử: sẽ ẩn 43/43 mục đang dùng của vai trò patient_dental"), (
+        report.plain
+    )
     labels = [b["text"] for b in report.buttons]
     assert labels == ["⚠️ Nhập và ẩn 43 mục", "➕ Chỉ thêm và cập nhật, không ẩn mục nào", "✖️ Huỷ"]
     assert not any(b["callback_data"].startswith("imp:ok:") for b in report.buttons)  # no plain "Nhập"

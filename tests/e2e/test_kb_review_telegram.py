@@ -17,7 +17,9 @@ from testkit.fakes.telegram_server import FakeTelegram
 from tests.e2e.conftest import DENTAL, onboard
 from tests.kb_files import write_xlsx
 
-SAMPLE_LINE = "Thông tin dưới đây lấy từ bộ tài liệu mẫu của MedBot, chưa được bác sĩ của phòng khám duyệt lại:"
+SAMPLE_LINE = (
+    "Thông tin dưới đây lấy từ bộ tài liệu mẫu của MedBot, chưa được bác sĩ của phòng khám duyệt lại:"
+)
 CLINIC_INTRO = "Về câu hỏi của bạn, mình xin chia sẻ thông tin từ bác sĩ của phòng khám:"
 QUESTION = "Niềng răng mất bao lâu thì xong?"  # D004
 D004_ANSWER = next(answer for code, _, answer, _ in DENTAL if code == "D004")

@@ -90,7 +90,9 @@ async def test_non_text_and_stale_suggestion(db: asyncpg.Pool, shared_fake: Fake
     assert chat not in fake.unanswered_callbacks.values()
 
 
-async def test_slow_answer_shows_typing_first(db: asyncpg.Pool, fake: FakeTelegram, start_bot: StartBot) -> None:
+async def test_slow_answer_shows_typing_first(
+    db: asyncpg.Pool, fake: FakeTelegram, start_bot: StartBot
+) -> None:
     """An answer that takes a while (here: a slow LLM) is preceded by "typing…"; quick ones need none."""
     llm = FakeOpenAI()
     await llm.start()

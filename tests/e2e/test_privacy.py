@@ -66,7 +66,9 @@ async def places(pool: asyncpg.Pool, marker: str) -> list[str]:
     found = []
     for col in await pool.fetch(TEXT_COLUMNS):
         table, column = col["table_name"], col["column_name"]
-        n = await pool.fetchval(f'SELECT count(*) FROM "{table}" WHERE "{column}"::text ILIKE $1', f"%{marker}%")
+        n = await pool.fetchval(
+            f'SELECT count(*) FROM "{table}" WHERE "{column}"::text ILIKE $1', f"%{marker}%"
+        )
         if n:
             found.append(f"{table}.{column}")
     return found
@@ -117,7 +119,10 @@ class ZaloSender:
             "message": {"msg_id": f"privacy-{uuid.uuid4().hex}", "text": text},
         }  # fmt: skip
         body = json.dumps(event, ensure_ascii=False).encode()
-        headers = {"Content-Type": "application/json", SIGNATURE_HEADER: sign(self.app_id, body, timestamp, OA_SECRET)}
+        headers = {
+            "Content-Type": "application/json",
+            SIGNATURE_HEADER: sign(self.app_id, body, timestamp, OA_SECRET),
+        }
         async with httpx.AsyncClient(timeout=60) as http:
             response = await http.post(self.url, content=body, headers=headers)
         assert response.status_code == 200, response.text
@@ -235,7 +240,9 @@ async def test_no_trace_of_the_patients_words_after_erasure_then_after_retention
     # What the clinic keeps: the admin's own KB entries, and the digests, their quotes replaced.
     kept = await db.fetch("SELECT question, answer FROM kb_entries WHERE code LIKE 'TG%'")
     assert [(r["question"], r["answer"]) for r in kept] == [ADMIN_ENTRY] * 2
-    digests = [r["payload"]["text"] for r in await outbox.pending(db) if r["payload"].get("quotes") is not None]
+    digests = [
+        r["payload"]["text"] for r in await outbox.pending(db) if r["payload"].get("quotes") is not None
+    ]
     assert len(digests) == 2 and all(f"“{ERASED_QUOTE}”" in text for text in digests), digests
 
     for marker in (erased_marker, aged_marker):
@@ -257,7 +264,9 @@ async def _journey(
     patient = people.patient
     # A question, answered from the KB (the LLM's invalid replies fall back to the curated answer).
     await onboard(fake, patient)
-    first = await _ask(fake, patient, f"Cho mình hỏi răng bị ê buốt khi uống nước lạnh thì làm sao? Mã {marker}")
+    first = await _ask(
+        fake, patient, f"Cho mình hỏi răng bị ê buốt khi uống nước lạnh thì làm sao? Mã {marker}"
+    )
     assert "kem đánh răng dành cho răng nhạy cảm" in first.plain and first.buttons  # D001's answer
     reached = any(marker in json.dumps(r, ensure_ascii=False) for r in llm.requests[asked:])
     assert reached == llm_reachable  # it reached the LLM, unless the breaker is open
@@ -313,7 +322,9 @@ async def _journey(
 
     # A Zalo user asks with it.
     await zalo_sender.say(zalo, people.zalo_user, "#role:patient_dental")
-    answer = await zalo_sender.say(zalo, people.zalo_user, f"Niềng răng mất bao lâu thì xong vậy bác sĩ? {marker}")
+    answer = await zalo_sender.say(
+        zalo, people.zalo_user, f"Niềng răng mất bao lâu thì xong vậy bác sĩ? {marker}"
+    )
     assert any("18 đến 24 tháng" in m.text for m in answer), [m.message for m in answer]
 
     assert set(await places(db, marker)) >= {"messages.text", "outbox.payload", "verification_items.sentence"}

@@ -42,7 +42,9 @@ async def test_forged_callbacks_are_answered_without_errors(
     patient = 5101
     await onboard(fake, patient)
     sent = {chat: len(fake.messages[chat]) for chat in (patient, ADMIN_ID)}
-    rows = await db.fetchval("SELECT count(*) FROM feedback") + await db.fetchval("SELECT count(*) FROM messages")
+    rows = await db.fetchval("SELECT count(*) FROM feedback") + await db.fetchval(
+        "SELECT count(*) FROM messages"
+    )
     for chat in (patient, ADMIN_ID):  # a patient and an admin (whose admin buttons reach their handlers)
         for data in FORGED:
             cq = await fake.tap_forged(chat, data)
@@ -58,11 +60,14 @@ async def test_forged_callbacks_are_answered_without_errors(
     assert log.count("callback.unhandled") == 2 * len(FORGED)  # one quiet WARNING line per forged tap
 
 
-async def test_q_answer_only_as_reply_to_the_bots_own_prompt(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:
+async def test_q_answer_only_as_reply_to_the_bots_own_prompt(
+    db: asyncpg.Pool, shared_fake: FakeTelegram
+) -> None:
     fake = shared_fake
     await add_kb(db, DENTAL)
     patient, attacker, admin = 5201, 5202, 5203
-    await _make_admin(db, admin)  # an admin flagged in the database (the shared bot's ADMIN_ID has its own tests)
+    # an admin flagged in the database (the shared bot's ADMIN_ID has its own tests)
+    await _make_admin(db, admin)
     await onboard(fake, patient)
     await fake.send_text(patient, "Bị hôi miệng kéo dài phải làm gì?")  # nothing in the KB: unanswered
     await fake.wait_for_messages(patient, 2)
@@ -107,7 +112,9 @@ async def test_q_answer_only_as_reply_to_the_bots_own_prompt(db: asyncpg.Pool, s
         what="prompt",
     )
     await fake.send_text(
-        admin, "Hôi miệng kéo dài phải làm sao? | Hôi miệng kéo dài nên khám nha sĩ.", reply_to=prompt.message_id
+        admin,
+        "Hôi miệng kéo dài phải làm sao? | Hôi miệng kéo dài nên khám nha sĩ.",
+        reply_to=prompt.message_id,
     )
     await fake.wait_for(lambda: "Đã thêm vào KB" in fake.messages[admin][-1].plain, what="KB entry added")
     assert await db.fetchval("SELECT answer FROM kb_entries WHERE code = $1", code) == (

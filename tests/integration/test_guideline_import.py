@@ -118,7 +118,15 @@ async def test_cli_imports_a_guideline_file(db: asyncpg.Pool, db_url: str) -> No
     """``medbot guidelines import FILE``: the corpus a clinician's article is checked against."""
     proc = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "bot.cli", "guidelines", "import", str(DATA / "guideline_dtd.md"), "missing.md"],
+        [
+            sys.executable,
+            "-m",
+            "bot.cli",
+            "guidelines",
+            "import",
+            str(DATA / "guideline_dtd.md"),
+            "missing.md",
+        ],
         cwd=ROOT,
         env={**os.environ, "DATABASE_URL": db_url},
         capture_output=True,

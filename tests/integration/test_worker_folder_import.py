@@ -39,7 +39,9 @@ async def _kb(db: asyncpg.Pool) -> list[tuple]:
     return [tuple(r) for r in rows]
 
 
-async def test_dropped_spreadsheet_is_imported_and_broken_one_rejected(db: asyncpg.Pool, tmp_path: Path) -> None:
+async def test_dropped_spreadsheet_is_imported_and_broken_one_rejected(
+    db: asyncpg.Pool, tmp_path: Path
+) -> None:
     ctx = make_ctx(db, tmp_path, admin_ids=[111])
     folder = ctx.settings.kb_import_dir
     folder.mkdir(parents=True)

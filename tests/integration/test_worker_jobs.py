@@ -41,13 +41,17 @@ async def test_backfill_embeds_exactly_missing_and_outdated_rows(db: asyncpg.Poo
     model = E5Embedder().name
     current = _vec(1)
 
-    async def add(code: str, question: str, answer: str, vec: np.ndarray | None, emb_model: str | None) -> int:
+    async def add(
+        code: str, question: str, answer: str, vec: np.ndarray | None, emb_model: str | None
+    ) -> int:
         entry = KBEntry(id=0, role="patient_dental", code=code, question=question, answer=answer)
         return await kb.add_entry(db, entry, embedding=vec, embedding_model=emb_model)
 
     missing1 = await add("D001", "Răng bị ê buốt phải làm sao?", "Dùng kem chống ê buốt.", None, None)
     missing2 = await add("D002", "Có nên cạo vôi răng định kỳ?", "Nên, 6 tháng một lần.", None, None)
-    outdated = await add("D003", "Trẻ mấy tuổi thì đánh răng?", "Từ khi mọc răng đầu tiên.", _vec(2), "old-model")
+    outdated = await add(
+        "D003", "Trẻ mấy tuổi thì đánh răng?", "Từ khi mọc răng đầu tiên.", _vec(2), "old-model"
+    )
     blank_q = await add("D004", "  ", "Súc miệng nước muối ấm giúp giảm viêm nhẹ.", None, None)
     up_to_date = await add("D005", "Niềng răng có đau không?", "Hơi ê vài ngày đầu.", current, model)
     inactive = await add("D006", "Câu hỏi cũ", "Trả lời cũ", None, None)
@@ -75,7 +79,10 @@ async def test_backfill_embeds_exactly_missing_and_outdated_rows(db: asyncpg.Poo
     assert result.counts["guideline_chunks"] == 1
     assert result.counts["remaining"] == 0
 
-    rows = {r["id"]: r for r in await db.fetch("SELECT id, question, answer, embedding, embedding_model FROM kb_entries")}
+    rows = {
+        r["id"]: r
+        for r in await db.fetch("SELECT id, question, answer, embedding, embedding_model FROM kb_entries")
+    }
     for entry_id in (missing1, missing2, outdated, blank_q):
         assert rows[entry_id]["embedding_model"] == model
     assert rows[inactive]["embedding"] is None
@@ -89,7 +96,9 @@ async def test_backfill_embeds_exactly_missing_and_outdated_rows(db: asyncpg.Poo
     assert np.allclose(_arr(rows[missing1]["embedding"]), expected[0], atol=1e-4)
     assert np.allclose(_arr(rows[blank_q]["embedding"]), expected[1], atol=1e-4)
 
-    chunks = {r["id"]: r for r in await db.fetch("SELECT id, embedding, embedding_model FROM guideline_chunks")}
+    chunks = {
+        r["id"]: r for r in await db.fetch("SELECT id, embedding, embedding_model FROM guideline_chunks")
+    }
     assert chunks[chunk_missing]["embedding_model"] == model
     assert np.allclose(_arr(chunks[chunk_current]["embedding"]), current)
 
@@ -97,7 +106,9 @@ async def test_backfill_embeds_exactly_missing_and_outdated_rows(db: asyncpg.Poo
     assert again["kb_entries"] == 0 and again["guideline_chunks"] == 0 and again["model_calls"] == 0
 
 
-async def test_retention_removes_exactly_what_is_older_than_the_cutoff(db: asyncpg.Pool, tmp_path: Path) -> None:
+async def test_retention_removes_exactly_what_is_older_than_the_cutoff(
+    db: asyncpg.Pool, tmp_path: Path
+) -> None:
     ctx = make_ctx(db, tmp_path, retention_days=30)
     user = await users.get_or_create(db, "telegram", "5001")
 
@@ -122,7 +133,9 @@ async def test_retention_removes_exactly_what_is_older_than_the_cutoff(db: async
     old_conv = await conversation("30 days 1 hour")
     old_in = await message(old_conv, "31 days")
     old_out = await message(old_conv, "30 days 1 minute", "out")
-    await db.execute("INSERT INTO feedback (user_id, message_id, rating) VALUES ($1, $2, -1)", user.id, old_out)
+    await db.execute(
+        "INSERT INTO feedback (user_id, message_id, rating) VALUES ($1, $2, -1)", user.id, old_out
+    )
 
     mixed_conv = await conversation("29 days")
     mixed_old = await message(mixed_conv, "40 days")
@@ -166,13 +179,20 @@ async def test_digest_lands_in_the_outbox(db: asyncpg.Pool, tmp_path: Path) -> N
         await db.execute(
             "INSERT INTO messages (conversation_id, user_id, direction, text, input_type, created_at) "
             "VALUES ($1, $2, 'in', $3, 'medical_question', $4)",
-            conv, patient.id, question, when,
+            conv,
+            patient.id,
+            question,
+            when,
         )
         return await db.fetchval(
             "INSERT INTO messages (conversation_id, user_id, direction, text, input_type, retrieval_score, "
             "citations, latency_ms, created_at) VALUES ($1, $2, 'out', 'trả lời', 'medical_question', $3, $4, 120, $5) "
             "RETURNING id",
-            conv, patient.id, score, codes, when + timedelta(seconds=1),
+            conv,
+            patient.id,
+            score,
+            codes,
+            when + timedelta(seconds=1),
         )
 
     await turn("Răng bị ê buốt phải làm sao?", score=0.9, codes=["D001"])
@@ -180,12 +200,15 @@ async def test_digest_lands_in_the_outbox(db: asyncpg.Pool, tmp_path: Path) -> N
     disliked = await turn("Bao lâu thì nên thay bàn chải?", score=0.8, codes=["D007"], hour_shift=5)
     await db.execute(
         "INSERT INTO feedback (user_id, message_id, rating, created_at) VALUES ($1, $2, -1, $3)",
-        patient.id, disliked, at + timedelta(hours=6),
+        patient.id,
+        disliked,
+        at + timedelta(hours=6),
     )
     # Today's traffic is not part of yesterday's digest.
     await db.execute(
         "INSERT INTO messages (conversation_id, user_id, direction, text) VALUES ($1, $2, 'in', 'hôm nay')",
-        conv, patient.id,
+        conv,
+        patient.id,
     )
 
     result = await run_job(ctx, JOBS["digest"])
@@ -217,7 +240,9 @@ async def test_digest_lands_in_the_outbox(db: asyncpg.Pool, tmp_path: Path) -> N
     assert await db.fetchval("SELECT count(*) FROM outbox") == 4
 
 
-async def test_cleanup_removes_expired_suggestions_old_updates_and_runs(db: asyncpg.Pool, tmp_path: Path) -> None:
+async def test_cleanup_removes_expired_suggestions_old_updates_and_runs(
+    db: asyncpg.Pool, tmp_path: Path
+) -> None:
     ctx = make_ctx(db, tmp_path)
     user = await users.get_or_create(db, "telegram", "7001")
     await db.execute(
@@ -270,7 +295,11 @@ async def test_run_left_running_by_a_dead_worker_is_marked_failed(db: asyncpg.Po
 
 
 async def test_cli_once_and_list(
-    db: asyncpg.Pool, db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    db: asyncpg.Pool,
+    db_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
 ) -> None:
     monkeypatch.setenv("WORKER_MIGRATE", "false")
     settings = load_settings(database_url=db_url, medbot_data_dir=tmp_path, kb_import_dir=tmp_path / "imp")

@@ -35,7 +35,9 @@ async def _statuses(db: asyncpg.Pool) -> Counter:
     return Counter((r["job"], r["status"]) for r in rows)
 
 
-async def test_failing_job_is_recorded_and_worker_keeps_running(db: asyncpg.Pool, db_url: str, tmp_path: Path) -> None:
+async def test_failing_job_is_recorded_and_worker_keeps_running(
+    db: asyncpg.Pool, db_url: str, tmp_path: Path
+) -> None:
     ctx = make_ctx(db, tmp_path)
     _fast(ctx)
     calls = Counter()
@@ -68,7 +70,9 @@ async def test_failing_job_is_recorded_and_worker_keeps_running(db: asyncpg.Pool
     assert not worker.is_leader
 
 
-async def test_two_in_process_workers_one_leader_then_handover(db: asyncpg.Pool, db_url: str, tmp_path: Path) -> None:
+async def test_two_in_process_workers_one_leader_then_handover(
+    db: asyncpg.Pool, db_url: str, tmp_path: Path
+) -> None:
     ctx = make_ctx(db, tmp_path)
     _fast(ctx)
 
@@ -196,7 +200,9 @@ async def test_two_worker_processes_run_each_tick_once_and_survivor_takes_over(
                 proc.wait(10)
 
 
-async def test_stopping_the_worker_records_the_interrupted_run(db: asyncpg.Pool, db_url: str, tmp_path: Path) -> None:
+async def test_stopping_the_worker_records_the_interrupted_run(
+    db: asyncpg.Pool, db_url: str, tmp_path: Path
+) -> None:
     ctx = make_ctx(db, tmp_path)
     _fast(ctx)
 

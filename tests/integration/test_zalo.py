@@ -64,7 +64,9 @@ async def test_follow_role_question_answer_and_suggestion_tap(db: asyncpg.Pool) 
         _, set_id, index = tapped["payload"].split(":")
         question = await db.fetchval("SELECT questions[$2] FROM suggestion_sets WHERE id = $1", int(set_id),
                                      int(index) + 1)  # fmt: skip
-        last_in = await db.fetchval("SELECT text FROM messages WHERE direction = 'in' ORDER BY id DESC LIMIT 1")
+        last_in = await db.fetchval(
+            "SELECT text FROM messages WHERE direction = 'in' ORDER BY id DESC LIMIT 1"
+        )
         assert last_in == question  # handled exactly like typing the suggestion
 
         # 👍 on the first answer is recorded for that user's message
@@ -94,12 +96,13 @@ async def test_bad_or_missing_signature_is_401_and_stores_nothing(db: asyncpg.Po
         raw = json.dumps(event).encode()
         good = z.signature(raw, event)
         digest = good.removeprefix("mac=")
-        hmac_sig = "mac=" + hmac.new(
-            b"oa-secret-key", z.fake.app_id.encode() + raw + event["timestamp"].encode(), hashlib.sha256
-        ).hexdigest()
-        other_ts = "mac=" + hashlib.sha256(
-            z.fake.app_id.encode() + raw + b"1" + b"oa-secret-key"
-        ).hexdigest()
+        hmac_sig = (
+            "mac="
+            + hmac.new(
+                b"oa-secret-key", z.fake.app_id.encode() + raw + event["timestamp"].encode(), hashlib.sha256
+            ).hexdigest()
+        )
+        other_ts = "mac=" + hashlib.sha256(z.fake.app_id.encode() + raw + b"1" + b"oa-secret-key").hexdigest()
         before = await count_rows(db)
         cases: list[tuple[str | None, bytes]] = [
             (None, raw),  # missing header
@@ -200,7 +203,9 @@ async def test_long_answer_arrives_as_two_messages(db: asyncpg.Pool) -> None:
         assert parts[0].buttons == [] and parts[1].buttons  # buttons ride on the last part
         assert "Phần 1." in parts[0].text and "Phần 7." in parts[1].text
         assert parts[0].text.rstrip().endswith(".")  # cut on a paragraph boundary
-        stored = await db.fetchval("SELECT text FROM messages WHERE direction = 'out' ORDER BY id DESC LIMIT 1")
+        stored = await db.fetchval(
+            "SELECT text FROM messages WHERE direction = 'out' ORDER BY id DESC LIMIT 1"
+        )
         assert len(stored) > 3000
 
 

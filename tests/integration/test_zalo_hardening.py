@@ -70,7 +70,9 @@ async def test_event_outside_the_replay_window_is_acknowledged_and_ignored(
         assert response.status_code == 200  # so that Zalo does not retry it
         assert len(z.fake.attempts) == sent  # nothing answered
         assert await count_rows(db) == before  # nothing stored, not even the msg_id
-        assert any("zalo.webhook.stale" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)
+        assert any(
+            "zalo.webhook.stale" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records
+        )
         # the same message sent now is answered
         await z.say("u2", QUESTION)
         assert "6 tháng" in z.fake.to("u2")[-1].text

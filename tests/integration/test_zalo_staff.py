@@ -28,7 +28,9 @@ HBA1C_A = "Chẩn đoán đái tháo đường khi HbA1c ≥ 6,5% (xét nghiệm
 async def seed_endocrine(z: Zalo, pool: asyncpg.Pool) -> None:
     embedder = z.runtime.extras["embedder"]
     [vector] = await embedder.embed_passages([passage_text(HBA1C_Q, HBA1C_A)])
-    entry = KBEntry(id=0, role="doctor_endocrine", code="NT001", question=HBA1C_Q, answer=HBA1C_A, topic="Chẩn đoán")
+    entry = KBEntry(
+        id=0, role="doctor_endocrine", code="NT001", question=HBA1C_Q, answer=HBA1C_A, topic="Chẩn đoán"
+    )
     await kb.add_entry(pool, entry, embedding=vector, embedding_model=embedder.name,
                        search_text=fold_plain(f"{HBA1C_Q} {HBA1C_A}"))  # fmt: skip
     await kb.bump_version(pool, "doctor_endocrine")

@@ -22,7 +22,10 @@ TOPICS = [
 
 async def seed(z: Zalo, pool: asyncpg.Pool) -> list[str]:
     """One entry per topic (12), plus the harness's 7 entries under "Nha khoa" (13 topics in all)."""
-    rows = [(f"T{i:03d}", f"Câu hỏi mẫu về {t.lower()}?", f"Trả lời về {t.lower()}.", t) for i, t in enumerate(TOPICS)]
+    rows = [
+        (f"T{i:03d}", f"Câu hỏi mẫu về {t.lower()}?", f"Trả lời về {t.lower()}.", t)
+        for i, t in enumerate(TOPICS)
+    ]
     rows += [(code, q, a, "Nha khoa") for code, q, a, _ in ENTRIES]
     embedder = z.runtime.extras["embedder"]
     vectors = await embedder.embed_passages([passage_text(q, a) for _, q, a, _ in rows])
@@ -62,7 +65,9 @@ async def test_every_topic_and_every_question_of_a_topic_is_reachable(db: asyncp
         assert [b["payload"][:4] for b in listing.buttons] == ["#sq:"] * 4 + ["#mor"]
         assert listing.buttons[-1]["title"] == f"➡️ Xem thêm ({len(topics) - 4})"
         assert sorted(await tap_through(z, "u1")) == sorted(topics)
-        assert z.fake.to("u1")[-1].text == "Các lựa chọn tiếp theo (9–13 trên 13), bạn bấm vào mục muốn xem nhé:"
+        assert (
+            z.fake.to("u1")[-1].text == "Các lựa chọn tiếp theo (9–13 trên 13), bạn bấm vào mục muốn xem nhé:"
+        )
 
         # A topic from the last page opens its questions; its 7 questions are paged the same way.
         page = z.fake.to("u1")[-1]

@@ -21,7 +21,12 @@ T = TypeVar("T")
 def make_ctx(pool: asyncpg.Pool, tmp_path: Path, *, manual: bool = False, **overrides: Any) -> JobContext:
     worker_keys = {k: v for k, v in overrides.items() if k.startswith("worker_")}
     app_keys = {k: v for k, v in overrides.items() if not k.startswith("worker_")}
-    app = {"medbot_data_dir": tmp_path / "data", "kb_import_dir": tmp_path / "import", "admin_ids": [111], **app_keys}
+    app = {
+        "medbot_data_dir": tmp_path / "data",
+        "kb_import_dir": tmp_path / "import",
+        "admin_ids": [111],
+        **app_keys,
+    }
     settings = load_settings(**app)
     worker = load_worker_settings(**{"worker_import_settle_seconds": 0, **worker_keys})
     # As ``medbot worker`` builds it: through the composition root, on a runtime around the test's pool.

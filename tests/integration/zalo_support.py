@@ -67,7 +67,9 @@ ENTRIES = [
 ]  # fmt: skip
 
 
-async def seed_kb(pool: asyncpg.Pool, embedder: CachedEmbedder, entries: list[tuple[str, str, str, str]]) -> None:
+async def seed_kb(
+    pool: asyncpg.Pool, embedder: CachedEmbedder, entries: list[tuple[str, str, str, str]]
+) -> None:
     vectors = await embedder.embed_passages([passage_text(q, a) for _, q, a, _ in entries])
     for (code, question, answer, keywords), vector in zip(entries, vectors, strict=True):
         entry = KBEntry(
@@ -75,7 +77,11 @@ async def seed_kb(pool: asyncpg.Pool, embedder: CachedEmbedder, entries: list[tu
             keywords=[k.strip() for k in keywords.split(";")],
         )  # fmt: skip
         await kb.add_entry(
-            pool, entry, embedding=vector, embedding_model=embedder.name, search_text=fold_plain(f"{question} {answer}")
+            pool,
+            entry,
+            embedding=vector,
+            embedding_model=embedder.name,
+            search_text=fold_plain(f"{question} {answer}"),
         )
     await kb.bump_version(pool, ROLE)
 

@@ -19,7 +19,9 @@ def rows_of(name: str) -> list[dict[str, str]]:
 
 ROWS = rows_of("intents_eval.jsonl")
 HELDOUT = rows_of("intents_heldout.jsonl")
-TRAIN = {json.loads(line)["text"].strip().lower() for line in TRAIN_FILE.read_text(encoding="utf-8").splitlines()}
+TRAIN = {
+    json.loads(line)["text"].strip().lower() for line in TRAIN_FILE.read_text(encoding="utf-8").splitlines()
+}
 
 
 def test_eval_set_is_independent_and_large_enough():
@@ -121,4 +123,6 @@ def test_fast_probabilities_are_the_pipeline_probabilities():
     model = get_classifier()
     assert model.model.fast  # the constructor's own check passed, so messages take the fast path
     texts = [fold_plain(r["text"]) for r in ROWS]
-    assert np.allclose(model.model.fast_proba(texts), model.model.pipeline.predict_proba(texts), rtol=0, atol=1e-9)
+    assert np.allclose(
+        model.model.fast_proba(texts), model.model.pipeline.predict_proba(texts), rtol=0, atol=1e-9
+    )

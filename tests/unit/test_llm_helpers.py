@@ -102,4 +102,9 @@ def test_a_check_of_another_model_switches_nothing_off(tmp_path):
         settings = _settings(tmp_path, **changed)
         assert all(llm_steps(settings).values())
         assert stats_note(settings) is None
-    assert llm_steps(_settings(tmp_path)) == {"classify": False, "expand": True, "prune": True, "compose": False}
+    assert llm_steps(_settings(tmp_path)) == {
+        "classify": False,
+        "expand": True,
+        "prune": True,
+        "compose": False,
+    }

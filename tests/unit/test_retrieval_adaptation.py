@@ -69,7 +69,9 @@ def test_the_reference_itself_gets_the_identity():
 def test_a_kb_of_harder_query_kinds_is_not_mistaken_for_a_worse_kb():
     """Keyword queries are harder than questions everywhere: a KB whose self queries are mostly keywords,
     behaving as the reference's keywords do, keeps (nearly) the identity."""
-    ref = adaptation.reference_fit(rows_like(0.8, 0.4) + rows_like(0.5, -1.5, seed=4, kind="keyword"), "hybrid")
+    ref = adaptation.reference_fit(
+        rows_like(0.8, 0.4) + rows_like(0.5, -1.5, seed=4, kind="keyword"), "hybrid"
+    )
     keyword_kb = rows_like(0.5, -1.5, seed=5, kind="keyword") + rows_like(0.8, 0.4, n=40, seed=6)
     adj = adaptation.relative_adjustment(keyword_kb, "hybrid", ref)
     assert abs(adj.b) < 0.3 and abs(adj.a - 1) < 0.3
@@ -103,14 +105,18 @@ def test_adjustment_is_monotone_and_applied_before_the_off_topic_guard():
     assert Adjustment()(0.37) == pytest.approx(0.37)
     feats = {f: 0.0 for f in FEATURES} | {"lead": 0.6, "entry_cov": 0.9, "query_cov": 0.9}
     raw = probability("hybrid", feats, unknown_words=0, sparse=0.6, dense=0.9, query_words=8)
-    assert probability("hybrid", feats, sparse=0.6, dense=0.9, query_words=8, adjust=adj) == pytest.approx(adj(raw))
+    assert probability("hybrid", feats, sparse=0.6, dense=0.9, query_words=8, adjust=adj) == pytest.approx(
+        adj(raw)
+    )
     # an off-topic message (unknown words, no evidence in either leg) stays capped whatever the adjustment
     capped = probability("hybrid", feats, unknown_words=2, sparse=0.1, dense=0.82, query_words=8, adjust=adj)
     assert capped <= 0.3
 
 
 def test_role_calibration_applies_only_to_its_model_and_procedure():
-    cal = RoleCalibration("r", "fp", embedding_model="m1", params={"hybrid": Adjustment(1.1, 0.2), "sparse": Adjustment()})
+    cal = RoleCalibration(
+        "r", "fp", embedding_model="m1", params={"hybrid": Adjustment(1.1, 0.2), "sparse": Adjustment()}
+    )
     assert cal.for_mode("hybrid", "m1") == Adjustment(1.1, 0.2)
     assert cal.for_mode("hybrid", "m2") is None  # measured with another model's vectors
     assert cal.for_mode("sparse", None) == Adjustment()
@@ -119,18 +125,38 @@ def test_role_calibration_applies_only_to_its_model_and_procedure():
 
 
 def entries(n: int, role: str = "r") -> list[KBEntry]:
-    subjects = ["răng khôn", "niềng răng", "sâu răng", "tẩy trắng", "nhổ răng", "viêm lợi", "hôi miệng", "trám răng"]
+    subjects = [
+        "răng khôn",
+        "niềng răng",
+        "sâu răng",
+        "tẩy trắng",
+        "nhổ răng",
+        "viêm lợi",
+        "hôi miệng",
+        "trám răng",
+    ]
     out = []
     for i in range(n):
         s = subjects[i % len(subjects)]
         out.append(
             KBEntry(
-                id=i + 1, role=role, code=f"C{i:03d}", question=f"{s} loại {i} có cần điều trị ngay không?",
+                id=i + 1,
+                role=role,
+                code=f"C{i:03d}",
+                question=f"{s} loại {i} có cần điều trị ngay không?",
                 answer=f"Với {s} loại {i}, bác sĩ khám rồi mới quyết định. Nên đi khám sớm.",
                 keywords=[f"{s} {i}", f"loại {i}"],
             )
         )
-    out.append(KBEntry(id=n + 1, role=role, code="ANS", question="", answer="Chảy máu chân răng khi đánh răng thường do viêm lợi. Hãy đi khám."))
+    out.append(
+        KBEntry(
+            id=n + 1,
+            role=role,
+            code="ANS",
+            question="",
+            answer="Chảy máu chân răng khi đánh răng thường do viêm lợi. Hãy đi khám.",
+        )
+    )
     return out
 
 
@@ -142,7 +168,9 @@ def test_self_queries_perturb_questions_keywords_and_answers():
     by_id = {e.id: e for e in kb}
     questions = [q for q in qs if q.kind == "question"]
     assert all(len(q.text.split()) < len(by_id[q.entry_id].question.split()) for q in questions)
-    assert any(not has_diacritics(q.text) for q in questions) and any(has_diacritics(q.text) for q in questions)
+    assert any(not has_diacritics(q.text) for q in questions) and any(
+        has_diacritics(q.text) for q in questions
+    )
     assert len(adaptation.self_queries(entries(300))) <= 2 * adaptation.MAX_ENTRIES
 
 
@@ -170,7 +198,9 @@ async def test_a_tiny_kb_keeps_the_global_model():
 async def test_a_clinic_sized_kb_is_re_estimated_and_applied_by_the_searcher():
     store = ListKBStore(entries(60))
     search = KBSearch(store, embedder=None, version_check_seconds=3600)
-    cal = await adaptation.calibrate(search, "r", modes=("sparse",), reference={"sparse": rows_like(0.8, 0.4)})
+    cal = await adaptation.calibrate(
+        search, "r", modes=("sparse",), reference={"sparse": rows_like(0.8, 0.4)}
+    )
     assert cal.status == "adjusted" and set(cal.params) == {"sparse"}
     assert cal.n_queries >= adaptation.MIN_QUERIES
     assert cal.fingerprint == adaptation.kb_fingerprint(store.entries)

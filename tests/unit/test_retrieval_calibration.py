@@ -15,7 +15,16 @@ from tests.unit.test_retrieval_core import E5Embedder, ListKBStore, dental, e5, 
 
 
 def _faq(n: int) -> list[KBEntry]:
-    topics = ["răng khôn", "sâu răng", "niềng răng", "tẩy trắng", "viêm nướu", "hôi miệng", "răng sứ", "trám răng"]
+    topics = [
+        "răng khôn",
+        "sâu răng",
+        "niềng răng",
+        "tẩy trắng",
+        "viêm nướu",
+        "hôi miệng",
+        "răng sứ",
+        "trám răng",
+    ]
     return [
         KBEntry(i + 1, "r", f"C{i}", f"{t} {verb} có sao không?", f"Trả lời về {t}.")
         for i, (t, verb) in enumerate((t, v) for v in ("bị đau", "chảy máu", "ê buốt") for t in topics)
@@ -24,7 +33,9 @@ def _faq(n: int) -> list[KBEntry]:
 
 def test_entry_title_falls_back_to_keywords_then_answer_start():
     assert entry_title(KBEntry(1, "r", "A", "Câu hỏi?", "Trả lời.")) == "Câu hỏi?"
-    assert entry_title(KBEntry(1, "r", "A", "", "Trả lời.", keywords=["ê buốt", "ê răng"])) == "ê buốt ; ê răng"
+    assert (
+        entry_title(KBEntry(1, "r", "A", "", "Trả lời.", keywords=["ê buốt", "ê răng"])) == "ê buốt ; ê răng"
+    )
     long_answer = " ".join(f"từ{i}" for i in range(100))
     assert entry_title(KBEntry(1, "r", "A", "", long_answer)).split() == long_answer.split()[:40]
 
@@ -32,10 +43,18 @@ def test_entry_title_falls_back_to_keywords_then_answer_start():
 def test_near_miss_level_is_higher_when_entries_resemble_each_other():
     alike = SparseIndex(_faq(24))  # eight topics in three near-identical frames
     distinct = SparseIndex(
-        [KBEntry(i + 1, "r", f"C{i}", q, "") for i, q in enumerate(
-            ["Nhổ răng khôn có đau không?", "Tiểu đường kiêng ăn gì?", "Huyết áp bao nhiêu là cao?",
-             "Trẻ sốt cao co giật phải làm sao?", "Mang thai uống thuốc cảm được không?"]
-        )]
+        [
+            KBEntry(i + 1, "r", f"C{i}", q, "")
+            for i, q in enumerate(
+                [
+                    "Nhổ răng khôn có đau không?",
+                    "Tiểu đường kiêng ăn gì?",
+                    "Huyết áp bao nhiêu là cao?",
+                    "Trẻ sốt cao co giật phải làm sao?",
+                    "Mang thai uống thuốc cảm được không?",
+                ]
+            )
+        ]
     )
     assert alike.null_sparse > distinct.null_sparse >= 0.0
 

@@ -145,8 +145,12 @@ def test_article_size_cap_and_docx_zip_bomb(tmp_path: Path) -> None:
 
 
 def _view(sentence: str) -> ItemView:
-    evidence = [Evidence(i, "Hướng dẫn", "Răng", "Chải răng hai lần mỗi ngày. " * 40, 0.8, 0.9, 0.4) for i in range(3)]
-    return ItemView(1, 4, 2, 9, sentence, "Chăm sóc", "UNCLEAR", 0.3, "Chưa đủ căn cứ.", evidence, "offline", [])
+    evidence = [
+        Evidence(i, "Hướng dẫn", "Răng", "Chải răng hai lần mỗi ngày. " * 40, 0.8, 0.9, 0.4) for i in range(3)
+    ]
+    return ItemView(
+        1, 4, 2, 9, sentence, "Chăm sóc", "UNCLEAR", 0.3, "Chưa đủ căn cứ.", evidence, "offline", []
+    )
 
 
 def test_a_sentence_longer_than_a_telegram_message_is_shown_shortened() -> None:

@@ -29,7 +29,9 @@ def test_parse_schedule(spec: str, expected: Schedule) -> None:
     assert parse_schedule(spec) == expected
 
 
-@pytest.mark.parametrize("spec", ["every", "every -1s", "sometimes", "cron 0 7 * *", "cron 99 7 * * *", "every 0s"])
+@pytest.mark.parametrize(
+    "spec", ["every", "every -1s", "sometimes", "cron 0 7 * *", "cron 99 7 * * *", "every 0s"]
+)
 def test_parse_schedule_rejects(spec: str) -> None:
     with pytest.raises(ValueError):
         parse_schedule(spec)

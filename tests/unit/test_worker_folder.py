@@ -32,5 +32,3 @@ def test_move_with_report_never_overwrites(tmp_path: Path) -> None:
     names = sorted(p.name for p in done.iterdir())
     assert len(names) == 4 and "kb.csv" in names and "kb.csv.report.txt" in names
     assert free_name(done, "new.csv") == done / "new.csv"
-
-

@@ -142,7 +142,6 @@ async def document(message: Message, bot: Bot, user: User, service: ChatService,
     await status.edit_text(html.escape(report.text), reply_markup=markup)
 
 
-
 async def import_decision(
     query: CallbackQuery,
     callback_data: ImportCb,
@@ -287,7 +286,9 @@ async def answer_reply(
             await message.answer(texts.UNANSWERED_EMPTY)
             return
         await forget_prompt(state, prompt_id)
-        await message.answer(await _add_answer(service, embedder, user, message_id, role, question.strip(), answer.strip()))
+        await message.answer(
+            await _add_answer(service, embedder, user, message_id, role, question.strip(), answer.strip())
+        )
         return
     answer = question.strip()
     if not answer:
@@ -332,14 +333,27 @@ async def draft_decision(
         return
     text, role = found
     if callback_data.action == "ok":
-        await bot.send_message(chat_id, await _add_answer(service, embedder, user, message_id, role, _draft(text), answer))
+        await bot.send_message(
+            chat_id, await _add_answer(service, embedder, user, message_id, role, _draft(text), answer)
+        )
         return
-    await bot.send_message(chat_id, texts.KB_DRAFT_REWRITE.format(answer=html.escape(answer if len(answer) <= 3000 else answer[:2999] + "…")))
+    await bot.send_message(
+        chat_id,
+        texts.KB_DRAFT_REWRITE.format(
+            answer=html.escape(answer if len(answer) <= 3000 else answer[:2999] + "…")
+        ),
+    )
     await _send_prompt(bot, chat_id, message_id, text, role, state)
 
 
 async def _add_answer(
-    service: ChatService, embedder: Embedder, user: User, message_id: int, role: str | None, question: str, answer: str
+    service: ChatService,
+    embedder: Embedder,
+    user: User,
+    message_id: int,
+    role: str | None,
+    question: str,
+    answer: str,
 ) -> str:
     """Add the admin's entry for question ``message_id``; returns the confirmation to show."""
     role = role or _role_for(user, service)
@@ -397,7 +411,9 @@ def _pending_text(pending: dict[str, int]) -> str:
     if not pending:
         return texts.KB_REVIEWED_NO_PENDING
     items = "\n".join(
-        texts.KB_REVIEWED_PENDING_ITEM.format(label=html.escape(role_label(role)), role=html.escape(role), n=n)
+        texts.KB_REVIEWED_PENDING_ITEM.format(
+            label=html.escape(role_label(role)), role=html.escape(role), n=n
+        )
         for role, n in pending.items()
     )
     return texts.KB_REVIEWED_PENDING.format(items=items)
@@ -428,7 +444,9 @@ async def undo_import(message: Message, command: CommandObject, user: User, serv
     name = (command.args or "").strip()
     if not name:
         items = "\n".join(
-            texts.UNDO_CHOICE_ITEM.format(role=html.escape(u.role), what=html.escape(describe(u)[1]), n=u.changed)
+            texts.UNDO_CHOICE_ITEM.format(
+                role=html.escape(u.role), what=html.escape(describe(u)[1]), n=u.changed
+            )
             for u in await undoable(service.pool)
         )
         await message.answer(texts.UNDO_USAGE + "\n\n" + (texts.UNDO_CHOICES.format(items=items) if items

@@ -89,7 +89,9 @@ async def paged(query: CallbackQuery, callback_data: SuggestPageCb, user: User, 
         return
     await query.answer()
     if isinstance(query.message, Message):
-        markup = suggestion_keyboard(callback_data.set_id, questions, callback_data.m or None, callback_data.page)
+        markup = suggestion_keyboard(
+            callback_data.set_id, questions, callback_data.m or None, callback_data.page
+        )
         try:
             await query.message.edit_reply_markup(reply_markup=markup)
         except TelegramBadRequest:  # the page shown already ("message is not modified")

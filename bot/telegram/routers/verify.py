@@ -267,11 +267,15 @@ async def _usable(message: Message, name: str, cap: int, supported: Collection[s
     return True
 
 
-async def _guideline(message: Message, bot: Bot, service: ChatService, embedder: Any, state: FSMContext) -> None:
+async def _guideline(
+    message: Message, bot: Bot, service: ChatService, embedder: Any, state: FSMContext
+) -> None:
     document = message.document
     assert document is not None and message.from_user is not None
     name = document.file_name or "tai-lieu.txt"
-    if not await _usable(message, name, MAX_GUIDELINE_BYTES, SUPPORTED_GUIDELINE, texts.VERIFY_GUIDELINE_TYPES):
+    if not await _usable(
+        message, name, MAX_GUIDELINE_BYTES, SUPPORTED_GUIDELINE, texts.VERIFY_GUIDELINE_TYPES
+    ):
         return
     await bot.send_chat_action(message.chat.id, ChatAction.UPLOAD_DOCUMENT)
     data = await download(bot, document.file_id)
@@ -309,8 +313,9 @@ async def on_text(
         await _stop_waiting(state)  # the session ended elsewhere (console, another device)
         raise SkipHandler  # the message is then an ordinary question
     await bot.send_chat_action(message.chat.id, ChatAction.TYPING)
-    await _send_item(message, await verify_service.research(session.id, text), verify_service, session.id, state)
-
+    await _send_item(
+        message, await verify_service.research(session.id, text), verify_service, session.id, state
+    )
 
 
 async def _start(
@@ -336,7 +341,8 @@ async def _start(
         return
     session = await service.start_session(article, user_id=user.id, article_name=name, channel=CHANNEL)
     await message.answer(
-        texts.VERIFY_STARTED.format(title=html.escape(article.title), n=len(article.claims)), parse_mode="HTML"
+        texts.VERIFY_STARTED.format(title=html.escape(article.title), n=len(article.claims)),
+        parse_mode="HTML",
     )
     await bot.send_chat_action(message.chat.id, ChatAction.TYPING)
     await _send_item(message, await service.current(session.id), service, session.id, state)
