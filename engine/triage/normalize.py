@@ -10,7 +10,10 @@ Steps, each for a way the rules were missed before:
 - chat spellings mapped to words ("ko" → "khong", "hông" → "khong"), from the rules file's ``[words]``
   table, on the word as typed (diacritics tell "hông" from "họng"); not in a message written in English, where
   "a", "e", "h" are English ("bleeding a lot" is not "bleeding anh lot");
-- folded with the engine's one folding table (lowercase, no diacritics, đ→d), every other character a space.
+- folded with the engine's one folding table (lowercase, no diacritics, đ→d), every other character a space;
+- numbers said in words, as phone dictation writes them, read as digits when they are made with "trăm" or
+  "mươi" ("hai trăm hai mươi trên một trăm hai mươi" → "220 tren 120", "ba mươi sáu tuần" → "36 tuan"); a lone
+  word ("ba", "năm", "muối") is left as it is.
 
 The result is ``[a-z0-9]`` words separated by single spaces, clauses joined by `` ; `` so that no phrase
 reads across a comma or a full stop, plus the sentence boundaries (sentence punctuation, line breaks) and
@@ -101,13 +104,71 @@ def _span_at(spans: tuple[tuple[int, int], ...], pos: int, length: int) -> tuple
     return 0, length
 
 
+_DIGITS = {"mot": 1, "hai": 2, "ba": 3, "bon": 4, "nam": 5, "sau": 6, "bay": 7, "tam": 8, "chin": 9}
+# Units after "mươi": "mốt" for one, "tư" for four, "lăm"/"nhăm" for five ("hai mươi năm" is twenty years).
+_UNITS_AFTER_TENS = {**{k: v for k, v in _DIGITS.items() if k != "nam"}, "tu": 4, "lam": 5, "nham": 5}
+
+
+# Words before "muối" (salt), which folds like "mười": "nước muối hai lần" is not "nước 12 lần".
+_SALTY = frozenset("nuoc an rang ngam chanh ot tieu xa ca dua kho hat vi bot tam uop cham bo sua".split())
+
+
+def _tens(tokens: list[str], i: int) -> tuple[int, int] | None:
+    """(value, tokens read) of "D mươi [U]" or "mười [U]" at ``i``, or None."""
+    if i + 1 < len(tokens) and tokens[i] in _DIGITS and tokens[i + 1] == "muoi" and tokens[i] != "mot":
+        value, used = _DIGITS[tokens[i]] * 10, 2
+    elif i < len(tokens) and tokens[i] == "muoi" and (i == 0 or tokens[i - 1] not in _SALTY):
+        value, used = 10, 1
+    else:
+        return None
+    unit = tokens[i + used] if i + used < len(tokens) else ""
+    if unit in _UNITS_AFTER_TENS:
+        return value + _UNITS_AFTER_TENS[unit], used + 1
+    return value, used
+
+
+def _spoken_number(tokens: list[str], i: int) -> tuple[int, int] | None:
+    """(value, tokens read) of a number said in words starting at ``i`` (1–999, with "trăm" or "mươi"), or
+    None. A lone "mười" counts only with a unit after it ("mười lăm"): "muối" folds to the same letters."""
+    if i + 1 < len(tokens) and tokens[i] in _DIGITS and tokens[i + 1] == "tram":
+        value, used = _DIGITS[tokens[i]] * 100, 2
+        rest = _tens(tokens, i + used)
+        if rest:
+            return value + rest[0], used + rest[1]
+        if i + used + 1 < len(tokens) and tokens[i + used] in ("linh", "le") and tokens[i + used + 1] in _DIGITS:
+            return value + _DIGITS[tokens[i + used + 1]], used + 2
+        return value, used
+    rest = _tens(tokens, i)
+    if rest and rest[1] >= 2:
+        return rest
+    return None
+
+
+def read_spoken_numbers(folded: str) -> str:
+    """Folded words with every number said in words ("hai tram hai muoi") written as digits ("220")."""
+    tokens = folded.split(" ")
+    if "tram" not in tokens and "muoi" not in tokens:
+        return folded
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        found = _spoken_number(tokens, i)
+        if found:
+            out.append(str(found[0]))
+            i += found[1]
+        else:
+            out.append(tokens[i])
+            i += 1
+    return " ".join(out)
+
+
 def fold_words(text: str, words: dict[str, str]) -> str:
     """One clause (or pattern-free phrase) folded to plain words. Chat spellings are mapped on the word as
     typed, diacritics included: "hông" is "không" but "hong" may be "họng" (throat) and stays as it is."""
     out: list[str] = []
     for word in _WORD.findall(_GLUED_UNIT.sub(" ", _ELONGATED.sub(r"\1", text.lower()))):
         out.append(words.get(word) or _NON_WORD.sub(" ", fold(word)).strip())
-    return " ".join(w for w in out if w)
+    return read_spoken_numbers(" ".join(w for w in out if w))
 
 
 def is_english(text: str) -> bool:

@@ -76,6 +76,9 @@ class Category:
     symptoms: re.Pattern[str] | None
     severity: re.Pattern[str] | None
     exclude: re.Pattern[str] | None
+    # Anywhere in a message with nothing acute in it, these undo the category ("em sẽ không làm gì đâu" after a
+    # passive wish to die; a coin "móc ra được rồi"): what the clause-level ``exclude`` cannot see across a comma.
+    dismiss: re.Pattern[str] | None
     mild_cancels: bool
     recurrent_cancels: bool
     conditional_cancels: bool
@@ -228,6 +231,7 @@ def parse_rules(text: str) -> RuleSet:
                     symptoms=compile_phrases(symptoms),
                     severity=compile_phrases(severity),
                     exclude=compile_phrases(exclude),
+                    dismiss=compile_phrases(spec.get("dismiss", []) + spec.get("english_dismiss", [])),
                     mild_cancels=bool(spec.get("mild_cancels", True)),
                     recurrent_cancels=bool(spec.get("recurrent_cancels", True)),
                     conditional_cancels=bool(spec.get("conditional_cancels", True)),
@@ -408,6 +412,7 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
         if spoken_of:
             result.topics.append(cat.id)
         over = (result.recurrent and cat.recurrent_cancels) or (result.resolved and cat.resolved_cancels)
+        over = over or (cat.dismiss is not None and not acute and bool(cat.dismiss.search(norm.text)))
         if fired and not result.general_question and not over:
             result.categories.append(cat.id)
             result.hits += [Hit(cat.id, "alone", p) for p, _ in alone]
