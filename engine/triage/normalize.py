@@ -104,9 +104,10 @@ def _span_at(spans: tuple[tuple[int, int], ...], pos: int, length: int) -> tuple
     return 0, length
 
 
-_DIGITS = {"mot": 1, "hai": 2, "ba": 3, "bon": 4, "nam": 5, "sau": 6, "bay": 7, "tam": 8, "chin": 9}
+_POINT = frozenset(("cham", "phay"))  # "chấm", "phẩy": the decimal point said aloud
+_DIGITS = {"khong": 0, "mot": 1, "hai": 2, "ba": 3, "bon": 4, "nam": 5, "sau": 6, "bay": 7, "tam": 8, "chin": 9}
 # Units after "mươi": "mốt" for one, "tư" for four, "lăm"/"nhăm" for five ("hai mươi năm" is twenty years).
-_UNITS_AFTER_TENS = {**{k: v for k, v in _DIGITS.items() if k != "nam"}, "tu": 4, "lam": 5, "nham": 5}
+_UNITS_AFTER_TENS = {**{k: v for k, v in _DIGITS.items() if k not in ("nam", "khong")}, "tu": 4, "lam": 5, "nham": 5}
 
 
 # Words before "muối" (salt), which folds like "mười": "nước muối hai lần" is not "nước 12 lần".
@@ -115,7 +116,7 @@ _SALTY = frozenset("nuoc an rang ngam chanh ot tieu xa ca dua kho hat vi bot tam
 
 def _tens(tokens: list[str], i: int) -> tuple[int, int] | None:
     """(value, tokens read) of "D mươi [U]" or "mười [U]" at ``i``, or None."""
-    if i + 1 < len(tokens) and tokens[i] in _DIGITS and tokens[i + 1] == "muoi" and tokens[i] != "mot":
+    if i + 1 < len(tokens) and tokens[i] in _DIGITS and tokens[i + 1] == "muoi" and tokens[i] not in ("mot", "khong"):
         value, used = _DIGITS[tokens[i]] * 10, 2
     elif i < len(tokens) and tokens[i] == "muoi" and (i == 0 or tokens[i - 1] not in _SALTY):
         value, used = 10, 1
@@ -130,13 +131,17 @@ def _tens(tokens: list[str], i: int) -> tuple[int, int] | None:
 def _spoken_number(tokens: list[str], i: int) -> tuple[int, int] | None:
     """(value, tokens read) of a number said in words starting at ``i`` (1–999, with "trăm" or "mươi"), or
     None. A lone "mười" counts only with a unit after it ("mười lăm"): "muối" folds to the same letters."""
-    if i + 1 < len(tokens) and tokens[i] in _DIGITS and tokens[i + 1] == "tram":
+    if i + 1 < len(tokens) and tokens[i] in _DIGITS and tokens[i + 1] == "tram" and tokens[i] != "khong":
         value, used = _DIGITS[tokens[i]] * 100, 2
         rest = _tens(tokens, i + used)
         if rest:
             return value + rest[0], used + rest[1]
         if i + used + 1 < len(tokens) and tokens[i + used] in ("linh", "le") and tokens[i + used + 1] in _DIGITS:
             return value + _DIGITS[tokens[i + used + 1]], used + 2
+        if i + used < len(tokens) and tokens[i + used] in _UNITS_AFTER_TENS:  # "một trăm hai" is 120
+            return value + 10 * _UNITS_AFTER_TENS[tokens[i + used]], used + 1
+        if i + used < len(tokens) and tokens[i + used] == "ruoi":  # "một trăm rưỡi" is 150
+            return value + 50, used + 1
         return value, used
     rest = _tens(tokens, i)
     if rest and rest[1] >= 2:
@@ -147,15 +152,27 @@ def _spoken_number(tokens: list[str], i: int) -> tuple[int, int] | None:
 def read_spoken_numbers(folded: str) -> str:
     """Folded words with every number said in words ("hai tram hai muoi") written as digits ("220")."""
     tokens = folded.split(" ")
-    if "tram" not in tokens and "muoi" not in tokens:
+    if not _POINT.intersection(tokens) and "tram" not in tokens and "muoi" not in tokens:
         return folded
     out: list[str] = []
     i = 0
     while i < len(tokens):
         found = _spoken_number(tokens, i)
+        if (
+            not found
+            and tokens[i] in _DIGITS
+            and tokens[i] != "nam"  # "nam châm" is a magnet
+            and i + 2 < len(tokens)
+            and tokens[i + 1] in _POINT
+            and tokens[i + 2] in _DIGITS
+        ):
+            found = (_DIGITS[tokens[i]], 1)  # "hai chấm tám": a single digit before a decimal point
         if found:
-            out.append(str(found[0]))
-            i += found[1]
+            number, i = str(found[0]), i + found[1]
+            # "hai chấm tám", "mười hai phẩy năm": a decimal said in words
+            if i + 1 < len(tokens) and tokens[i] in _POINT and tokens[i + 1] in _DIGITS:
+                number, i = f"{number}.{_DIGITS[tokens[i + 1]]}", i + 2
+            out.append(number)
         else:
             out.append(tokens[i])
             i += 1

@@ -2,7 +2,8 @@
 
 A number counts when it follows a glucose word within a few words. Its unit is read when written; a bare
 value above 35 is taken as mg/dL (no mmol/L reading is that high and no mg/dL reading that low is survivable
-without symptoms), and converted (1 mmol/L = 18 mg/dL). The thresholds live in the rules file.
+without symptoms), and converted (1 mmol/L = 18 mg/dL). A number said in words, as dictation writes it ("hai
+chấm tám"), is read as digits first (``normalize.read_spoken_numbers``). The thresholds live in the rules file.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import re
 
 from engine.text import fold
-from engine.triage.normalize import strip_invisible
+from engine.triage.normalize import read_spoken_numbers, strip_invisible
 from engine.triage.rules import GlucoseRule, Hit
 
 # Up to five short words between the glucose word and the number ("đường huyết sáng nay là 2,8"), none of
@@ -31,7 +32,7 @@ _LATER_WINDOW = 160
 
 def glucose_readings(text: str, rule: GlucoseRule) -> list[float]:
     """Every glucose reading in ``text``, in mmol/L, in the order written."""
-    return [value for _, value in _positioned_readings(fold(strip_invisible(text)), rule)]
+    return [value for _, value in _positioned_readings(read_spoken_numbers(fold(strip_invisible(text))), rule)]
 
 
 def _positioned_readings(folded: str, rule: GlucoseRule) -> list[tuple[int, float]]:
@@ -73,7 +74,7 @@ def glucose_hits(text: str, rule: GlucoseRule) -> dict[str, list[Hit]]:
     """Readings as rule hits: very low → hypoglycaemia; low → a hypoglycaemia symptom (it needs a severity
     sign too: "ăn kẹo rồi vẫn run"); high → a hyperglycaemia symptom; extreme → hyperglycaemia on its own."""
     hits: dict[str, list[Hit]] = {}
-    folded = fold(strip_invisible(text))
+    folded = read_spoken_numbers(fold(strip_invisible(text)))
     readings = _positioned_readings(folded, rule)
     now_low = _current_low(folded, rule, readings)
     values = [value for _, value in readings]
