@@ -50,9 +50,10 @@ TUNED = {  # every emergency in them is caught
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
 # The held-out set is two blind sets, each measured once with the rules and model frozen at commit d83247a
-# (2026-11-28), never tuned on: v13 (author O, 746 messages): rules + model 359/376, false alarms 10/370; v14
-# (author P, 760 messages): 371/392, 13/368. Together 730/768 (95.05 %), 23/738 (3.1 %); rules alone 697/768,
-# 23/738. (v11 and v12, authors M and N, now dev13 and dev14: measured once at 15531f0, then tuned on.)
+# (c4b49f9 after the rebase on main, triage files identical; 2026-11-28), never tuned on: v13 (author O, 746
+# messages): rules + model 359/376, false alarms 10/370; v14 (author P, 760 messages): 371/392, 13/368. Together
+# 730/768 (95.05 %), 23/738 (3.1 %); rules alone 697/768, 23/738. (v11 and v12, authors M and N, now dev13 and
+# dev14: measured once at 15531f0, then tuned on.)
 HELD_OUT_RECALL = 0.950
 HELD_OUT_FALSE_ALARMS = 0.032
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
