@@ -63,14 +63,24 @@ def main() -> int:
     for cat, row in test["per_category"].items():
         print(f"  {cat:<18} {row['caught']:>3}/{row['total']:<3}")
 
-    groups = {"chat messages (held-out set)": [r["text"] for r in load_labelled(DATA / "triage_heldout.jsonl")]}
+    groups = {
+        "chat messages (held-out set)": [r["text"] for r in load_labelled(DATA / "triage_heldout.jsonl")]
+    }
     if FAQ_VAL.is_file():
-        queries = [json.loads(line) for line in FAQ_VAL.read_text(encoding="utf-8").splitlines() if line.strip()]
+        queries = [
+            json.loads(line) for line in FAQ_VAL.read_text(encoding="utf-8").splitlines() if line.strip()
+        ]
         labels = {r["query_id"]: r for r in load_labelled(FLAGS)}
         flagged = [q for q in queries if triage(q["query"]).is_emergency]
         unreviewed = [q["query_id"] for q in flagged if q["query_id"] not in labels]
-        false = [q["query_id"] for q in flagged if q["query_id"] in labels and not labels[q["query_id"]]["emergency"]]
-        true = [q["query_id"] for q in flagged if q["query_id"] in labels and labels[q["query_id"]]["emergency"]]
+        false = [
+            q["query_id"]
+            for q in flagged
+            if q["query_id"] in labels and not labels[q["query_id"]]["emergency"]
+        ]
+        true = [
+            q["query_id"] for q in flagged if q["query_id"] in labels and labels[q["query_id"]]["emergency"]
+        ]
         results["faq-val"] = {
             "messages": len(queries), "flagged": len(flagged), "true_emergencies": true,
             "false_alarms": len(false), "false_alarm_rate": round(len(false) / len(queries), 4),
@@ -85,7 +95,9 @@ def main() -> int:
     print("\ncheck latency per message, uncached:")
     for group, texts in groups.items():
         lengths = [len(t) for t in texts]
-        print(f"  {group}: {len(texts)} messages, mean {round(statistics.mean(lengths))} chars, max {max(lengths)}")
+        print(
+            f"  {group}: {len(texts)} messages, mean {round(statistics.mean(lengths))} chars, max {max(lengths)}"
+        )
         for label, use_model in (("rules alone", None), ("rules + model", model)):
             timings = []
             for _ in range(2):
@@ -93,10 +105,14 @@ def main() -> int:
                     t0 = time.perf_counter()
                     triage(text, rules, model=use_model)
                     timings.append((time.perf_counter() - t0) * 1000)
-            row = {q: round(_percentile(timings, p), 3) for q, p in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))}
+            row = {
+                q: round(_percentile(timings, p), 3) for q, p in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
+            }
             row["max"] = round(max(timings), 3)
             latency[f"{group}: {label}"] = row
-            print(f"    {label:<14} p50 {row['p50']} ms, p95 {row['p95']} ms, p99 {row['p99']} ms, max {row['max']} ms")
+            print(
+                f"    {label:<14} p50 {row['p50']} ms, p95 {row['p95']} ms, p99 {row['p99']} ms, max {row['max']} ms"
+            )
     print(f"model fitted in {fit_s:.2f} s (once per process, in the background at start-up)")
     out = Path(__file__).resolve().parent / "results" / "triage.json"
     out.parent.mkdir(exist_ok=True)

@@ -18,7 +18,17 @@ from engine.triage.model import THRESHOLD, LazyModel
 from engine.triage.numbers import glucose_hits
 from engine.triage.rules import Hit, RuleSet, default_rules, match, parse_rules
 
-__all__ = ["Hit", "LazyModel", "RuleSet", "Triage", "answer", "default_model", "default_rules", "parse_rules", "triage"]
+__all__ = [
+    "Hit",
+    "LazyModel",
+    "RuleSet",
+    "Triage",
+    "answer",
+    "default_model",
+    "default_rules",
+    "parse_rules",
+    "triage",
+]
 
 MODEL_CATEGORY = "possible_emergency"  # the model's finds when the rules name no category
 

@@ -55,7 +55,9 @@ _ENGLISH_WORDS = frozenset(
     "should would could does did just very our your their they he's she's i'm can't don't won't isn't "
     "help please now".split()
 )
-_VIET_SYLLABLE = re.compile(r"^(?:ngh|ng|nh|ch|gh|gi|kh|ph|qu|th|tr|[bcdghklmnpqrstvx])?[aeiouy]{1,3}(?:ng|nh|ch|[cmnptiyou])?$")
+_VIET_SYLLABLE = re.compile(
+    r"^(?:ngh|ng|nh|ch|gh|gi|kh|ph|qu|th|tr|[bcdghklmnpqrstvx])?[aeiouy]{1,3}(?:ng|nh|ch|[cmnptiyou])?$"
+)
 # Clauses are joined with this, so no phrase (and no `~` gap) reads across a comma or a full stop.
 CLAUSE_JOIN = " ; "
 
@@ -105,9 +107,25 @@ def _span_at(spans: tuple[tuple[int, int], ...], pos: int, length: int) -> tuple
 
 
 _POINT = frozenset(("cham", "phay"))  # "chấm", "phẩy": the decimal point said aloud
-_DIGITS = {"khong": 0, "mot": 1, "hai": 2, "ba": 3, "bon": 4, "nam": 5, "sau": 6, "bay": 7, "tam": 8, "chin": 9}
+_DIGITS = {
+    "khong": 0,
+    "mot": 1,
+    "hai": 2,
+    "ba": 3,
+    "bon": 4,
+    "nam": 5,
+    "sau": 6,
+    "bay": 7,
+    "tam": 8,
+    "chin": 9,
+}
 # Units after "mươi": "mốt" for one, "tư" for four, "lăm"/"nhăm" for five ("hai mươi năm" is twenty years).
-_UNITS_AFTER_TENS = {**{k: v for k, v in _DIGITS.items() if k not in ("nam", "khong")}, "tu": 4, "lam": 5, "nham": 5}
+_UNITS_AFTER_TENS = {
+    **{k: v for k, v in _DIGITS.items() if k not in ("nam", "khong")},
+    "tu": 4,
+    "lam": 5,
+    "nham": 5,
+}
 
 
 # Words before "muối" (salt), which folds like "mười": "nước muối hai lần" is not "nước 12 lần".
@@ -116,7 +134,12 @@ _SALTY = frozenset("nuoc an rang ngam chanh ot tieu xa ca dua kho hat vi bot tam
 
 def _tens(tokens: list[str], i: int) -> tuple[int, int] | None:
     """(value, tokens read) of "D mươi [U]" or "mười [U]" at ``i``, or None."""
-    if i + 1 < len(tokens) and tokens[i] in _DIGITS and tokens[i + 1] == "muoi" and tokens[i] not in ("mot", "khong"):
+    if (
+        i + 1 < len(tokens)
+        and tokens[i] in _DIGITS
+        and tokens[i + 1] == "muoi"
+        and tokens[i] not in ("mot", "khong")
+    ):
         value, used = _DIGITS[tokens[i]] * 10, 2
     elif i < len(tokens) and tokens[i] == "muoi" and (i == 0 or tokens[i - 1] not in _SALTY):
         value, used = 10, 1
@@ -136,7 +159,11 @@ def _spoken_number(tokens: list[str], i: int) -> tuple[int, int] | None:
         rest = _tens(tokens, i + used)
         if rest:
             return value + rest[0], used + rest[1]
-        if i + used + 1 < len(tokens) and tokens[i + used] in ("linh", "le") and tokens[i + used + 1] in _DIGITS:
+        if (
+            i + used + 1 < len(tokens)
+            and tokens[i + used] in ("linh", "le")
+            and tokens[i + used + 1] in _DIGITS
+        ):
             return value + _DIGITS[tokens[i + used + 1]], used + 2
         if i + used < len(tokens) and tokens[i + used] in _UNITS_AFTER_TENS:  # "một trăm hai" is 120
             return value + 10 * _UNITS_AFTER_TENS[tokens[i + used]], used + 1
@@ -209,7 +236,8 @@ def normalize(text: str, words: dict[str, str]) -> Normalized:
         words = {}
         for rx, repl in _CONTRACTIONS:
             visible = rx.sub(repl, visible)
-    elif "'" in visible or "’" in visible:  # an English phrase inside a Vietnamese message ("bé can't breathe")
+    # an English phrase inside a Vietnamese message ("bé can't breathe")
+    elif "'" in visible or "’" in visible:
         for rx, repl in _CONTRACTIONS[:1] + _CONTRACTIONS[2:3]:
             visible = rx.sub(repl, visible)
     parts: list[str] = []

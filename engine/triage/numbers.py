@@ -26,13 +26,17 @@ _WINDOW = 50  # characters after the glucose word in which the reading is looked
 
 # A later decimal value in the same message ("2,9 lúc sáng, uống nước cam giờ 5,8"; "6.5 mà giờ tụt còn 2.4"):
 # the reading as it is now. Only a decimal mmol/L value, not followed by a unit that makes it something else.
-_LATER = re.compile(r"(?<![\d.,])(\d{1,2}[.,]\d{1,2})(?![\d])(?!\s*(?:kg|cm|%|do|c\b|nam|thang|tuan|ngay|gio|tieng|lan|tuoi))")
+_LATER = re.compile(
+    r"(?<![\d.,])(\d{1,2}[.,]\d{1,2})(?![\d])(?!\s*(?:kg|cm|%|do|c\b|nam|thang|tuan|ngay|gio|tieng|lan|tuoi))"
+)
 _LATER_WINDOW = 160
 
 
 def glucose_readings(text: str, rule: GlucoseRule) -> list[float]:
     """Every glucose reading in ``text``, in mmol/L, in the order written."""
-    return [value for _, value in _positioned_readings(read_spoken_numbers(fold(strip_invisible(text))), rule)]
+    return [
+        value for _, value in _positioned_readings(read_spoken_numbers(fold(strip_invisible(text))), rule)
+    ]
 
 
 def _positioned_readings(folded: str, rule: GlucoseRule) -> list[tuple[int, float]]:
@@ -67,7 +71,11 @@ def _current_low(folded: str, rule: GlucoseRule, readings: list[tuple[int, float
     if not later:
         return None
     value = later[-1][1]
-    return value < (rule.symptom_below_mmol or rule.low_below_mmol) if 1.0 <= value < rule.high_from_mmol else None
+    return (
+        value < (rule.symptom_below_mmol or rule.low_below_mmol)
+        if 1.0 <= value < rule.high_from_mmol
+        else None
+    )
 
 
 def glucose_hits(text: str, rule: GlucoseRule) -> dict[str, list[Hit]]:

@@ -98,7 +98,8 @@ class Markers:
     mild_after: re.Pattern[str]  # starts right after it ("khó thở nhẹ")
     general: re.Pattern[str]
     learning: re.Pattern[str]  # curiosity, a course, a joke, a deadline: no alarm, whoever it is about
-    educational: re.Pattern[str]  # a question to learn ("cách sơ cứu…", "kỹ năng phòng chống…"), "đang" or not
+    # a question to learn ("cách sơ cứu…", "kỹ năng phòng chống…"), "đang" or not
+    educational: re.Pattern[str]
     resolved: re.Pattern[str]  # it is over ("giờ bình thường rồi", "rồi hết hẳn")
     personal: re.Pattern[str]
     conditional: re.Pattern[str]  # a clause about what might happen ("nếu bé sốt, bỏ bú…")
@@ -172,7 +173,9 @@ def parse_rules(text: str) -> RuleSet:
     mild = _alternation(_required(m, "mild", "markers"), "markers.mild").pattern
     markers = Markers(
         negation=re.compile(
-            r"(?:^| )(?:" + negation.pattern + r")(?: (?:bi|co|thay|con|he|tung|bao gio|cam thay|phai|nghi (?:toi|den)(?: chuyen| viec)?|muon|y dinh|y muon|co y"
+            r"(?:^| )(?:"
+            + negation.pattern
+            + r")(?: (?:bi|co|thay|con|he|tung|bao gio|cam thay|phai|nghi (?:toi|den)(?: chuyen| viec)?|muon|y dinh|y muon|co y"
             r"|have|has|had|having|any|been|feel|feeling|felt|show|showing|experiencing|get|got|getting|a|an|the"
             r"|signs? of|really|even|ever|thinking (?:of|about)|planning (?:to|on)|going to|want to|wanting to|trying to|intend to|intending to|considering))* $"
         ),
@@ -211,7 +214,8 @@ def parse_rules(text: str) -> RuleSet:
         seen.add(cid)
         # English phrases (``english_alone``…) are kept apart in the file for its reviewers and matched alike.
         alone, symptoms, severity, exclude = (
-            spec.get(key, []) + spec.get(f"english_{key}", []) for key in ("alone", "symptoms", "severity", "exclude")
+            spec.get(key, []) + spec.get(f"english_{key}", [])
+            for key in ("alone", "symptoms", "severity", "exclude")
         )
         if not alone and not (symptoms and severity) and not spec.get("model_only"):
             raise ValueError(f"{where}: needs alone phrases, or symptoms and severity")
@@ -280,7 +284,9 @@ class _Message:
         before = self.norm.text[cs:start]
         # In English, "no" right before a sign (one word may stand between: "no stiff neck") negates it; in
         # Vietnamese the same letters are "nó" (he, she), so only the listed English signs count there.
-        return bool(self.markers.negation.search(before)) or (self.norm.english and bool(_NO_BEFORE.search(before)))
+        return bool(self.markers.negation.search(before)) or (
+            self.norm.english and bool(_NO_BEFORE.search(before))
+        )
 
     def time_of(self, pos: int) -> str:
         """NOW, PAST or IF for the clause at ``pos``. A clause with no time word of its own continues the one
@@ -438,7 +444,7 @@ def _about_animal(norm: Normalized, mk: Markers) -> bool:
 
 
 def _drop_yielding(result: Match, rules: RuleSet) -> Match:
-    """"Tiểu đường, hạ đường huyết, lơ mơ" is a low, not also a high: a category that yields to another one
+    """ "Tiểu đường, hạ đường huyết, lơ mơ" is a low, not also a high: a category that yields to another one
     found in the same message is left out of the answer (it stays a topic)."""
     found = set(result.categories)
     by_id = {c.id: c for c in rules.categories}

@@ -21,7 +21,9 @@ LABELLED = DATA_DIR  # the sets the rules were tuned on and the model learns fro
 HELD_OUT = DATA / "triage_heldout.jsonl"
 # Between a freeze and the measurement the next blind set is still being written: no held-out file then.
 TEST_SET = load_labelled(HELD_OUT) if HELD_OUT.is_file() else []
-needs_held_out = pytest.mark.skipif(not HELD_OUT.is_file(), reason="the next blind held-out set is not installed yet")
+needs_held_out = pytest.mark.skipif(
+    not HELD_OUT.is_file(), reason="the next blind held-out set is not installed yet"
+)
 DEV_SET = load_labelled(LABELLED / "dev.jsonl")
 TUNED = {  # every emergency in them is caught
     "dev A": DEV_SET,
@@ -59,7 +61,8 @@ HELD_OUT_FALSE_ALARMS = 0.032
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
-FOCUS = load_labelled(LABELLED / "focus.jsonl")  # written for the weakest categories, tuned on and learnt from
+# written for the weakest categories, tuned on and learnt from
+FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
 FAQ_FLAGS = DATA / "triage_faqval_flags.jsonl"  # every faq-val message the detector flags, labelled by hand
 
@@ -70,7 +73,18 @@ CATEGORIES = {
     "child_danger", "severe_headache", "heatstroke", "hypoglycaemia", "hyperglycaemia", "diabetic_foot",
     "dental_airway", "dental_bleeding", "facial_trauma", "hypertensive_crisis",
 }  # fmt: skip
-INVISIBLE = ["\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u200e", "\u202a", "\u034f", "\u180e"]
+INVISIBLE = [
+    "\u00ad",
+    "\u200b",
+    "\u200c",
+    "\u200d",
+    "\u2060",
+    "\ufeff",
+    "\u200e",
+    "\u202a",
+    "\u034f",
+    "\u180e",
+]
 
 
 def test_rules_file_covers_every_category_with_sources_and_steps():
@@ -84,7 +98,9 @@ def test_rules_file_covers_every_category_with_sources_and_steps():
 
 def test_a_broken_rules_file_is_refused_with_the_reason():
     text = RULES_FILE.read_text(encoding="utf-8")
-    broken = text.replace('advice_source = "IFRC 2020: chest pain', 'source_advice = "IFRC 2020: chest pain', 1)
+    broken = text.replace(
+        'advice_source = "IFRC 2020: chest pain', 'source_advice = "IFRC 2020: chest pain', 1
+    )
     with pytest.raises(ValueError, match=r"chest_pain.*advice_source"):
         parse_rules(broken)
     with pytest.raises(ValueError, match="bad phrase"):
@@ -95,7 +111,8 @@ def test_a_broken_rules_file_is_refused_with_the_reason():
 def test_held_out_set_is_big_and_covers_every_category():
     emergencies = [r for r in TEST_SET if r["emergency"]]
     assert len(emergencies) >= 300 and len(TEST_SET) - len(emergencies) >= 300
-    assert {r["category"] for r in emergencies} == CATEGORIES  # every category the test set's author was given
+    # every category the test set's author was given
+    assert {r["category"] for r in emergencies} == CATEGORIES
 
 
 @pytest.mark.parametrize("name", list(TUNED))
@@ -107,8 +124,12 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
 
 @pytest.mark.parametrize(
     ("name", "rows", "recall", "false_alarms"),
-    [("rule authors", AUTHORS, 0.99, 0.01), ("dev C", DEV_C, 0.9, 0.06), ("dev D", DEV_D, 0.95, 0.02),
-     ("focus", FOCUS, 0.98, 0.04)],
+    [
+        ("rule authors", AUTHORS, 0.99, 0.01),
+        ("dev C", DEV_C, 0.9, 0.06),
+        ("dev D", DEV_D, 0.95, 0.02),
+        ("focus", FOCUS, 0.98, 0.04),
+    ],
 )
 def test_the_other_labelled_sets_hold(name, rows, recall, false_alarms):
     """Regression guards at the measured figures (bench_triage prints them)."""
@@ -148,7 +169,9 @@ def test_invisible_characters_anywhere_change_nothing(data):
     gets without them (recall itself is the test above)."""
     # One draw of insertions per example (800 rows drawn separately overwhelm hypothesis), placed in each row
     # at the drawn fraction of its length, rotated by the golden ratio per row so rows get different spots.
-    inserts = data.draw(st.lists(st.tuples(st.floats(0, 1), st.sampled_from(INVISIBLE)), min_size=1, max_size=6))
+    inserts = data.draw(
+        st.lists(st.tuples(st.floats(0, 1), st.sampled_from(INVISIBLE)), min_size=1, max_size=6)
+    )
     for k, row in enumerate(r for r in TEST_SET if r["emergency"]):
         text = row["text"]
         for fraction, char in inserts:
@@ -159,7 +182,12 @@ def test_invisible_characters_anywhere_change_nothing(data):
 
 @pytest.mark.parametrize(
     "text",
-    ["kh\u00adó th\u00adở quá, môi tím", "k\u200bho tho, moi tim tai", "em muốn t\u2060ự tử", "ｋｈó ｔｈở, tím tái"],
+    [
+        "kh\u00adó th\u00adở quá, môi tím",
+        "k\u200bho tho, moi tim tai",
+        "em muốn t\u2060ự tử",
+        "ｋｈó ｔｈở, tím tái",
+    ],
 )
 def test_the_reviewed_evasions_are_caught(text):
     assert triage(text).is_emergency
@@ -179,7 +207,9 @@ def test_a_young_infant_feeding_less_and_less_is_an_emergency(text):
     assert "child_danger" in triage(text).categories
 
 
-@pytest.mark.parametrize("text", ["bé 6 tuần không chịu bú bình, chỉ bú mẹ thôi", "bé 5 tuần bú mẹ tốt, không bỏ bú"])
+@pytest.mark.parametrize(
+    "text", ["bé 6 tuần không chịu bú bình, chỉ bú mẹ thôi", "bé 5 tuần bú mẹ tốt, không bỏ bú"]
+)
 def test_a_young_infant_refusing_only_the_bottle_is_not(text):
     assert not triage(text).is_emergency
 
@@ -230,7 +260,11 @@ def test_the_card_says_115_first_then_steps_then_the_clinic():
         # vomiting blood: not "press on the bleeding"
         ("ông tôi nôn ra máu nhiều", [], ["ép chặt", "đè chặt", "ấn chặt"]),
         # hypoglycaemia: sugar only when awake and able to swallow, nothing by mouth otherwise
-        ("mẹ bị tiểu đường, hạ đường huyết, lơ mơ gọi không tỉnh", ["còn tỉnh", "không đổ"], ["tăng đường huyết"]),
+        (
+            "mẹ bị tiểu đường, hạ đường huyết, lơ mơ gọi không tỉnh",
+            ["còn tỉnh", "không đổ"],
+            ["tăng đường huyết"],
+        ),
     ],
 )
 def test_first_aid_fits_the_case(text, must, must_not):
