@@ -39,7 +39,7 @@ RULES_FILE = Path(__file__).parent / "emergencies.toml"
 NOW, PAST, IF = "now", "past", "if"  # when a clause speaks of
 _GAP_LONG = re.compile(r"\s*~~\s*")
 _GAP = re.compile(r"\s*~\s*")
-_NO_BEFORE = re.compile(r"(?:^| )no (?:[a-z]+ )?$")
+_NO_BEFORE = re.compile(r"(?:^| )no (?:[a-z]+ )?(?:(?:of|about|to) )?$")  # "no (thoughts) (of)"
 _WORD_EDGE = "(?<![a-z0-9])(?:{})(?![a-z0-9])"
 
 
@@ -100,6 +100,8 @@ class Markers:
     learning: re.Pattern[str]  # curiosity, a course, a joke, a deadline: no alarm, whoever it is about
     # a question to learn ("cách sơ cứu…", "kỹ năng phòng chống…"), "đang" or not
     educational: re.Pattern[str]
+    # someone else's story (a film, the news, a clip): hides its own sentence, not the whole message
+    story: re.Pattern[str] | None
     resolved: re.Pattern[str]  # it is over ("giờ bình thường rồi", "rồi hết hẳn")
     personal: re.Pattern[str]
     conditional: re.Pattern[str]  # a clause about what might happen ("nếu bé sốt, bỏ bú…")
@@ -177,7 +179,7 @@ def parse_rules(text: str) -> RuleSet:
             + negation.pattern
             + r")(?: (?:bi|co|thay|con|he|tung|bao gio|cam thay|phai|nghi (?:toi|den)(?: chuyen| viec)?|muon|y dinh|y muon|co y"
             r"|have|has|had|having|any|been|feel|feeling|felt|show|showing|experiencing|get|got|getting|a|an|the"
-            r"|signs? of|really|even|ever|thinking (?:of|about)|planning (?:to|on)|going to|want to|wanting to|trying to|intend to|intending to|considering))* $"
+            r"|signs? of|really|even|ever|thinking (?:of|about)|thoughts? (?:of|about)|planning (?:to|on)|going to|want to|wanting to|trying to|intend to|intending to|considering))* $"
         ),
         past=_alternation(_required(m, "past", "markers"), "markers.past"),
         present=_alternation(_required(m, "present", "markers"), "markers.present"),
@@ -187,6 +189,7 @@ def parse_rules(text: str) -> RuleSet:
         personal=_alternation(_required(m, "personal", "markers"), "markers.personal"),
         educational=_alternation(_required(m, "educational", "markers"), "markers.educational"),
         learning=_alternation(_required(m, "learning", "markers"), "markers.learning"),
+        story=compile_phrases(m.get("story", [])),
         resolved=_alternation(_required(m, "resolved", "markers"), "markers.resolved"),
         conditional=_alternation(_required(m, "conditional", "markers"), "markers.conditional"),
         recurrent=_alternation(_required(m, "recurrent", "markers"), "markers.recurrent"),
@@ -397,6 +400,9 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     result.about_animal = _about_animal(norm, mk)
     result.general_question = result.general_question or result.about_animal
     result.recurrent = bool(mk.recurrent.search(norm.text)) and not acute
+    # Sentences that tell someone else's story: what is said there is not happening to us now.
+    story = {norm.sentence_at(m.start()) for m in mk.story.finditer(norm.text)} if mk.story else set()
+    in_story: set[str] = set()
     result.resolved = bool(mk.resolved.search(norm.text)) and not acute
     extra_hits = extra_hits or {}
     for cat in rules.categories:
@@ -414,6 +420,8 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
             severity, _ = _hits(cat.severity, msg, cat, kind="severity")
         pair = _pair(symptoms, severity)
         fired = bool(alone) or pair is not None
+        if fired and story and not _outside(alone, symptoms, severity, norm, story):
+            in_story.add(cat.id)
         spoken_of = fired or bool(alone_topic) or _pair(symptoms_topic, severity) is not None
         if spoken_of:
             result.topics.append(cat.id)
@@ -424,7 +432,29 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
             result.hits += [Hit(cat.id, "alone", p) for p, _ in alone]
             if pair is not None and not alone:
                 result.hits += [Hit(cat.id, "symptom", pair[0]), Hit(cat.id, "severity", pair[1])]
+    if story:
+        # A story with nothing happening now outside it is a story (and the model is not asked either); one
+        # told next to an emergency does not hide the emergency.
+        result.categories = [c for c in result.categories if c not in in_story]
+        result.hits = [h for h in result.hits if h.category not in in_story]
+        if not result.categories:
+            result.general_question = True
     return _drop_yielding(result, rules)
+
+
+def _outside(
+    alone: Found, symptoms: Found, severity: Found, norm: Normalized, story: set[tuple[int, int]]
+) -> bool:
+    """Whether a category's find stands (at least in part) outside the sentences that tell a story."""
+
+    def out(found: Found) -> Found:
+        return [(p, s) for p, s in found if s is None or norm.sentence_at(s[0]) not in story]
+
+    return (
+        bool(out(alone))
+        or _pair(out(symptoms), severity) is not None
+        or _pair(symptoms, out(severity)) is not None
+    )
 
 
 def _word_index(text: str, pos: int) -> int:
