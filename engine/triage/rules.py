@@ -400,8 +400,7 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     result.about_animal = _about_animal(norm, mk)
     result.general_question = result.general_question or result.about_animal
     result.recurrent = bool(mk.recurrent.search(norm.text)) and not acute
-    # Sentences that tell someone else's story: what is said there is not happening to us now.
-    story = {norm.sentence_at(m.start()) for m in mk.story.finditer(norm.text)} if mk.story else set()
+    story = _story_sentences(norm, mk)
     in_story: set[str] = set()
     result.resolved = bool(mk.resolved.search(norm.text)) and not acute
     extra_hits = extra_hits or {}
@@ -440,6 +439,22 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
         if not result.categories:
             result.general_question = True
     return _drop_yielding(result, rules)
+
+
+def _story_sentences(norm: Normalized, mk: Markers) -> set[tuple[int, int]]:
+    """The sentences that tell someone else's story: from the first one with a story marker ("em xem video…",
+    "đọc trên mạng…") to the end of the message, except a later sentence that speaks of now ("Giờ bố em đang…").
+    What was said before the story is not part of it ("Bé thở rất nhanh… Em có xem video thấy giống y hệt")."""
+    first = mk.story.search(norm.text) if mk.story else None
+    if first is None:
+        return set()
+    start = norm.sentence_at(first.start())[0]
+    text = norm.text
+    return {
+        (a, b)
+        for a, b in norm.sentences
+        if a >= start and (mk.story.search(text, a, b) or not mk.present.search(text, a, b))
+    }
 
 
 def _outside(
