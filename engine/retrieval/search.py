@@ -370,25 +370,14 @@ class KBSearch:
                 all_scores = sparse_scores[cand.entry_id]
                 cand.sparse_rank = int(np.count_nonzero(all_scores > cand.sparse_score)) + 1
             feats = candidate_features(index, ranked, i, entry, query_words, mode)
-            raw = probability(
-                mode,
-                feats,
-                unknown_words=unknown,
-                sparse=cand.sparse_score,
-                dense=cand.dense_score,
-                query_words=n_words,
-            )
-            p = raw
-            if adjust is not None:
-                p = probability(
-                    mode,
-                    feats,
-                    unknown_words=unknown,
-                    sparse=cand.sparse_score,
-                    dense=cand.dense_score,
-                    query_words=n_words,
-                    adjust=adjust,
-                )
+            evidence = {
+                "unknown_words": unknown,
+                "sparse": cand.sparse_score,
+                "dense": cand.dense_score,
+                "query_words": n_words,
+            }
+            raw = probability(mode, feats, **evidence)
+            p = raw if adjust is None else probability(mode, feats, adjust=adjust, **evidence)
             if hits:  # below every entry ranked above it, so that the order and the scores always agree
                 p = min(p, hits[-1].score * 0.99)
             hits.append(
