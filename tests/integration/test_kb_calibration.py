@@ -5,9 +5,7 @@ re-import replaces it, a tiny KB keeps the global model and says why, a failure 
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +19,7 @@ from bot.worker.runner import run_job
 from db import calibrations, kb
 from db.pool import create_pool
 from db.settings import load_settings
-from db.stores import PgEmbeddingCache, PgKBStore
-from engine.embedding import CachedEmbedder, E5Embedder
+from db.stores import PgKBStore
 from engine.flows import run_medical_flow
 from engine.retrieval import adaptation
 from engine.retrieval.adaptation import Adjustment
@@ -32,21 +29,12 @@ from kb_import.job import ImportOptions, ImportReport, run_import
 from kb_import.sample import data_patient_dental
 from tests.integration.worker_helpers import make_ctx
 from tests.kb_files import HEADERS, rows, write_xlsx
+from tests.medbot_cli import run_medbot
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLE = "patient_dental"
 QUESTION = "rang khon moc lech co can nho khong"
 JOBS = {j.name: j for j in default_jobs()}
-
-
-@pytest.fixture(scope="module")
-def e5() -> E5Embedder:
-    return E5Embedder()
-
-
-@pytest.fixture
-def embedder(db: asyncpg.Pool, e5: E5Embedder) -> CachedEmbedder:
-    return CachedEmbedder(e5, PgEmbeddingCache(db))
 
 
 def dental_rows(skip: int = 0) -> list[list[Any]]:
@@ -207,14 +195,7 @@ async def test_worker_job_measures_roles_whose_kb_changed_since(db, tmp_path):
 
 
 def cli(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot.cli", *args],
-        cwd=ROOT,
-        env={**os.environ, "DATABASE_URL": db_url},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_medbot(db_url, *args)
 
 
 async def test_cli_calibrate_reports_in_vietnamese(db, db_url, embedder, tmp_path):

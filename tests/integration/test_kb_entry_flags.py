@@ -6,9 +6,7 @@ migration's back-fill of a KB loaded by an earlier ``medbot setup``.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +26,9 @@ from engine.result import FlowResult
 from kb_import.job import ImportOptions, ImportReport, run_import
 from testkit.database import drop_database, recreate_database
 from testkit.fakes.openai_server import FakeOpenAI, Reply, chat_json
-from tests.conftest import ROOT, run_database
+from tests.conftest import run_database
 from tests.kb_files import write_xlsx
+from tests.medbot_cli import run_medbot
 
 HEADERS = ["ĐỀ MỤC", "MÃ SỐ", "CÂU HỎI", "CÂU TRẢ LỜI", "keywords", "Khẩn cấp"]
 ABSCESS_Q = "Bị áp xe nướu, sưng mủ ở chân răng thì làm sao?"
@@ -91,14 +90,7 @@ async def answer(deps: EngineDeps, text: str, role: str = "patient_dental") -> F
 
 
 def cli(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot.cli", *args],
-        cwd=ROOT,
-        env={**os.environ, "DATABASE_URL": db_url},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_medbot(db_url, *args)
 
 
 def clinic_file(tmp_path: Path, name: str = "kb.xlsx") -> Path:

@@ -4,33 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-import os
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import openpyxl
-import pytest
 
-from db.stores import PgEmbeddingCache
-from engine.embedding import CachedEmbedder, E5Embedder
 from kb_import.job import ImportOptions, ImportReport, run_import
 from tests.kb_files import HEADERS, entry, rows, write_csv, write_xlsx
+from tests.medbot_cli import run_medbot
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="session")
-def e5() -> E5Embedder:
-    return E5Embedder()
-
-
-@pytest.fixture
-def embedder(db: asyncpg.Pool, e5: E5Embedder) -> CachedEmbedder:
-    return CachedEmbedder(e5, PgEmbeddingCache(db))
 
 
 async def kb_state(db: asyncpg.Pool) -> list[tuple[Any, ...]]:
@@ -435,15 +421,7 @@ async def test_concurrent_imports_of_a_role_serialise(db, embedder, tmp_path):
 
 
 def _cli(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DATABASE_URL": db_url, "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "bot.cli", "import", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    return run_medbot(db_url, "import", *args, timeout=180)
 
 
 async def test_cli_rejects_malformed_files_with_location_and_exit_code(db, db_url, tmp_path):

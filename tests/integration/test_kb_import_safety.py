@@ -10,37 +10,23 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import openpyxl
-import pytest
 
 from db import kb
-from db.stores import PgEmbeddingCache
-from engine.embedding import CachedEmbedder, E5Embedder
 from kb_import.example import EXAMPLE
 from kb_import.job import ImportOptions, ImportReport, run_import
 from kb_import.sample import SAMPLE_PATH
 from kb_import.undo import undo_last_import
 from tests.kb_files import HEADERS, entry, rows, write_xlsx
+from tests.medbot_cli import run_medbot
 
 ROOT = Path(__file__).resolve().parents[2]
 URGENT_HEADERS = [*HEADERS, "KHẨN CẤP"]
-
-
-@pytest.fixture(scope="module")
-def e5() -> E5Embedder:
-    return E5Embedder()
-
-
-@pytest.fixture
-def embedder(db: asyncpg.Pool, e5: E5Embedder) -> CachedEmbedder:
-    return CachedEmbedder(e5, PgEmbeddingCache(db))
 
 
 async def entries(db: asyncpg.Pool, role: str) -> list[dict[str, Any]]:
@@ -66,9 +52,7 @@ async def imp(db: asyncpg.Pool, path: Path, embedder: Any = None, **opts: Any) -
 
 
 def _medbot(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DATABASE_URL": db_url, "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=180)  # fmt: skip
+    return run_medbot(db_url, *args, timeout=180)
 
 
 THREE_NEW = [
