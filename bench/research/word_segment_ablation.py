@@ -161,9 +161,11 @@ class Signals:
         self.fam["word-unrestored"] = counts(seg_docs, [fold(seg(t)) for t in d.texts], _word)
         seg.save()
         c = SimpleNamespace(fam={"syllable": self.fam["syllable"]}, names=FIELDS, vocab={})
-        c.vocab["syllable"] = CountVectorizer(analyzer=_syl, lowercase=False).fit(
-            [f[n] for f in folded_docs for n in FIELDS]
-        ).vocabulary_
+        c.vocab["syllable"] = (
+            CountVectorizer(analyzer=_syl, lowercase=False)
+            .fit([f[n] for f in folded_docs for n in FIELDS])
+            .vocabulary_
+        )
         self.words = np.array([len(split_words(fold(t))) for t in d.texts])
         self.cov_strict = title_coverage(d, c, shift=1.0)  # type: ignore[arg-type]
         self.cov = self.cov_strict  # ``final`` reads cov_strict; kept for the Extra interface
@@ -234,7 +236,11 @@ def main() -> int:
     print(head)
     prod = [metrics(d, final(d, x)) for d, x in zip(data, signals, strict=True)]  # type: ignore[arg-type]
     loss = prod[0][0] - prod[-1][0] if "questions" in names else float("nan")
-    print(f"{'production (hashed) + fusion':<44}" + "".join(f"{p:>9.3f}/{h:.3f}" for p, h in prod) + f"  {loss:.4f}")
+    print(
+        f"{'production (hashed) + fusion':<44}"
+        + "".join(f"{p:>9.3f}/{h:.3f}" for p, h in prod)
+        + f"  {loss:.4f}"
+    )
     if args.product:
         now = []
         for d, x in zip(data, signals, strict=True):
