@@ -204,10 +204,50 @@ VARIANTS: dict[str, tuple[dict[str, float], float | None]] = {
 }
 
 
+def _ranks(d: Data, s: np.ndarray) -> np.ndarray:
+    g = s[np.arange(len(d.gold)), d.gold]
+    return (s > g[:, None]).sum(1) + 1
+
+
+def keyword_flips(dq: Data, dk: Data, signals: list[Signals], names: list[str], show: int = 12) -> None:
+    """Production sparse leg and fusion: how many dev messages the two shapes disagree on, and examples."""
+    xq, xk = signals[names.index("questions")], signals[names.index("questions_kw")]
+    for label, fq, fk in (
+        ("sparse leg", dq.sparse, dk.sparse),
+        ("fusion", final(dq, xq), final(dk, xk)),  # type: ignore[arg-type]
+    ):
+        rq, rk = _ranks(dq, fq), _ranks(dk, fk)
+        print(
+            f"{label}: P@1 questions only {int(((rq == 1) & (rk > 1)).sum())}, with keywords only "
+            f"{int(((rq > 1) & (rk == 1)).sum())}; hit@10 questions only {int(((rq <= 10) & (rk > 10)).sum())}, "
+            f"with keywords only {int(((rq > 10) & (rk <= 10)).sum())}"
+        )
+    entries = dk.shape.entries
+    for i in np.flatnonzero((rq == 1) & (rk > 1))[:show]:
+        top, gold = int(np.argmax(fk[i])), int(dk.gold[i])
+        print(f"- {dk.texts[i][:160]}")
+        print(f"  gold {entries[gold].question} | {entries[gold].keywords}")
+        print(f"  top  {entries[top].question} | {entries[top].keywords}")
+
+
+# Length-gated: the first scoring for messages of >= 20 words (``fusion.LEARNED_MIN_WORDS``), the second below.
+GATED: dict[str, tuple[dict[str, float], float | None, dict[str, float], float | None]] = {
+    "keywords novel 0 (bigrams within one keyword) for messages >= 20 words only": (
+        {"syllable": 0.5, "bigram-sep": 0.5},
+        0.0,
+        BASE,
+        None,
+    ),
+}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", default=",".join(SHAPES))
     ap.add_argument("--only", default="", help="comma-separated variant name prefixes")
+    ap.add_argument(
+        "--flips", action="store_true", help="dev messages `questions` gets right and `questions_kw` wrong"
+    )
     ap.add_argument(
         "--product",
         action="store_true",
@@ -241,6 +281,8 @@ def main() -> int:
         + "".join(f"{p:>9.3f}/{h:.3f}" for p, h in prod)
         + f"  {loss:.4f}"
     )
+    if args.flips and {"questions", "questions_kw"} <= set(names):
+        keyword_flips(data[names.index("questions")], data[names.index("questions_kw")], signals, names)
     if args.product:
         now = []
         for d, x in zip(data, signals, strict=True):
@@ -250,12 +292,18 @@ def main() -> int:
         loss = now[0][0] - now[-1][0] if "questions" in names else float("nan")
         cells = "".join(f"{p:>9.3f}/{h:.3f}" for p, h in now)
         print(f"{'engine sparse.py as checked out + fusion':<44}{cells}  {loss:.4f}", flush=True)
-    for name, (fams, kw_a) in VARIANTS.items():
+    for name, (fams, kw_a) in {**VARIANTS, **{g: (BASE, None) for g in GATED}}.items():
         if args.only and not any(name.startswith(p) for p in args.only.split(",")):
             continue
         alone, fused = {}, {}
         for d, x in zip(data, signals, strict=True):
-            s = x.score(fams, kw_a)
+            if name in GATED:
+                long_fams, long_a, short_fams, short_a = GATED[name]
+                s = np.where(
+                    (x.words >= 20)[:, None], x.score(long_fams, long_a), x.score(short_fams, short_a)
+                )
+            else:
+                s = x.score(fams, kw_a)
             alone[d.name] = metrics(d, s)
             fused[d.name] = metrics(d, final(d, x, s))  # type: ignore[arg-type]
         for label, res in (("alone", alone), ("+ fusion", fused)):
