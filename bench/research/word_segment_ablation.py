@@ -35,10 +35,13 @@ from types import SimpleNamespace
 import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.preprocessing import normalize
 
 from bench.research.retrieval_ranking_ablation import (
     SHAPES,
     Data,
+    _idf,
+    _sub,
     final,
     load,
     metrics,
@@ -138,6 +141,33 @@ def keywords_novel(per_field: list[sp.csr_matrix], a: float) -> list[sp.csr_matr
     return out
 
 
+def tfidf_kw_question_scale(
+    per_field: list[sp.csr_matrix], q: sp.csr_matrix, cap: float | None
+) -> np.ndarray:
+    """The production scheme, except that the keywords field is divided by the norm of the entry's QUESTION
+    vector instead of its own (an entry without a question keeps its own): keywords weigh as extra words of
+    the question (x 0.6), so three common phrases do not get the mass of three rare ones. ``cap``: the
+    keywords part's norm is at most ``cap`` x 0.6 (None: no cap)."""
+    n = per_field[0].shape[0]
+    idf = sp.diags(_idf(per_field, n))
+    parts = [(_sub(m) @ idf).tocsr() for m in per_field]
+    qi, ki = FIELDS.index("question"), FIELDS.index("keywords")
+    qnorm = np.sqrt(np.asarray(parts[qi].multiply(parts[qi]).sum(1)).ravel())
+    knorm = np.sqrt(np.asarray(parts[ki].multiply(parts[ki]).sum(1)).ravel())
+    scale = np.where(qnorm > 0, 1.0 / np.maximum(qnorm, 1e-9), 1.0 / np.maximum(knorm, 1e-9))
+    if cap is not None:
+        scale = np.minimum(scale, cap / np.maximum(knorm, 1e-9))
+    mixed = None
+    for i, (m, name) in enumerate(zip(parts, FIELDS, strict=True)):
+        w = FIELD_WEIGHTS[name]
+        if w <= 0:
+            continue
+        part = sp.diags(scale.astype(np.float32)) @ m * w if i == ki else normalize(m) * w
+        mixed = part if mixed is None else mixed + part
+    docs = normalize(mixed)
+    return (normalize(_sub(q) @ idf) @ docs.T).toarray()
+
+
 class Signals:
     """Per query set: the rebuilt sparse families, the word families, coverage and message length."""
 
@@ -170,10 +200,16 @@ class Signals:
         self.cov_strict = title_coverage(d, c, shift=1.0)  # type: ignore[arg-type]
         self.cov = self.cov_strict  # ``final`` reads cov_strict; kept for the Extra interface
 
-    def score(self, fams: dict[str, float], kw_a: float | None = None) -> np.ndarray:
+    def score(
+        self, fams: dict[str, float], kw_a: float | None = None, kw_scale: str = "", cap: float | None = None
+    ) -> np.ndarray:
         out = None
         for fam, w in fams.items():
             per_field, q = self.fam[fam]
+            if kw_scale == "question":
+                s = w * tfidf_kw_question_scale(per_field, q, cap)
+                out = s if out is None else out + s
+                continue
             if kw_a is not None and fam.startswith(("syllable", "bigram")):
                 per_field = keywords_novel(per_field, kw_a)
             c = SimpleNamespace(fam={fam: (per_field, q)}, names=FIELDS)
@@ -241,6 +277,13 @@ GATED: dict[str, tuple[dict[str, float], float | None, dict[str, float], float |
 }
 
 
+# Keywords scaled by the question's norm (``tfidf_kw_question_scale``), name -> cap.
+SCALED: dict[str, float | None] = {
+    "keywords scaled by the question's norm": None,
+    "keywords scaled by the question's norm, at most their own": 1.0,
+}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", default=",".join(SHAPES))
@@ -292,12 +335,14 @@ def main() -> int:
         loss = now[0][0] - now[-1][0] if "questions" in names else float("nan")
         cells = "".join(f"{p:>9.3f}/{h:.3f}" for p, h in now)
         print(f"{'engine sparse.py as checked out + fusion':<44}{cells}  {loss:.4f}", flush=True)
-    for name, (fams, kw_a) in {**VARIANTS, **{g: (BASE, None) for g in GATED}}.items():
+    for name, (fams, kw_a) in {**VARIANTS, **{g: (BASE, None) for g in (*GATED, *SCALED)}}.items():
         if args.only and not any(name.startswith(p) for p in args.only.split(",")):
             continue
         alone, fused = {}, {}
         for d, x in zip(data, signals, strict=True):
-            if name in GATED:
+            if name in SCALED:
+                s = x.score(BASE, kw_scale="question", cap=SCALED[name])
+            elif name in GATED:
                 long_fams, long_a, short_fams, short_a = GATED[name]
                 s = np.where(
                     (x.words >= 20)[:, None], x.score(long_fams, long_a), x.score(short_fams, short_a)
