@@ -11,6 +11,8 @@ Steps, each for a way the rules were missed before:
   table, on the word as typed (diacritics tell "hông" from "họng"); not in a message written in English, where
   "a", "e", "h" are English ("bleeding a lot" is not "bleeding anh lot");
 - folded with the engine's one folding table (lowercase, no diacritics, đ→d), every other character a space;
+- a hedge opening a clause ("chắc chỉ là trào ngược thôi nhưng…", "probably nothing but…") made a clause of
+  its own, so the writer's guess does not exclude or soften the signs that follow;
 - numbers said in words, as phone dictation writes them, read as digits when they are made with "trăm" or
   "mươi" ("hai trăm hai mươi trên một trăm hai mươi" → "220 tren 120", "ba mươi sáu tuần" → "36 tuan"); a lone
   word ("ba", "năm", "muối") is left as it is.
@@ -57,6 +59,14 @@ _ENGLISH_WORDS = frozenset(
 )
 _VIET_SYLLABLE = re.compile(
     r"^(?:ngh|ng|nh|ch|gh|gi|kh|ph|qu|th|tr|[bcdghklmnpqrstvx])?[aeiouy]{1,3}(?:ng|nh|ch|[cmnptiyou])?$"
+)
+# A hedge at the start of a clause ("chắc chỉ là trào ngược thôi nhưng…", "probably nothing but…") is the
+# writer's guess, not a finding: it ends at its "nhưng"/"but", so its words neither exclude nor soften the signs
+# told after it.
+_HEDGE = re.compile(
+    r"^(?:(?:chac|co le|hy vong|hi vong|mong la|chac la|chac chi|chac do|chac tai|co khi|probably|maybe|perhaps"
+    r"|hopefully|i think|i guess|might be|may be|could be|not sure|sorry to bother|bit of a|sorry)(?: [a-z0-9]+)*?)"
+    r" (?=(?:nhung|but) )"
 )
 # Clauses are joined with this, so no phrase (and no `~` gap) reads across a comma or a full stop.
 CLAUSE_JOIN = " ; "
@@ -248,13 +258,15 @@ def normalize(text: str, words: dict[str, str]) -> Normalized:
         first = len(spans)
         for clause in _CLAUSE_BREAK.split(sentence):
             folded = fold_words(clause, words)
-            if not folded:
-                continue
-            if parts:
-                pos += len(CLAUSE_JOIN)
-            spans.append((pos, pos + len(folded)))
-            parts.append(folded)
-            pos += len(folded)
+            hedge = _HEDGE.match(folded)
+            for piece in (folded[: hedge.end() - 1], folded[hedge.end() :]) if hedge else (folded,):
+                if not piece:
+                    continue
+                if parts:
+                    pos += len(CLAUSE_JOIN)
+                spans.append((pos, pos + len(piece)))
+                parts.append(piece)
+                pos += len(piece)
         if len(spans) > first:
             sentences.append((spans[first][0], spans[-1][1]))
     accented = " ".join(re.sub(r"[\W_]+", " ", visible.lower()).split())
