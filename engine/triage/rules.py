@@ -349,6 +349,22 @@ Span = tuple[int, int] | None  # where a phrase stands in the normalised text (N
 Found = list[tuple[str, Span]]
 
 
+def _counts(m: re.Match[str], msg: _Message, cat: Category, kind: str, topical: Found) -> bool:
+    """Whether one match counts (it is added to ``topical`` when it at least makes the category a topic)."""
+    if msg.negated(m.start()):
+        return False
+    span = msg.clause(m.start())
+    if cat.exclude is not None and cat.exclude.search(msg.norm.text, span[0], span[1]):
+        return False
+    topical.append((m.group(0), m.span()))
+    # A symptom may lie in the past when a severity sign is here now ("ngã đập đầu 2 hôm trước, hôm nay
+    # lơ mơ"): the severity phrase must be current, the symptom need not be.
+    when = msg.time_of(m.start())
+    if (when == IF and cat.conditional_cancels) or (when == PAST and kind != "symptom"):
+        return False
+    return not (kind != "severity" and cat.mild_cancels and msg.mild_near(m.start(), m.end()))
+
+
 def _hits(rx: re.Pattern[str] | None, msg: _Message, cat: Category, *, kind: str) -> tuple[Found, Found]:
     """(phrases that count, phrases that only make the category a topic) for one list of phrases."""
     if rx is None:
@@ -356,34 +372,18 @@ def _hits(rx: re.Pattern[str] | None, msg: _Message, cat: Category, *, kind: str
     text = msg.norm.text
     counted: Found = []
     topical: Found = []
-    for m in _matches(rx, text):
-        if msg.negated(m.start()):
-            continue
-        span = msg.clause(m.start())
-        if cat.exclude is not None and cat.exclude.search(text, span[0], span[1]):
-            continue
-        topical.append((m.group(0), m.span()))
-        # A symptom may lie in the past when a severity sign is here now ("ngã đập đầu 2 hôm trước, hôm nay
-        # lơ mơ"): the severity phrase must be current, the symptom need not be.
-        when = msg.time_of(m.start())
-        if (when == IF and cat.conditional_cancels) or (when == PAST and kind != "symptom"):
-            continue
-        if kind != "severity" and cat.mild_cancels and msg.mild_near(m.start(), m.end()):
-            continue
-        counted.append((m.group(0), m.span()))
-    return counted, topical
-
-
-def _matches(rx: re.Pattern[str], text: str) -> list[re.Match[str]]:
-    """Every match of ``rx``, and also those that start inside a longer one ("hóc xương cá, ho không ra tiếng":
-    the long phrase read from "hóc" may be excluded in its clause while the one read from "ho" is not)."""
-    found: list[re.Match[str]] = []
     m = rx.search(text)
     while m is not None:
-        found.append(m)
+        # A match that does not count may hide a shorter one starting inside it ("hóc xương cá, ho không ra
+        # tiếng": the phrase read from "hóc" is excluded in its clause, the one read from "ho" is not), so the
+        # search goes on from its next word; one that counts is read whole.
         nxt = text.find(" ", m.start() + 1)
-        m = rx.search(text, nxt + 1) if 0 <= nxt < m.end() else rx.search(text, m.end())
-    return found
+        resume = nxt + 1 if 0 <= nxt < m.end() else m.end()
+        if _counts(m, msg, cat, kind, topical):
+            counted.append((m.group(0), m.span()))
+            resume = m.end()
+        m = rx.search(text, resume)
+    return counted, topical
 
 
 def _pair(symptoms: Found, severity: Found) -> tuple[str, str] | None:
