@@ -11,6 +11,9 @@ Steps, each for a way the rules were missed before:
   table, on the word as typed (diacritics tell "hông" from "họng"); not in a message written in English, where
   "a", "e", "h" are English ("bleeding a lot" is not "bleeding anh lot");
 - folded with the engine's one folding table (lowercase, no diacritics, đ→d), every other character a space;
+- a hedge opening a clause ("chắc chỉ là trào ngược thôi nhưng…", "probably nothing but…") made a clause of
+  its own, so the writer's guess does not exclude or soften the signs that follow;
+- a clock time's "giờ" written "h" ("lúc 6h còn tỉnh táo" is a time, not "giờ … tỉnh táo");
 - numbers said in words, as phone dictation writes them, read as digits when they are made with "trăm" or
   "mươi" ("hai trăm hai mươi trên một trăm hai mươi" → "220 tren 120", "ba mươi sáu tuần" → "36 tuan"); a lone
   word ("ba", "năm", "muối") is left as it is.
@@ -57,6 +60,14 @@ _ENGLISH_WORDS = frozenset(
 )
 _VIET_SYLLABLE = re.compile(
     r"^(?:ngh|ng|nh|ch|gh|gi|kh|ph|qu|th|tr|[bcdghklmnpqrstvx])?[aeiouy]{1,3}(?:ng|nh|ch|[cmnptiyou])?$"
+)
+# A hedge at the start of a clause ("chắc chỉ là trào ngược thôi nhưng…", "probably nothing but…") is the
+# writer's guess, not a finding: it ends at its "nhưng"/"but", so its words neither exclude nor soften the signs
+# told after it.
+_HEDGE = re.compile(
+    r"^(?:(?:chac|co le|hy vong|hi vong|mong la|chac la|chac chi|chac do|chac tai|co khi|probably|maybe|perhaps"
+    r"|hopefully|i think|i guess|might be|may be|could be|not sure|sorry to bother|bit of a|sorry)(?: [a-z0-9]+)*?)"
+    r" (?=(?:nhung|but) )"
 )
 # Clauses are joined with this, so no phrase (and no `~` gap) reads across a comma or a full stop.
 CLAUSE_JOIN = " ; "
@@ -206,13 +217,27 @@ def read_spoken_numbers(folded: str) -> str:
     return " ".join(out)
 
 
+# A clock time ("lúc 6h", "6h30", "9 giờ tối") is not "giờ" (now): its "giờ" is written "h" ("luc 6 h", "6 h 30"),
+# so "lúc 6h còn tỉnh táo" does not read as "giờ … tỉnh táo" (it is over). A duration ("2 giờ rồi") keeps "giờ".
+_CLOCK = (
+    (re.compile(r"\b(luc|hoi|vao|vao luc|khoang luc|tu luc) (\d{1,2}) gio\b"), r"\1 \2 h"),
+    (re.compile(r"\b(\d{1,2}) gio (?=(?:\d{1,2} )?(?:sang|chieu|toi|trua|dem|kem)\b)"), r"\1 h "),
+    (re.compile(r"\b(\d{1,2}) (?:gio|h) ?(\d{2})\b(?! phut)"), r"\1 h \2"),
+    (re.compile(r"\b(\d{1,2}) h(\d{2})\b(?! phut)"), r"\1 h \2"),
+)
+
+
 def fold_words(text: str, words: dict[str, str]) -> str:
     """One clause (or pattern-free phrase) folded to plain words. Chat spellings are mapped on the word as
     typed, diacritics included: "hông" is "không" but "hong" may be "họng" (throat) and stays as it is."""
     out: list[str] = []
     for word in _WORD.findall(_GLUED_UNIT.sub(" ", _ELONGATED.sub(r"\1", text.lower()))):
         out.append(words.get(word) or _NON_WORD.sub(" ", fold(word)).strip())
-    return read_spoken_numbers(" ".join(w for w in out if w))
+    folded = read_spoken_numbers(" ".join(w for w in out if w))
+    if "gio" in folded or " h" in folded:
+        for rx, repl in _CLOCK:
+            folded = rx.sub(repl, folded)
+    return folded
 
 
 def is_english(text: str) -> bool:
@@ -248,13 +273,15 @@ def normalize(text: str, words: dict[str, str]) -> Normalized:
         first = len(spans)
         for clause in _CLAUSE_BREAK.split(sentence):
             folded = fold_words(clause, words)
-            if not folded:
-                continue
-            if parts:
-                pos += len(CLAUSE_JOIN)
-            spans.append((pos, pos + len(folded)))
-            parts.append(folded)
-            pos += len(folded)
+            hedge = _HEDGE.match(folded)
+            for piece in (folded[: hedge.end() - 1], folded[hedge.end() :]) if hedge else (folded,):
+                if not piece:
+                    continue
+                if parts:
+                    pos += len(CLAUSE_JOIN)
+                spans.append((pos, pos + len(piece)))
+                parts.append(piece)
+                pos += len(piece)
         if len(spans) > first:
             sentences.append((spans[first][0], spans[-1][1]))
     accented = " ".join(re.sub(r"[\W_]+", " ", visible.lower()).split())

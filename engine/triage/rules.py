@@ -40,6 +40,8 @@ NOW, PAST, IF = "now", "past", "if"  # when a clause speaks of
 _GAP_LONG = re.compile(r"\s*~~\s*")
 _GAP = re.compile(r"\s*~\s*")
 _NO_BEFORE = re.compile(r"(?:^| )no (?:[a-z]+ )?(?:(?:of|about|to) )?$")  # "no (thoughts) (of)"
+# "…giống y như trong phim": a likeness to the story, not another story
+_LIKENED = re.compile(r"(?:giong|nhu|het|chang|like)(?: [a-z]+){0,2} $")
 _WORD_EDGE = "(?<![a-z0-9])(?:{})(?![a-z0-9])"
 
 
@@ -96,12 +98,17 @@ class Markers:
     present: re.Pattern[str]
     mild_before: re.Pattern[str]  # ends right before the phrase ("hơi khó thở")
     mild_after: re.Pattern[str]  # starts right after it ("khó thở nhẹ")
+    # signs no "mild" word softens ("môi hơi tím", "hơi lơ mơ"): "a little blue" is blue
+    unsoftened: re.Pattern[str] | None
     general: re.Pattern[str]
     learning: re.Pattern[str]  # curiosity, a course, a joke, a deadline: no alarm, whoever it is about
     # a question to learn ("cách sơ cứu…", "kỹ năng phòng chống…"), "đang" or not
     educational: re.Pattern[str]
     # someone else's story (a film, the news, a clip): hides its own sentence, not the whole message
     story: re.Pattern[str] | None
+    # where, inside a story's sentence, the writer turns to someone real, now ("đang xem phim thì bố em ngã ra…",
+    # "đọc trên mạng thì thấy giống hệt ông nhà em"): the story ends there
+    story_turn: re.Pattern[str] | None
     resolved: re.Pattern[str]  # it is over ("giờ bình thường rồi", "rồi hết hẳn")
     personal: re.Pattern[str]
     conditional: re.Pattern[str]  # a clause about what might happen ("nếu bé sốt, bỏ bú…")
@@ -177,7 +184,7 @@ def parse_rules(text: str) -> RuleSet:
         negation=re.compile(
             r"(?:^| )(?:"
             + negation.pattern
-            + r")(?: (?:bi|co|thay|con|he|tung|bao gio|cam thay|phai|nghi (?:toi|den)(?: chuyen| viec)?|muon|y dinh|y muon|co y"
+            + r")(?: (?:bi|co|thay|con|he|tung|bao gio|cam thay|phai|nghi (?:toi|den)(?: chuyen| viec)?|muon|y dinh|y muon|co y|y nghi|suy nghi|dau hieu|trieu chung"
             r"|have|has|had|having|any|been|feel|feeling|felt|show|showing|experiencing|get|got|getting|a|an|the"
             r"|signs? of|really|even|ever|thinking (?:of|about)|thoughts? (?:of|about)|planning (?:to|on)|going to|want to|wanting to|trying to|intend to|intending to|considering))* $"
         ),
@@ -185,11 +192,13 @@ def parse_rules(text: str) -> RuleSet:
         present=_alternation(_required(m, "present", "markers"), "markers.present"),
         mild_before=re.compile(r"(?:^| )(?<!mo )(?:" + mild + r")(?: [a-z0-9]+)? $"),
         mild_after=re.compile(r"^ (?:[a-z0-9]+ )?(?:" + mild + r")(?![a-z0-9])"),
+        unsoftened=compile_phrases(m.get("unsoftened", [])),
         general=_alternation(_required(m, "general", "markers"), "markers.general"),
         personal=_alternation(_required(m, "personal", "markers"), "markers.personal"),
         educational=_alternation(_required(m, "educational", "markers"), "markers.educational"),
         learning=_alternation(_required(m, "learning", "markers"), "markers.learning"),
         story=compile_phrases(m.get("story", [])),
+        story_turn=compile_phrases(m.get("story_turn", [])),
         resolved=_alternation(_required(m, "resolved", "markers"), "markers.resolved"),
         conditional=_alternation(_required(m, "conditional", "markers"), "markers.conditional"),
         recurrent=_alternation(_required(m, "recurrent", "markers"), "markers.recurrent"),
@@ -329,6 +338,8 @@ class _Message:
     def mild_near(self, start: int, end: int) -> bool:
         cs, ce = self.clause(start)
         text = self.norm.text
+        if self.markers.unsoftened is not None and self.markers.unsoftened.search(text, start, end):
+            return False
         return bool(
             self.markers.mild_before.search(text[cs:start]) or self.markers.mild_after.search(text[end:ce])
         )
@@ -338,6 +349,22 @@ Span = tuple[int, int] | None  # where a phrase stands in the normalised text (N
 Found = list[tuple[str, Span]]
 
 
+def _counts(m: re.Match[str], msg: _Message, cat: Category, kind: str, topical: Found) -> bool:
+    """Whether one match counts (it is added to ``topical`` when it at least makes the category a topic)."""
+    if msg.negated(m.start()):
+        return False
+    span = msg.clause(m.start())
+    if cat.exclude is not None and cat.exclude.search(msg.norm.text, span[0], span[1]):
+        return False
+    topical.append((m.group(0), m.span()))
+    # A symptom may lie in the past when a severity sign is here now ("ngã đập đầu 2 hôm trước, hôm nay
+    # lơ mơ"): the severity phrase must be current, the symptom need not be.
+    when = msg.time_of(m.start())
+    if (when == IF and cat.conditional_cancels) or (when == PAST and kind != "symptom"):
+        return False
+    return not (kind != "severity" and cat.mild_cancels and msg.mild_near(m.start(), m.end()))
+
+
 def _hits(rx: re.Pattern[str] | None, msg: _Message, cat: Category, *, kind: str) -> tuple[Found, Found]:
     """(phrases that count, phrases that only make the category a topic) for one list of phrases."""
     if rx is None:
@@ -345,21 +372,17 @@ def _hits(rx: re.Pattern[str] | None, msg: _Message, cat: Category, *, kind: str
     text = msg.norm.text
     counted: Found = []
     topical: Found = []
-    for m in rx.finditer(text):
-        if msg.negated(m.start()):
-            continue
-        span = msg.clause(m.start())
-        if cat.exclude is not None and cat.exclude.search(text, span[0], span[1]):
-            continue
-        topical.append((m.group(0), m.span()))
-        # A symptom may lie in the past when a severity sign is here now ("ngã đập đầu 2 hôm trước, hôm nay
-        # lơ mơ"): the severity phrase must be current, the symptom need not be.
-        when = msg.time_of(m.start())
-        if (when == IF and cat.conditional_cancels) or (when == PAST and kind != "symptom"):
-            continue
-        if kind != "severity" and cat.mild_cancels and msg.mild_near(m.start(), m.end()):
-            continue
-        counted.append((m.group(0), m.span()))
+    m = rx.search(text)
+    while m is not None:
+        # A match that does not count may hide a shorter one starting inside it ("hóc xương cá, ho không ra
+        # tiếng": the phrase read from "hóc" is excluded in its clause, the one read from "ho" is not), so the
+        # search goes on from its next word; one that counts is read whole.
+        nxt = text.find(" ", m.start() + 1)
+        resume = nxt + 1 if 0 <= nxt < m.end() else m.end()
+        if _counts(m, msg, cat, kind, topical):
+            counted.append((m.group(0), m.span()))
+            resume = m.end()
+        m = rx.search(text, resume)
     return counted, topical
 
 
@@ -441,34 +464,61 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     return _drop_yielding(result, rules)
 
 
+def _story_marker(text: str, mk: Markers, a: int, b: int) -> re.Match[str] | None:
+    """The first story marker between ``a`` and ``b`` that is not a likeness ("giống y như trong phim")."""
+    if mk.story is None:
+        return None
+    return next((m for m in mk.story.finditer(text, a, b) if not _LIKENED.search(text, a, m.start())), None)
+
+
 def _story_sentences(norm: Normalized, mk: Markers) -> set[tuple[int, int]]:
-    """The sentences that tell someone else's story: from the first one with a story marker ("em xem video…",
+    """The spans that tell someone else's story: from the first sentence with a story marker ("em xem video…",
     "đọc trên mạng…") to the end of the message, except a later sentence that speaks of now ("Giờ bố em đang…").
-    What was said before the story is not part of it ("Bé thở rất nhanh… Em có xem video thấy giống y hệt")."""
-    first = mk.story.search(norm.text) if mk.story else None
+    What was said before the story is not part of it, down to the clause ("Bé thở rất nhanh… Em có xem video
+    thấy giống y hệt"; "con em vừa nuốt một viên pin, em đọc trên mạng thấy bảo…").
+    A sentence where the writer turns from the story to someone real ("đang xem phim thì bố em ngã ra méo
+    miệng") is story only up to the turn, and the story ends there."""
+    text = norm.text
+    first = _story_marker(text, mk, 0, len(text))
     if first is None:
         return set()
     start = norm.sentence_at(first.start())[0]
-    text = norm.text
-    return {
-        (a, b)
-        for a, b in norm.sentences
-        if a >= start and (mk.story.search(text, a, b) or not mk.present.search(text, a, b))
-    }
+    spans: set[tuple[int, int]] = set()
+    for a, b in norm.sentences:
+        if a < start:
+            continue
+        marker = _story_marker(text, mk, a, b)
+        if not marker and mk.present.search(text, a, b):
+            continue
+        # the story starts at the clause of its marker: what the sentence said before it is not part of it
+        begin = norm.clause_at(marker.start())[0] if marker else a
+        turn = mk.story_turn.search(text, marker.start(), b) if marker and mk.story_turn else None
+        if turn is not None and _story_marker(text, mk, turn.start(), b) is None:
+            spans.add((begin, turn.start()))
+            break
+        spans.add((begin, b))
+    return spans
 
 
 def _outside(
     alone: Found, symptoms: Found, severity: Found, norm: Normalized, story: set[tuple[int, int]]
 ) -> bool:
-    """Whether a category's find stands (at least in part) outside the sentences that tell a story."""
+    """Whether a category's find stands (at least in part) outside the story. A pair may have one half in a
+    story sentence when the other half stands in a sentence with no story in it ("Bé thở rất nhanh. Em có xem
+    video thấy giống y hệt"); in a sentence the story only begins in, both halves must stand before it."""
+    touched = {norm.sentence_at(a) for a, _ in story}
 
     def out(found: Found) -> Found:
-        return [(p, s) for p, s in found if s is None or norm.sentence_at(s[0]) not in story]
+        return [(p, s) for p, s in found if s is None or not any(a <= s[0] < b for a, b in story)]
+
+    def away(found: Found) -> Found:
+        return [(p, s) for p, s in found if s is None or norm.sentence_at(s[0]) not in touched]
 
     return (
         bool(out(alone))
-        or _pair(out(symptoms), severity) is not None
-        or _pair(symptoms, out(severity)) is not None
+        or _pair(out(symptoms), out(severity)) is not None
+        or _pair(away(symptoms), severity) is not None
+        or _pair(symptoms, away(severity)) is not None
     )
 
 
