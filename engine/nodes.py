@@ -4,7 +4,8 @@ the reply are ``engine.reply_nodes`` (and ``engine.clinic_nodes``); the framewor
 ``engine.core``, ``engine.shared`` (the shared store) and ``engine.structured`` (the typed LLM step).
 
 Shared-store keys read: ``deps`` (EngineDeps), ``role``, ``input``, ``conversation_id``, optional ``history``
-(list of Turn). Keys written: ``query``, ``input_error``, ``red_flag``, ``red_flag_categories``, ``triage``
+(list of Turn) or ``memory_read`` (an awaitable of MemoryRead). Keys written: ``query``, ``input_error``,
+``offline_intent``, ``red_flag``, ``red_flag_categories``, ``triage``
 (what triage found, for the trace), ``emergency_card`` (a clinician role's card, after the answer), ``history``,
 ``summary``, ``input_type``, ``classification_confidence``, ``classification_reason``, ``rag_questions``,
 ``is_follow_up``, ``retrieval_query``, ``retrieved`` (list[Hit]), ``retrieval_score``, ``retrieval_timings``,
