@@ -514,6 +514,10 @@ def table(result: dict[str, Any]) -> str:
         f"machine: {m['cpus']} cpus, load average before {m['loadavg_before']}, after {m['loadavg_after']}"
     )
     lines.append("ms; ask = ChatService.handle_text wall time (everything `medbot ask` does except printing)")
+    lines.append(
+        "embed = what the search waits for the query vector (its embedding starts as the message comes in, "
+        "so this is less than the embedding's own time)"
+    )
     lines.append("shortcut: " + result["embedding_shortcut"])
     return "\n".join(lines)
 

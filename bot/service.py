@@ -38,6 +38,7 @@ engine's answer reaches the channel typed: ``Reply.result`` is the flow's ``engi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -55,9 +56,10 @@ from bot.logs import redact
 from db import conversations, feedback, outbox, suggestions, users
 from db.conversations import StoredTurn
 from db.locks import advisory_lock
+from db.stores import pair_turns
 from db.types import Executor
 from db.users import User
-from engine import ClinicProfile, FlowResult, triage
+from engine import ClinicProfile, FlowResult, MemoryRead, triage
 
 log = logging.getLogger("medbot.service")
 
@@ -115,11 +117,6 @@ class RoleChoice(Enum):
 
 
 Conversation = Literal["active", "new", "keep"]
-OPEN_CONVERSATION = {
-    "active": conversations.active_conversation,
-    "new": conversations.new_conversation,
-    "keep": conversations.latest_conversation,
-}
 Deliver = Callable[[str], Awaitable[object]]
 Handle = Callable[[Emergency | None], Awaitable[object]]
 
@@ -137,6 +134,7 @@ class ChatService:
         disclaimer: str = "",
         clinic: ClinicProfile | None = None,
         fair_use: FairUse | None = None,
+        history_turns: int = 3,
     ) -> None:
         self.pool = pool
         self.answer = answer
@@ -147,6 +145,7 @@ class ChatService:
         self.disclaimer = disclaimer
         self.clinic = clinic or ClinicProfile()
         self.fair_use = fair_use  # None: no limits (tools, tests)
+        self.history_turns = history_turns  # turns of memory read for the flow (EngineConfig.history_turns)
 
     # -- triage first ------------------------------------------------------------------------------------
 
@@ -342,17 +341,29 @@ class ChatService:
             return await self._record_emergency(user, text, channel, emergency)
         role = self.answer_role(user) or self.default_role
         started = time.perf_counter()
-        conversation_id = await OPEN_CONVERSATION[conversation](self.db, user.id, role)
         shared: dict[str, Any] = {
             "role": role,
             "input": text,
-            "conversation_id": conversation_id,
             "user_id": user.id,
             "channel": channel,
             "trace": [],
         }
         budgeted = await self._llm_budget(user, shared)
-        result = await self.answer(shared)
+        # The conversation and its memory in one round trip, read while the flow's first steps run (the
+        # flow's LoadMemory waits for it). It uses this chat's connection: nothing else here does until the
+        # read is done, and it is always waited for before returning.
+        memory_read: asyncio.Future[MemoryRead] = asyncio.get_running_loop().create_future()
+        opening = asyncio.ensure_future(self._open(user.id, role, conversation, memory_read))
+        shared["memory_read"] = memory_read
+        try:
+            result = await self.answer(shared)
+        except BaseException:
+            opening.cancel()
+            with contextlib.suppress(BaseException):
+                await opening
+            raise
+        conversation_id = await opening
+        shared["conversation_id"] = conversation_id
         latency_ms = int((time.perf_counter() - started) * 1000)
         turn = StoredTurn(
             user_text=text,
@@ -395,6 +406,25 @@ class ChatService:
             latency_ms=latency_ms,
             result=result,
         )
+
+    async def _open(
+        self, user_id: int, role: str, conversation: Conversation, memory_read: asyncio.Future[MemoryRead]
+    ) -> int:
+        """The message's conversation (``conversation`` as in ``handle_text``); its memory goes to
+        ``memory_read`` (the failure too, so that the flow does not wait for what will not come)."""
+        try:
+            opened = await conversations.open_with_memory(
+                self.db, user_id, role, conversation, 2 * self.history_turns
+            )
+        except BaseException as exc:
+            if not memory_read.done():
+                memory_read.set_exception(exc if isinstance(exc, Exception) else RuntimeError("cancelled"))
+                memory_read.exception()  # retrieved: the flow may have finished without it
+            raise
+        if not memory_read.done():
+            turns = pair_turns(opened.messages, self.history_turns)
+            memory_read.set_result(MemoryRead(turns, opened.summary, opened.answered))
+        return opened.conversation_id
 
     async def _record_emergency(self, user: User, text: str, channel: str, emergency: Emergency) -> Reply:
         role = self.answer_role(user) or self.default_role

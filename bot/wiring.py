@@ -35,8 +35,9 @@ log = logging.getLogger(__name__)
 
 
 def searcher_for(runtime: Runtime) -> ClinicSearcher:
-    # The KB version is checked on every search (one indexed row): an import in any process is seen by the
-    # very next question.
+    # The KB version is checked on every message (one indexed row, read as the message comes in, once per
+    # message: engine.retrieval.search.one_kb_check_per_message): an import in any process is seen by the very
+    # next question.
     return runtime.once(
         "searcher",
         lambda: ClinicSearcher(PgKBStore(runtime.pool), embedder_for(runtime), version_check_seconds=0),
@@ -96,6 +97,7 @@ async def build_service(runtime: Runtime) -> ChatService:
         disclaimer=runtime.settings.disclaimer,
         clinic=runtime.settings.clinic,
         fair_use=FairUse(Limits.from_settings(runtime.settings), runtime.settings.clinic),
+        history_turns=deps.config.history_turns,
     )
 
 

@@ -176,6 +176,77 @@ async def memory(db: Executor, conversation_id: int, limit: int) -> tuple[list[d
     return messages, summary, bool(rows[0]["answered"])
 
 
+_OPEN_WITH_MEMORY = """
+WITH found AS (
+    SELECT id FROM conversations
+    WHERE user_id = $1 AND role IS NOT DISTINCT FROM $2{recent}
+    ORDER BY last_activity_at DESC LIMIT 1
+), created AS (
+    INSERT INTO conversations (user_id, role)
+    SELECT $1, $2 WHERE NOT EXISTS (SELECT 1 FROM found)
+    RETURNING id, summary
+), conv AS (
+    SELECT c.id, c.summary FROM found JOIN conversations c ON c.id = found.id
+    UNION ALL
+    SELECT id, summary FROM created
+)
+SELECT conv.id AS conversation_id, conv.summary, last.direction, last.text, last.input_type, last.citations,
+       CASE WHEN last.direction = 'out' THEN (
+           SELECT s.questions FROM suggestion_sets s
+           WHERE s.conversation_id = conv.id AND s.created_at = last.created_at
+           ORDER BY s.id DESC LIMIT 1
+       ) END AS suggestions,
+       EXISTS (
+           SELECT 1 FROM messages m
+           WHERE m.conversation_id = conv.id AND m.direction = 'out' AND cardinality(m.citations) > 0
+       ) AS answered
+FROM conv
+LEFT JOIN LATERAL (
+    SELECT id, direction, text, input_type, citations, created_at FROM messages
+    WHERE conversation_id = conv.id ORDER BY created_at DESC, id DESC LIMIT $3
+) last ON true
+ORDER BY last.id
+"""
+_OPEN_ACTIVE = _OPEN_WITH_MEMORY.format(
+    recent="\n      AND last_activity_at > now() - make_interval(mins => $4)"
+)
+_OPEN_LATEST = _OPEN_WITH_MEMORY.format(recent="")
+
+
+@dataclass(slots=True)
+class OpenedConversation:
+    """A conversation opened for a message, with its memory as ``memory`` reads it."""
+
+    conversation_id: int
+    messages: list[dict[str, Any]]  # the last ones, oldest first, each bot message with its suggestions
+    summary: str
+    answered: bool  # the conversation already had an answer from the KB
+
+
+async def open_with_memory(
+    db: Executor, user_id: int, role: str | None, mode: str, limit: int
+) -> OpenedConversation:
+    """The conversation a message goes to and its memory (``memory``), in one round trip.
+
+    ``mode``: "active" (``active_conversation``: the current one, a new one after ``IDLE_MINUTES``), "keep"
+    (``latest_conversation``: the latest however old) or "new" (``new_conversation``: nothing to remember)."""
+    if mode == "new":
+        return OpenedConversation(await new_conversation(db, user_id, role), [], "", False)
+    if mode == "active":
+        rows = await db.fetch(_OPEN_ACTIVE, user_id, role, limit, IDLE_MINUTES)
+    elif mode == "keep":
+        rows = await db.fetch(_OPEN_LATEST, user_id, role, limit)
+    else:
+        raise ValueError(f"mode must be active, keep or new, not {mode!r}")
+    keys = ("direction", "text", "input_type", "citations", "suggestions")
+    return OpenedConversation(
+        int(rows[0]["conversation_id"]),
+        [{k: r[k] for k in keys} for r in rows if r["direction"]],
+        rows[0]["summary"] or "",
+        bool(rows[0]["answered"]),
+    )
+
+
 async def get_summary(db: Executor, conversation_id: int) -> str:
     return await db.fetchval("SELECT summary FROM conversations WHERE id = $1", conversation_id) or ""
 

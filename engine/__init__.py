@@ -31,6 +31,7 @@ _SURFACE: dict[str, str] = {
     "KBEntry": "engine.types",
     "Hit": "engine.types",
     "Turn": "engine.types",
+    "MemoryRead": "engine.types",
     "Embedder": "engine.types",
     # text tools
     "fold": "engine.text",
@@ -78,5 +79,6 @@ if TYPE_CHECKING:
     from engine.types import Embedder as Embedder
     from engine.types import Hit as Hit
     from engine.types import KBEntry as KBEntry
+    from engine.types import MemoryRead as MemoryRead
     from engine.types import Turn as Turn
     from engine.untrusted import vn_number as vn_number

@@ -20,7 +20,11 @@ vectors (cosine ≥ 0.999) keep their fingerprint, different ones get a new one.
 
 ``CachedEmbedder`` wraps any of them with an ``EmbeddingCache`` keyed by (name, sha256 of text), so re-imports
 and evaluation runs never embed the same passage twice, and keeps the last query vectors in memory (an LRU
-keyed by the exact text): suggestion taps and popular questions repeat verbatim.
+keyed by the exact text): suggestion taps and popular questions repeat verbatim. ``prefetch_queries`` starts
+embedding query texts in the background (the search asks for the vector a few milliseconds later, after the
+database reads and the classification that do not need it); a query already being embedded is waited for,
+never embedded twice. Several prefetched texts go to the model in one call where the backend computes each
+text exactly as alone (llama.cpp: checked bit for bit, tests/unit/test_embedding_prefetch.py).
 
 Local models run with one native thread each (``threads``): on a small shared machine spinning OpenMP or
 ggml threads cost far more than they save (a query took 100-1,700 ms of wall time on a busy 2-core box with
@@ -289,6 +293,11 @@ class LlamaCppEmbedder:
     async def embed_query(self, text: str) -> np.ndarray:
         return (await asyncio.to_thread(self._embed, [text], query=True))[0]
 
+    async def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Several queries in one llama.cpp call: each row is exactly what ``embed_query`` gives for its text
+        (each sequence is encoded on its own inside the batch), for less than the calls one by one."""
+        return await asyncio.to_thread(self._embed, list(texts), query=True)
+
 
 def _embedding_rows(reply: Any, expected: int) -> list[list[float]]:
     """The vectors of an OpenAI-style embeddings reply, in input order."""
@@ -409,6 +418,10 @@ class CachedEmbedder:
         self.query_misses = 0
         self._open_lock = asyncio.Lock()
         self._warming: asyncio.Task[None] | None = None
+        # Query texts being embedded now (prefetched or asked for), so that a second ask waits for the first.
+        self._pending: dict[str, asyncio.Future[np.ndarray]] = {}
+        self._prefetches: set[asyncio.Task[None]] = set()
+        self.prefetched = 0  # query texts embedded ahead of the search, for reports and tests
 
     @property
     def name(self) -> str:
@@ -480,16 +493,95 @@ class CachedEmbedder:
             self._queries.move_to_end(text)
             self.query_hits += 1
             return vector
+        pending = self._pending.get(text)
+        if pending is not None:  # being embedded (a prefetch): wait for it; a cancelled caller leaves it be
+            try:
+                vector = await asyncio.shield(pending)
+            except _Abandoned:  # whoever was embedding it was cancelled: embed it here
+                return await self.embed_query(text)
+            self.query_hits += 1
+            return vector
         await self.open()
         self.query_misses += 1
-        vector = np.asarray(await self.inner.embed_query(text), dtype=np.float32)
+        future: asyncio.Future[np.ndarray] = asyncio.get_running_loop().create_future()
+        self._pending[text] = future
+        try:
+            vector = np.asarray(await self.inner.embed_query(text), dtype=np.float32)
+        except BaseException as exc:
+            self._settle(text, future, error=exc)
+            raise
+        self._keep(text, vector)
+        self._settle(text, future, vector=vector)
+        return vector
+
+    def prefetch_queries(self, texts: list[str]) -> None:
+        """Start embedding the query texts that are neither cached nor being embedded, in the background (call
+        with a running event loop); ``embed_query`` of one of them then waits for this instead of starting
+        its own. A failure is not raised here: whoever asks for the vector gets it (the search falls back as
+        it would on its own call) and a later ask embeds the text again."""
+        fresh = list(dict.fromkeys(t for t in texts if t not in self._queries and t not in self._pending))
+        if not fresh:
+            return
+        loop = asyncio.get_running_loop()
+        futures = {t: loop.create_future() for t in fresh}
+        self._pending.update(futures)
+        task = asyncio.ensure_future(self._prefetch(futures))
+        self._prefetches.add(task)
+        task.add_done_callback(self._prefetches.discard)
+
+    async def _prefetch(self, futures: dict[str, asyncio.Future[np.ndarray]]) -> None:
+        texts = list(futures)
+        try:
+            await self.open()
+            batch = getattr(self.inner, "embed_queries", None)  # one call where the backend has one
+            if batch is not None and len(texts) > 1:
+                vectors = list(np.asarray(await batch(texts), dtype=np.float32))
+            else:
+                vectors = [np.asarray(await self.inner.embed_query(t), dtype=np.float32) for t in texts]
+        except BaseException as exc:
+            for text, future in futures.items():
+                self._settle(text, future, error=exc)
+            if not isinstance(exc, Exception):
+                raise
+            log.debug("embedding.prefetch_failed error=%r", exc)
+            return
+        self.query_misses += len(texts)
+        self.prefetched += len(texts)
+        for text, vector in zip(texts, vectors, strict=True):
+            self._keep(text, vector)
+            self._settle(text, futures[text], vector=vector)
+
+    def _keep(self, text: str, vector: np.ndarray) -> None:
         if self.query_cache_size > 0:
             vector.setflags(write=False)  # shared by every caller of the same text
             self._queries[text] = vector
             self._queries.move_to_end(text)
             while len(self._queries) > self.query_cache_size:
                 self._queries.popitem(last=False)
-        return vector
+
+    def _settle(
+        self,
+        text: str,
+        future: asyncio.Future[np.ndarray],
+        *,
+        vector: np.ndarray | None = None,
+        error: BaseException | None = None,
+    ) -> None:
+        """Hand the outcome to whoever waits for ``text`` and forget it as pending (a failure is not kept)."""
+        if self._pending.get(text) is future:
+            del self._pending[text]
+        if future.done():
+            return
+        if error is None:
+            future.set_result(vector)  # type: ignore[arg-type]
+            return
+        future.set_exception(error if isinstance(error, Exception) else _Abandoned())
+        future.exception()  # marks it retrieved: nobody may be waiting for it
+
+
+class _Abandoned(Exception):
+    """The embedding of a query text was cancelled before it finished (its caller gave up): a waiter embeds
+    the text itself."""
 
 
 async def model_name(embedder: Any) -> str:

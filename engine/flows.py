@@ -26,6 +26,7 @@ from engine.core import Flow, FlowDefinition, build_flow, flow_to_mermaid
 from engine.deps import EngineDeps
 from engine.llm import Usage
 from engine.result import FlowResult
+from engine.retrieval.search import one_kb_check_per_message
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +133,8 @@ async def run_medical_flow(deps: EngineDeps, shared: dict[str, Any]) -> FlowResu
     budget = deps.config.llm_budget
     shared["llm_deadline"] = time.monotonic() + budget - llm_reserve(budget)
     try:
-        await medical_flow().run(shared)
+        with one_kb_check_per_message():
+            await medical_flow().run(shared)
     except Exception:
         log.exception("medical flow failed")
         if shared.get("red_flag") or shared.get("emergency_card"):  # never lose the emergency answer

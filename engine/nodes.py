@@ -4,7 +4,8 @@ the reply are ``engine.reply_nodes`` (and ``engine.clinic_nodes``); the framewor
 ``engine.core``, ``engine.shared`` (the shared store) and ``engine.structured`` (the typed LLM step).
 
 Shared-store keys read: ``deps`` (EngineDeps), ``role``, ``input``, ``conversation_id``, optional ``history``
-(list of Turn). Keys written: ``query``, ``input_error``, ``red_flag``, ``red_flag_categories``, ``triage``
+(list of Turn) or ``memory_read`` (an awaitable of MemoryRead). Keys written: ``query``, ``input_error``,
+``offline_intent``, ``red_flag``, ``red_flag_categories``, ``triage``
 (what triage found, for the trace), ``emergency_card`` (a clinician role's card, after the answer), ``history``,
 ``summary``, ``input_type``, ``classification_confidence``, ``classification_reason``, ``rag_questions``,
 ``is_follow_up``, ``retrieval_query``, ``retrieved`` (list[Hit]), ``retrieval_score``, ``retrieval_timings``,
@@ -14,6 +15,7 @@ the typed ``engine.result.FlowResult`` once the flow is done.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from typing import Any, Literal
@@ -28,7 +30,7 @@ from engine.safety import InvalidInput, normalize_input, validate_input
 from engine.shared import dedup_hits, deps_of, history_text, role_of, say
 from engine.structured import Structured, StructuredNode, disagree, step_on
 from engine.text import fold_plain
-from engine.types import Hit, Turn
+from engine.types import Hit, MemoryRead, Turn
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +69,13 @@ InputType = Literal[
 @register
 class IngestQuery(Node):
     """NFC, control characters, whitespace; 1–1000 characters. Never stops the flow: the red-flag check runs
-    next on the full text, so an emergency in an over-long message is still caught."""
+    next on the full text, so an emergency in an over-long message is still caught.
+
+    A valid message that the offline classifier does not surely route elsewhere (``offline_sure``) is very
+    likely to be searched: its query embedding starts here, in the background (``Searcher.prefetch``), so
+    that it runs while the red-flag check, the memory read and the classification do their work; the search
+    then finds it done or on its way. The classification is kept (``offline_intent``) for MainDecisionAgent,
+    which would otherwise compute it again."""
 
     async def prep(self, shared: dict[str, Any]) -> str:
         return shared.get("input") or ""
@@ -80,7 +88,25 @@ class IngestQuery(Node):
 
     async def post(self, shared: dict[str, Any], prep: str, res: tuple[str, str | None]) -> str:
         shared["query"], shared["input_error"] = res
+        if res[1] is None:
+            intent = offline_intent(shared)
+            prefetch = getattr(deps_of(shared).searcher, "prefetch", None)
+            if prefetch is not None and not (
+                intent.input_type != "medical_question" and offline_sure(intent)
+            ):
+                prefetch(role_of(shared).kb, [res[0]])
         return "default"
+
+
+def offline_intent(shared: dict[str, Any]) -> Intent:
+    """The offline classifier's reading of ``shared["query"]``, computed once per message."""
+    query = shared["query"]
+    kept = shared.get("offline_intent")
+    if kept is None or kept[0] != query:
+        kept = (query, classify(query))
+        shared["offline_intent"] = kept
+    intent: Intent = kept[1]
+    return intent
 
 
 @register
@@ -122,7 +148,10 @@ class RedFlagCheck(Node):
 
 @register
 class LoadMemory(Node):
-    """The last turns and the summary of the conversation (memory store), unless the caller passed them."""
+    """The last turns and the summary of the conversation (memory store), unless the caller passed them:
+    ``history`` itself, or ``memory_read``, an awaitable of ``MemoryRead`` the caller started before the flow
+    (the chat service reads the memory in the same round trip that finds the conversation, while the first
+    nodes run)."""
 
     max_retries = 2
     wait = 0.05
@@ -130,14 +159,22 @@ class LoadMemory(Node):
 
     async def prep(self, shared: dict[str, Any]) -> tuple[Any, Any, int]:
         deps = deps_of(shared)
-        if shared.get("history") is not None or deps.memory is None or shared.get("conversation_id") is None:
-            return None, None, deps.config.history_turns
-        return deps.memory, shared["conversation_id"], deps.config.history_turns
+        n = deps.config.history_turns
+        if shared.get("history") is not None:
+            return None, None, n
+        if shared.get("memory_read") is not None:
+            return shared["memory_read"], None, n
+        if deps.memory is None or shared.get("conversation_id") is None:
+            return None, None, n
+        return deps.memory, shared["conversation_id"], n
 
     async def exec(self, prep: tuple[Any, Any, int]) -> tuple[list[Turn] | None, str, bool | None]:
         memory, conv, n = prep
         if memory is None:
             return None, "", None
+        if conv is None:  # the caller's read (memory_read), in flight: waited for, never cancelled from here
+            read: MemoryRead = await asyncio.shield(memory)
+            return list(read.turns), read.summary, read.answered
         load = getattr(memory, "load", None)  # a store that reads it all in one round trip
         if load is not None:
             turns, summary, *answered = await load(conv, n)
@@ -206,7 +243,7 @@ class MainDecisionAgent(StructuredNode):
             "role": role_of(shared),
             "query": shared["query"],
             "history_text": history_text(shared["history"]),
-            "offline": classify(shared["query"]),
+            "offline": offline_intent(shared),
         }
 
     def steps_on(self, shared: dict[str, Any]) -> bool:
@@ -370,6 +407,11 @@ class RetrieveFromKB(Node):
     async def exec(self, p: dict[str, Any]) -> dict[str, Any]:
         """The searches only (retried on a store failure); reading their results is ``post``'s."""
         search, role = p["searcher"].search, p["role"]
+        parts = [] if p["contexts"] else followups.split_parts(p["query"])
+        prefetch = getattr(p["searcher"], "prefetch", None)
+        if prefetch is not None:  # every text searched below, embedded while the first searches run
+            later = [*p["contexts"]] if p["contexts"] else (parts if len(parts) == 2 else [])
+            prefetch(role, [p["own"], *p["extra"], *later])
         own = await search(role, p["own"], extra_queries=p["extra"], k=p["k"])
         out: dict[str, Any] = {"own": list(own.hits), "timings": dict(own.timings or {})}
         if p["extra"]:  # the model's rag_questions joined the search: what offline mode would have found
@@ -379,7 +421,7 @@ class RetrieveFromKB(Node):
             for context in p["contexts"]:
                 ctx = await search(role, context, extra_queries=p["extra"], k=p["k"], exclude=p["exclude"])
                 out["context"].append(list(ctx.hits))
-        elif len(parts := followups.split_parts(p["query"])) == 2 and own.hits:
+        elif len(parts) == 2 and own.hits:
             out["parts"] = [list((await search(role, part, k=3)).hits) for part in parts]
         return out
 

@@ -62,6 +62,16 @@ class Turn:
     suggestions: list[str] = field(default_factory=list)  # the buttons shown under the reply
 
 
+@dataclass(slots=True)
+class MemoryRead:
+    """A conversation's memory as a caller read it for the flow (``shared["memory_read"]``, see LoadMemory):
+    the last turns, the summary, and whether the conversation already had an answer from the KB."""
+
+    turns: list[Turn]
+    summary: str = ""
+    answered: bool = False
+
+
 class Embedder(Protocol):
     """Turns text into L2-normalised float32 vectors of ``dim`` dimensions.
 

@@ -9,7 +9,13 @@ searched the same way and merged by taking, per entry, its best fused score (Com
 
 Each process keeps one sparse index per role and rebuilds it when ``store.kb_version(role)`` changes (an
 import in any process bumps the version in the database). The version is checked at most once per
-``version_check_seconds`` per role; the rebuild runs in a worker thread so the event loop keeps serving.
+``version_check_seconds`` per role, and once per message inside the medical flow (``one_kb_check_per_message``:
+read as the message comes in, by ``prefetch``, while the message's other reads run); the rebuild runs in a
+worker thread so the event loop keeps serving.
+
+``prefetch`` starts the query embedding of a message that will probably be searched before the search itself
+(``engine.embedding.CachedEmbedder.prefetch_queries``): the search embeds exactly the same text and finds it
+done or on its way.
 
 Vectors of one model only: the dense leg reads the vectors made by the running embedder's model
 (``engine.embedding.model_name``) and nothing else. While some active entries of a role have no vector of
@@ -28,7 +34,9 @@ import gc
 import logging
 import math
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,6 +150,23 @@ class SearchResult:
     query_words: int = 0
 
 
+# The KB version checks of the message being answered, per role (``one_kb_check_per_message``).
+_MESSAGE_CHECKS: ContextVar[dict[str, asyncio.Future[SparseIndex]] | None] = ContextVar(
+    "medbot_kb_checks", default=None
+)
+
+
+@contextmanager
+def one_kb_check_per_message() -> Iterator[None]:
+    """Within this block (one message through the medical flow) each role's KB version is checked once: the
+    first search or prefetch checks it, the later ones use the index as of that check (``KBSearch.index``)."""
+    token = _MESSAGE_CHECKS.set({})
+    try:
+        yield
+    finally:
+        _MESSAGE_CHECKS.reset(token)
+
+
 def _freeze_long_lived(*_: object) -> None:
     """Move everything alive now (a large KB's entries and index) out of the cyclic GC's reach: otherwise
     every full collection walks those objects and adds tens of ms to whichever search triggers it."""
@@ -181,15 +206,44 @@ class KBSearch:
         self.version_check_seconds = version_check_seconds
         self._indexes: dict[str, _RoleIndex] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._checking: dict[str, asyncio.Future[SparseIndex]] = {}  # a version check in flight, per role
         self._background: set[asyncio.Task[object]] = set()
         self._embed_failed_at = float("-inf")  # when the embedder last failed (monotonic)
 
     async def index(self, role: str) -> SparseIndex:
-        """The role's sparse index, rebuilt first if the KB version changed since the last check."""
+        """The role's sparse index, rebuilt first if the KB version changed since the last check.
+
+        Inside ``one_kb_check_per_message`` (the medical flow) the role's version is checked once per message,
+        by its first call (``prefetch`` as the message comes in), and every later call of the message uses the
+        index as of that check (a message is answered from one KB version, with one round trip). A check of
+        the role already in flight (a concurrent message's) is joined instead of starting another."""
+        checks = _MESSAGE_CHECKS.get()
+        mine = checks.get(role) if checks is not None else None
+        if mine is not None and not (mine.done() and (mine.cancelled() or mine.exception() is not None)):
+            return await asyncio.shield(mine)
         now = time.monotonic()
         current = self._indexes.get(role)
         if current is not None and now - current.checked_at < self.version_check_seconds:
             return current.index
+        checking = self._checking.get(role) or self._start_check(role)
+        if checks is not None:
+            checks[role] = checking
+        return await asyncio.shield(checking)
+
+    def _start_check(self, role: str) -> asyncio.Future[SparseIndex]:
+        task = asyncio.ensure_future(self._check(role))
+        self._checking[role] = task
+
+        def done(t: asyncio.Future[SparseIndex]) -> None:
+            if self._checking.get(role) is t:
+                del self._checking[role]
+            if not t.cancelled():
+                t.exception()  # a failure reaches every waiter; none may be left (a prefetch's own check)
+
+        task.add_done_callback(done)
+        return task
+
+    async def _check(self, role: str) -> SparseIndex:
         lock = self._locks.setdefault(role, asyncio.Lock())
         async with lock:
             current = self._indexes.get(role)
@@ -302,6 +356,36 @@ class KBSearch:
         index = await self.index(role)
         if index.restorer is None:
             await asyncio.to_thread(index.build_restorer)
+
+    def prefetch(self, role: str, queries: Sequence[str]) -> None:
+        """Start embedding ``queries`` (messages as ``search`` will be given them) in the background, so that
+        a search of them a moment later finds the vector ready or on its way (``CachedEmbedder``): the flow
+        calls it as soon as it knows a text will probably be searched, before the reads and checks that do
+        not need the vector. Nothing is searched and nothing changes what a search returns: the search
+        embeds exactly the same text and only finds it done sooner. Uses the role's index as it stands (no
+        version check: a search after a KB change embeds its own text if the spelling restorer changed it).
+        The role's KB version check starts too (``index``), so the search finds it answered. No embedding
+        when the dense leg is off for the role or the embedder cannot prefetch."""
+        checks = _MESSAGE_CHECKS.get()
+        state = self._indexes.get(role)
+        if (
+            checks is not None
+            and role not in checks
+            and (state is None or time.monotonic() - state.checked_at >= self.version_check_seconds)
+        ):  # the message's version check too, while its other reads run
+            checks[role] = self._checking.get(role) or self._start_check(role)
+        prefetch = getattr(self.embedder, "prefetch_queries", None)
+        if (
+            prefetch is None
+            or state is None
+            or len(state.index) == 0
+            or not state.dense_ready
+            or time.monotonic() - self._embed_failed_at < DENSE_RECHECK_SECONDS
+        ):
+            return
+        texts = [_embedding_text(state.index, c) for c in (clean_query(q) for q in queries) if c]
+        if texts:
+            prefetch(texts)
 
     async def search(
         self,
@@ -439,11 +523,10 @@ class KBSearch:
         embedding: asyncio.Task[np.ndarray] | None = None
         if mode != "sparse" and self.embedder is not None:
             t_embed = time.perf_counter()
-            # The embedding model reads unmarked Vietnamese poorly: give it the KB's spelling back.
-            restorer = index.restorer
-            marked = restorer.restore(text) if restorer and not has_diacritics(text) else text
-            # Started first: the model runs in a thread without the GIL while the sparse leg scores here.
-            embedding = asyncio.ensure_future(self.embedder.embed_query(marked))
+            # Started first: the model runs in a thread without the GIL while the sparse leg scores here
+            # (the yield lets the task hand the text to that thread before the sparse leg holds the loop).
+            embedding = asyncio.ensure_future(self.embedder.embed_query(_embedding_text(index, text)))
+            await asyncio.sleep(0)
         sparse: list[tuple[int, float]] = []
         scores: np.ndarray | None = None
         if mode != "dense":
@@ -517,6 +600,13 @@ class KBSearch:
         fused = fuse(sparse, dense, dense_weight=weight, sparse_extra=extra, method=method, coverage=coverage)
         timings["fuse"] += (time.perf_counter() - t) * 1000
         return fused, scores
+
+
+def _embedding_text(index: SparseIndex, text: str) -> str:
+    """What the model embeds for a cleaned query: the embedding model reads unmarked Vietnamese poorly, so an
+    unmarked message gets the KB's own spelling back (``engine.text.DiacriticRestorer``) once it is ready."""
+    restorer = index.restorer
+    return restorer.restore(text) if restorer and not has_diacritics(text) else text
 
 
 class _DenseFailed(Exception):
