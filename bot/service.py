@@ -31,6 +31,8 @@ is spent, and records the LLM requests each answer made.
 Every other decision that does not depend on the platform is made here too, so a channel only translates
 between its platform and the service: ``sender`` (the user behind an update, active again once they write),
 ``respond`` (a patient's message: answered, or ``needs_role`` and the channel shows its picker),
+``switch_and_answer`` (the button under a "no match here, but that section has it" reply: ``Reply.switch_role``;
+the offer is read back from the stored reply, never from what the channel sends),
 ``is_staff`` / ``is_admin`` (``bot.access``), ``erase`` (the user's rows and their queued messages). The
 engine's answer reaches the channel typed: ``Reply.result`` is the flow's ``engine.result.FlowResult``.
 """
@@ -101,6 +103,7 @@ class Reply:
     # that calls ``ChatService.switch_and_answer`` with ``message_id``
     switch_role: str | None = None
     switch_label: str = ""
+    asked: str = ""  # from ``switch_and_answer``: the message answered again in the new role
 
 
 @dataclass(slots=True)
@@ -448,7 +451,9 @@ class ChatService:
             log.warning("role.switch_refused user=%s channel=%s role=%s", user.id, channel, role)
             return None
         log.info("role.switched user=%s channel=%s role=%s message=%s", user.id, channel, role, message_id)
-        return await self.handle_text(user, question, channel=channel)
+        reply = await self.handle_text(user, question, channel=channel)
+        reply.asked = question
+        return reply
 
     async def _record_emergency(self, user: User, text: str, channel: str, emergency: Emergency) -> Reply:
         role = self.answer_role(user) or self.default_role

@@ -81,7 +81,9 @@ async def test_clinicians_only_among_clinician_roles(sample_runtime):
     check = cross_role(out.trace)
     assert [c["role"] for c in check["checked"]] == ["doctor_dental"]  # patient_dental is never looked at
     assert out.switch_role == "doctor_dental"
-    assert "Câu hỏi này có vẻ thuộc mục Nha khoa (bác sĩ)." in out.text and "Bác sĩ có muốn chuyển" in out.text
+    assert (
+        "Câu hỏi này có vẻ thuộc mục Nha khoa (bác sĩ)." in out.text and "Bác sĩ có muốn chuyển" in out.text
+    )
     assert out.switch_label == "Chuyển sang mục Nha khoa (bác sĩ)"
     # And a patient role (whoever holds it) is only pointed to patient roles.
     out = await run_medical_flow(deps, {"role": "patient_diabetes", "input": wisdom})
@@ -113,7 +115,9 @@ async def test_offered_exactly_when_the_other_role_answers(sample_runtime, text)
 
 async def test_clarify_and_answers_do_not_check_other_roles(sample_runtime):
     deps = engine_deps(sample_runtime)
-    out = await run_medical_flow(deps, {"role": "patient_dental", "input": "Răng khôn mọc lệch có cần nhổ không?"})
+    out = await run_medical_flow(
+        deps, {"role": "patient_dental", "input": "Răng khôn mọc lệch có cần nhổ không?"}
+    )
     assert out.citations and not any("cross_role" in r for r in out.trace) and not out.switch_role
     out = await run_medical_flow(deps, {"role": "patient_dental", "input": "chào bạn"})
     assert not any("cross_role" in r for r in out.trace) and not out.switch_role
