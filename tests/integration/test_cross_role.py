@@ -9,8 +9,13 @@ roles, nor clinicians to patient roles. The trace records what was checked.
 
 from __future__ import annotations
 
+import io
+import json
+import uuid
+
 import pytest
 
+from bot import console
 from bot.service import ChatService
 from bot.wiring import build_service, engine_deps
 from db import users
@@ -121,3 +126,28 @@ async def test_clarify_and_answers_do_not_check_other_roles(sample_runtime):
     assert out.citations and not any("cross_role" in r for r in out.trace) and not out.switch_role
     out = await run_medical_flow(deps, {"role": "patient_dental", "input": "chào bạn"})
     assert not any("cross_role" in r for r in out.trace) and not out.switch_role
+
+
+async def test_console_chat_offers_and_switches(sample_runtime, service, monkeypatch):
+    """``medbot chat``: the offer is number 0; typing 0 switches and answers the same question there."""
+    monkeypatch.setenv("LOGNAME", f"xrole-{uuid.uuid4().hex[:8]}")  # a console user of this test only
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{DIABETES_QUESTION}\n0\n/quit\n"))
+    out = io.StringIO()
+    assert await console.chat(service, sample_runtime.settings, "patient_dental", out=out) == 0
+    shown = out.getvalue()
+    offer, _, after = shown.partition("  0. ➡️ Chuyển sang mục Tiểu đường")
+    assert after and "Câu hỏi này có vẻ thuộc mục Tiểu đường." in offer and "7,0 mmol/L" not in offer
+    assert "Đã chuyển sang: patient_diabetes" in after and "7,0 mmol/L" in after  # TD-001's answer
+
+
+async def test_console_ask_names_the_role(service, capsys):
+    """``medbot ask``: the offer names the --role to ask with; --json carries ``switch_role``."""
+    out = io.StringIO()
+    assert await console.ask(service, "patient_dental", DIABETES_QUESTION, out=out) == 0
+    assert "➡️ Chuyển sang mục Tiểu đường (--role patient_diabetes)" in out.getvalue()
+    out = io.StringIO()
+    assert await console.ask(service, "patient_dental", DIABETES_QUESTION, as_json=True, out=out) == 0
+    assert json.loads(out.getvalue())["switch_role"] == "patient_diabetes"
+    out = io.StringIO()
+    assert await console.ask(service, "patient_dental", NOWHERE, as_json=True, out=out) == 0
+    assert json.loads(out.getvalue())["switch_role"] is None
