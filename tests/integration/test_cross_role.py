@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import uuid
+from collections import Counter
 
 import pytest
 
@@ -151,3 +152,37 @@ async def test_console_ask_names_the_role(service, capsys):
     out = io.StringIO()
     assert await console.ask(service, "patient_dental", NOWHERE, as_json=True, out=out) == 0
     assert json.loads(out.getvalue())["switch_role"] is None
+
+
+PAIRS = [
+    ("patient_diabetes", "patient_dental"),
+    ("patient_dental", "patient_diabetes"),
+    ("doctor_endocrine", "doctor_dental"),
+    ("doctor_dental", "doctor_endocrine"),
+]
+
+
+async def test_other_roles_own_questions_asked_in_the_wrong_role(sample_runtime, sample_pool):
+    """Every sample question of one role asked in the other role of the same kind: each one that role
+    declines ("no match") points to the role it came from, with its own entry; none points elsewhere. The
+    figures are printed (``-s``): how often the hint fires, and what happens to the rest (clarify, answered
+    there)."""
+    deps = engine_deps(sample_runtime)
+    for owner, asked_in in PAIRS:
+        rows = await sample_pool.fetch(
+            "SELECT code, question FROM kb_entries WHERE role = $1 AND active AND question <> '' ORDER BY code",
+            owner,
+        )
+        seen: Counter[str] = Counter()
+        for row in rows:
+            out = await run_medical_flow(deps, {"role": asked_in, "input": row["question"]})
+            decision = next((r["action"] for r in out.trace if r["node"] == "score"), out.input_type)
+            seen[decision] += 1
+            if decision == "topic_suggest":
+                assert out.switch_role == owner, row["question"]
+                assert cross_role(out.trace)["checked"][0]["code"] == row["code"], row["question"]
+                seen["hint"] += 1
+            else:
+                assert not out.switch_role
+        print(f"{owner} asked in {asked_in}: {seen['hint']}/{len(rows)} hinted; {dict(seen)}")
+        assert seen["hint"] >= len(rows) // 2
