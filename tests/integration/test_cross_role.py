@@ -18,9 +18,11 @@ import pytest
 
 from bot import console
 from bot.service import ChatService
-from bot.wiring import build_service, engine_deps
+from bot.wiring import build_service, embedder_for, engine_deps
 from db import users
+from db.stores import PgKBStore
 from engine.flows import run_medical_flow
+from engine.searcher import ClinicSearcher
 
 DIABETES_QUESTION = "đường huyết lúc đói bao nhiêu là bình thường vậy bác sĩ"  # TD-001, in a patient's words
 NOWHERE = "Mổ ruột thừa nằm viện mấy ngày thì được về?"
@@ -186,3 +188,38 @@ async def test_other_roles_own_questions_asked_in_the_wrong_role(sample_runtime,
                 assert not out.switch_role
         print(f"{owner} asked in {asked_in}: {seen['hint']}/{len(rows)} hinted; {dict(seen)}")
         assert seen["hint"] >= len(rows) // 2
+
+
+class CountingEmbedder:
+    """The real embedder, counting the queries it is asked to embed (instrumentation, not a stand-in)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.dim, self.queries = inner, inner.name, inner.dim, 0
+
+    async def embed_passages(self, texts):
+        return await self.inner.embed_passages(texts)
+
+    async def embed_query(self, text):
+        self.queries += 1
+        return await self.inner.embed_query(text)
+
+
+async def test_the_other_role_is_searched_with_the_same_vector(sample_runtime):
+    """The cross-role search reuses the first search's query vector: no second embedding, and the same
+    hybrid search and calibration as asking in that role directly."""
+    embedder = CountingEmbedder(embedder_for(sample_runtime))
+    searcher = ClinicSearcher(PgKBStore(sample_runtime.pool), embedder, version_check_seconds=0)
+    for role in ("patient_dental", "patient_diabetes"):
+        await searcher.ready(role)
+    first = await searcher.search("patient_dental", DIABETES_QUESTION)
+    assert embedder.queries == 1 and first.mode == "hybrid" and len(first.vectors) == 1
+    other = await searcher.search("patient_diabetes", DIABETES_QUESTION, vectors=first.vectors)
+    assert embedder.queries == 1 and other.mode == "hybrid"  # nothing embedded again
+    direct = await searcher.search("patient_diabetes", DIABETES_QUESTION)
+    assert embedder.queries == 2
+    assert [(h.entry.code, round(h.score, 6)) for h in other.hits] == [
+        (h.entry.code, round(h.score, 6)) for h in direct.hits
+    ]
+    # A first search without a vector (the dense leg was off): the other role's is sparse, still no embedding.
+    sparse = await searcher.search("patient_diabetes", DIABETES_QUESTION, vectors={})
+    assert embedder.queries == 2 and sparse.mode == "sparse"
