@@ -33,11 +33,12 @@ def render_plain(reply: Reply, *, chat: bool = False) -> str:
     ``chat``, the ``--role`` to ask with in ``ask``), then numbered suggestions."""
     lines = [reply.text.rstrip()]
     if reply.switch_role:
-        how = f"gõ {SWITCH_KEY}" if chat else f"--role {reply.switch_role}"
-        lines += [
-            "",
-            f"  {SWITCH_KEY}. ➡️ {reply.switch_label}" if chat else f"➡️ {reply.switch_label} ({how})",
-        ]
+        offer = (
+            f"  {SWITCH_KEY}. ➡️ {reply.switch_label}"
+            if chat
+            else f"➡️ {reply.switch_label} (--role {reply.switch_role})"
+        )
+        lines += ["", offer]
     if reply.suggestions:
         lines.append("")
         lines.append("Câu hỏi gợi ý:")

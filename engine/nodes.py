@@ -11,8 +11,8 @@ Shared-store keys read: ``deps`` (EngineDeps), ``role``, ``input``, ``conversati
 ``is_follow_up``, ``retrieval_query``, ``retrieved`` (list[Hit]), ``retrieval_score``, ``retrieval_timings``,
 ``pruning``, ``decision``, ``query_search`` (the message as asked and its query vectors), ``switch_role``
 (another role whose KB answers a message this one cannot), ``usage`` (llm.Usage) and ``trace`` (core).
-Optional input: ``switch_roles`` (the roles the user may be pointed to; default every configured role). ``engine.flows`` turns the store into
-the typed ``engine.result.FlowResult`` once the flow is done.
+Optional input: ``switch_roles`` (the roles the user may be pointed to; default every configured role).
+``engine.flows`` turns the store into the typed ``engine.result.FlowResult`` once the flow is done.
 """
 
 from __future__ import annotations
@@ -619,19 +619,25 @@ class ScoreDecisionNode(Node):
         hits: list[Hit] = shared.get("retrieved") or []
         answerable = bool(hits) and bool((hits[0].entry.answer or "").strip())
         score = shared.get("retrieval_score", 0.0)
-        no_match = not (score >= threshold and answerable) and not (score >= cfg.clarify_threshold and hits)
+        if score >= threshold and answerable:
+            action = "compose_answer"
+        elif score >= cfg.clarify_threshold and hits:
+            action = "clarify"
+        else:
+            action = "topic_suggest"  # no match
         asked = shared.get("query_search") or {}
         self.timeout = cfg.search_timeout
         return {
             "score": score,
             "threshold": threshold,
-            "clarify_at": cfg.clarify_threshold,
-            "answerable": answerable,
+            "action": action,
             "searcher": deps.searcher,
             "top_k": cfg.top_k,
             "default_threshold": cfg.score_threshold,
             # only on the "no match" path, and only when the first search ran (its vectors are known)
-            "others": other_roles(shared) if no_match and asked.get("vectors") is not None else [],
+            "others": other_roles(shared)
+            if action == "topic_suggest" and asked.get("vectors") is not None
+            else [],
             "asked": asked,
         }
 
@@ -666,15 +672,10 @@ class ScoreDecisionNode(Node):
         return []
 
     async def post(self, shared: dict[str, Any], p: dict[str, Any], checked: list[dict[str, Any]]) -> str:
-        score, threshold = p["score"], p["threshold"]
-        if score >= threshold and p["answerable"]:
-            action = "compose_answer"
-        elif score >= p["clarify_at"] and shared.get("retrieved"):
-            action = "clarify"
-        else:
-            action = "topic_suggest"
+        action = p["action"]
+        if action == "topic_suggest":
             shared["no_match"] = True
-        shared["decision"] = {"score": score, "threshold": threshold, "action": action}
+        shared["decision"] = {"score": p["score"], "threshold": p["threshold"], "action": action}
         if p["others"]:
             answering = [c for c in checked if c["answers"]]
             offer = max(answering, key=lambda c: c["probability"])["role"] if answering else None
