@@ -25,11 +25,20 @@ from db.settings import Settings
 from db.users import User
 
 HELP = "Gõ câu hỏi của bạn. Gõ số để chọn câu hỏi gợi ý, /role để đổi chuyên khoa, /quit để thoát."
+SWITCH_KEY = "0"  # in ``chat``: the "Chuyển sang mục …" button of the last reply
 
 
-def render_plain(reply: Reply) -> str:
-    """A reply as console text: the answer, then numbered suggestions."""
+def render_plain(reply: Reply, *, chat: bool = False) -> str:
+    """A reply as console text: the answer, the offer of another section (``Reply.switch_role``: number 0 in
+    ``chat``, the ``--role`` to ask with in ``ask``), then numbered suggestions."""
     lines = [reply.text.rstrip()]
+    if reply.switch_role:
+        offer = (
+            f"  {SWITCH_KEY}. ➡️ {reply.switch_label}"
+            if chat
+            else f"➡️ {reply.switch_label} (--role {reply.switch_role})"
+        )
+        lines += ["", offer]
     if reply.suggestions:
         lines.append("")
         lines.append("Câu hỏi gợi ý:")
@@ -47,6 +56,7 @@ def reply_json(reply: Reply) -> dict[str, object]:
         "confidence": reply.result.confidence if reply.result is not None else None,
         "red_flag": reply.red_flag,
         "latency_ms": reply.latency_ms,
+        "switch_role": reply.switch_role,
     }
 
 
@@ -84,6 +94,17 @@ async def chat(
             else:
                 print("Chuyên khoa có sẵn: " + ", ".join(service.roles), file=out)
             continue
+        if text == SWITCH_KEY and last and last.switch_role and last.message_id is not None:
+            switched = await service.switch_and_answer(user, last.message_id, channel="console")
+            if switched is None:
+                print("Nút này không còn dùng được nữa.", file=out)
+                continue
+            print(
+                f"Đã chuyển sang: {user.role}\n\nMedBot: " + render_plain(switched, chat=True) + "\n",
+                file=out,
+            )
+            last = switched
+            continue
         if text.isdigit() and last and 1 <= int(text) <= len(last.suggestions):
             text = last.suggestions[int(text) - 1]
             print(f"Bạn chọn: {text}", file=out)
@@ -100,7 +121,7 @@ async def _turn(service: ChatService, user: User, text: str, out: TextIO) -> Rep
     async def handle(emergency: Emergency | None) -> None:
         reply = await service.handle_text(user, text, channel="console", emergency=emergency)
         if not reply.delivered:
-            print("\nMedBot: " + render_plain(reply) + "\n", file=out, flush=True)
+            print("\nMedBot: " + render_plain(reply, chat=True) + "\n", file=out, flush=True)
             if emergency is not None:
                 emergency.delivered = True
         shown.append(reply)

@@ -17,8 +17,9 @@ the figures.
 
 Per turn: **right** when the cited codes are exactly the expected ones (none for null); **wrong answer** when
 the bot answered from an entry that is not expected (what misleads a patient); otherwise a **miss** (an
-honest "not sure", or half of a two-part question). Each dialogue is a named conversation of its own. The
-last line printed is the figures as JSON.
+honest "not sure", or half of a two-part question). ``section_offers`` counts the declines that pointed to
+another section's KB ("Câu hỏi này có vẻ thuộc mục …"), per role offered. Each dialogue is a named
+conversation of its own. The last line printed is the figures as JSON.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class TurnResult:
     input_type: str
     offered: bool = True  # a tap: whether the previous reply offered it
     any_of: list[str] = field(default_factory=list)  # each of these alone answers the turn
+    switch_role: str | None = None  # the reply declined and offered this other section
 
     @property
     def right(self) -> bool:
@@ -82,6 +84,8 @@ class Figures:
             "dialogues": len({r.dialogue for r in self.turns}),
             **block(self.turns),
             "taps_not_offered": sum(not r.offered for r in self.turns),
+            # declines that offered another section ("Câu hỏi này có vẻ thuộc mục …"), per offered role
+            "section_offers": dict(Counter(r.switch_role for r in self.turns if r.switch_role)),
             "by_kind": {k: block([r for r in self.turns if r.kind == k]) for k in kinds},
         }
 
@@ -132,6 +136,7 @@ async def run_dialogue(service: ChatService, dialogue: dict[str, Any], run: str)
                 input_type=reply.input_type,
                 offered=offered,
                 any_of=list(turn.get("expect_any") or []),
+                switch_role=reply.switch_role,
             )
         )
         previous = reply
@@ -150,6 +155,8 @@ def _show(r: TurnResult) -> str:
     verdict = "ĐÚNG" if r.right else ("SAI" if r.wrong else "thiếu")
     expect = ", ".join(r.expect) or " hoặc ".join(r.any_of) or "(không)"
     cited = ", ".join(r.cited) or f"(không; {r.input_type})"
+    if r.switch_role:
+        cited += f", gợi ý chuyển sang {r.switch_role}"
     return f"{verdict:5} {r.dialogue}#{r.index} [{r.kind}] {r.text!r}: cần {expect}, bot trả lời {cited}"
 
 

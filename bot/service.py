@@ -31,6 +31,8 @@ is spent, and records the LLM requests each answer made.
 Every other decision that does not depend on the platform is made here too, so a channel only translates
 between its platform and the service: ``sender`` (the user behind an update, active again once they write),
 ``respond`` (a patient's message: answered, or ``needs_role`` and the channel shows its picker),
+``switch_and_answer`` (the button under a "no match here, but that section has it" reply: ``Reply.switch_role``;
+the offer is read back from the stored reply, never from what the channel sends),
 ``is_staff`` / ``is_admin`` (``bot.access``), ``erase`` (the user's rows and their queued messages). The
 engine's answer reaches the channel typed: ``Reply.result`` is the flow's ``engine.result.FlowResult``.
 """
@@ -97,6 +99,11 @@ class Reply:
     needs_role: bool = False  # not answered: the user must pick a role first (the channel shows its picker)
     # with needs_role: the clinician role the user holds but is not staff for
     withheld_role: str | None = None
+    # no match here, but this role's KB answers the message: the channel shows a button (``switch_label``)
+    # that calls ``ChatService.switch_and_answer`` with ``message_id``
+    switch_role: str | None = None
+    switch_label: str = ""
+    asked: str = ""  # from ``switch_and_answer``: the message answered again in the new role
 
 
 @dataclass(slots=True)
@@ -347,6 +354,8 @@ class ChatService:
             "user_id": user.id,
             "channel": channel,
             "trace": [],
+            # where a message this role cannot answer may be pointed (the engine keeps the same kind)
+            "switch_roles": self.roles_for(user),
         }
         budgeted = await self._llm_budget(user, shared)
         # The conversation and its memory in one round trip, read while the flow's first steps run (the
@@ -394,8 +403,11 @@ class ChatService:
             latency_ms,
             redact(text),
         )
+        switch = result.switch_role if result.switch_role in self.roles_for(user) else None
         return Reply(
             text=turn.bot_text,
+            switch_role=switch,
+            switch_label=result.switch_label if switch else "",
             suggestions=questions,
             suggestion_set_id=set_id,
             message_id=out_id,
@@ -425,6 +437,23 @@ class ChatService:
             turns = pair_turns(opened.messages, self.history_turns)
             memory_read.set_result(MemoryRead(turns, opened.summary, opened.answered))
         return opened.conversation_id
+
+    async def switch_and_answer(self, user: User, message_id: int, *, channel: str) -> Reply | None:
+        """The "Chuyển sang mục …" button under a reply (``Reply.switch_role``): switch ``user`` to the role that
+        reply offered (``choose_role``, recorded like any role pick) and answer the same message there. Checked
+        here, whatever the channel sent: the reply must be this user's and have offered a role they may pick.
+        None when it is not (expired, forged, someone else's)."""
+        offer = await conversations.role_offer(self.db, message_id, user.id)
+        if offer is None:
+            return None
+        role, question = offer
+        if role not in self.roles_for(user) or await self.choose_role(user, role) is not RoleChoice.SET:
+            log.warning("role.switch_refused user=%s channel=%s role=%s", user.id, channel, role)
+            return None
+        log.info("role.switched user=%s channel=%s role=%s message=%s", user.id, channel, role, message_id)
+        reply = await self.handle_text(user, question, channel=channel)
+        reply.asked = question
+        return reply
 
     async def _record_emergency(self, user: User, text: str, channel: str, emergency: Emergency) -> Reply:
         role = self.answer_role(user) or self.default_role

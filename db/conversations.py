@@ -258,3 +258,24 @@ async def set_summary(db: Executor, conversation_id: int, summary: str) -> None:
 async def get_message(db: Executor, message_id: int) -> dict[str, Any] | None:
     row = await db.fetchrow("SELECT * FROM messages WHERE id = $1", message_id)
     return dict(row) if row else None
+
+
+async def role_offer(db: Executor, message_id: int, user_id: int) -> tuple[str, str] | None:
+    """The role a bot reply of ``user_id`` offered to switch to (its trace's ``cross_role`` check) and the
+    user's message it answered; None when the message is not theirs, offered nothing, or is gone."""
+    row = await db.fetchrow(
+        """
+        SELECT (SELECT r->'cross_role'->>'offer' FROM jsonb_array_elements(o.trace) r
+                WHERE jsonb_typeof(r) = 'object' AND r ? 'cross_role' LIMIT 1) AS offer,
+               (SELECT i.text FROM messages i
+                WHERE i.conversation_id = o.conversation_id AND i.direction = 'in' AND i.id < o.id
+                ORDER BY i.id DESC LIMIT 1) AS question
+        FROM messages o
+        WHERE o.id = $1 AND o.user_id = $2 AND o.direction = 'out' AND jsonb_typeof(o.trace) = 'array'
+        """,
+        message_id,
+        user_id,
+    )
+    if row is None or not row["offer"] or not row["question"]:
+        return None
+    return str(row["offer"]), str(row["question"])

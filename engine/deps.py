@@ -7,7 +7,7 @@ sample KB in PostgreSQL, see tests/conftest.py).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -25,6 +25,7 @@ class SearchResultLike(Protocol):
     hits: list[Hit]  # best first; Hit.score = calibrated probability that the entry is right
     score: float  # top calibrated score, 0 when there are no hits
     timings: dict[str, Any]
+    vectors: dict[str, Any]  # cleaned text → query vector, for another role's search of the same message
 
 
 class Searcher(Protocol):
@@ -38,6 +39,8 @@ class Searcher(Protocol):
         k: int | None = None,
         mode: str = "hybrid",
         exclude: Collection[str] = (),
+        absent: Collection[int] = (),
+        vectors: Mapping[str, Any] | None = None,
     ) -> SearchResultLike: ...
 
     async def sample_questions(self, role: str, n: int) -> list[KBEntry]:

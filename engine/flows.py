@@ -94,8 +94,11 @@ def medical_flow() -> Flow:
     return _flow
 
 
-def _result(shared: dict[str, Any], t0: float) -> FlowResult:
+def _result(shared: dict[str, Any], t0: float, deps: EngineDeps) -> FlowResult:
     """The typed result of a run, read from the shared store once the flow is done."""
+    switch = str(shared.get("switch_role") or "") if shared.get("no_match") else ""
+    if switch not in deps.roles:
+        switch = ""
     confidence = shared.get("confidence")
     if confidence is None:
         confidence = shared.get("classification_confidence", 0.0)
@@ -115,6 +118,8 @@ def _result(shared: dict[str, Any], t0: float) -> FlowResult:
         disagreements=list(shared.get("disagreements") or []),
         trace=list(shared.get("trace") or []),
         latency_ms=round((time.perf_counter() - t0) * 1000, 2),
+        switch_role=switch,
+        switch_label=texts.SWITCH_BUTTON.format(section=deps.roles[switch].name) if switch else "",
     )
 
 
@@ -137,6 +142,7 @@ async def run_medical_flow(deps: EngineDeps, shared: dict[str, Any]) -> FlowResu
             await medical_flow().run(shared)
     except Exception:
         log.exception("medical flow failed")
+        shared.pop("switch_role", None)  # the reply is an apology: nothing to offer
         if shared.get("red_flag") or shared.get("emergency_card"):  # never lose the emergency answer
             parts = [*shared.get("answer_parts", []), shared.get("emergency_card", "")]
             parts = [p for p in parts if p]
@@ -148,7 +154,7 @@ async def run_medical_flow(deps: EngineDeps, shared: dict[str, Any]) -> FlowResu
     finally:
         shared.pop("deps", None)
         shared.pop("llm_deadline", None)
-    return _result(shared, t0)
+    return _result(shared, t0, deps)
 
 
 if __name__ == "__main__":

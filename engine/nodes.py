@@ -9,8 +9,10 @@ Shared-store keys read: ``deps`` (EngineDeps), ``role``, ``input``, ``conversati
 (what triage found, for the trace), ``emergency_card`` (a clinician role's card, after the answer), ``history``,
 ``summary``, ``input_type``, ``classification_confidence``, ``classification_reason``, ``rag_questions``,
 ``is_follow_up``, ``retrieval_query``, ``retrieved`` (list[Hit]), ``retrieval_score``, ``retrieval_timings``,
-``pruning``, ``decision``, ``usage`` (llm.Usage) and ``trace`` (core). ``engine.flows`` turns the store into
-the typed ``engine.result.FlowResult`` once the flow is done.
+``pruning``, ``decision``, ``query_search`` (the message as asked and its query vectors), ``switch_role``
+(another role whose KB answers a message this one cannot), ``usage`` (llm.Usage) and ``trace`` (core).
+Optional input: ``switch_roles`` (the roles the user may be pointed to; default every configured role).
+``engine.flows`` turns the store into the typed ``engine.result.FlowResult`` once the flow is done.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from engine import followups, prompts, triage
 from engine.classify import Intent, classify, has_question
 from engine.core import Node, register
 from engine.intents import SERVICE_INTENTS
+from engine.roles import Role
 from engine.safety import InvalidInput, normalize_input, validate_input
 from engine.shared import dedup_hits, deps_of, history_text, role_of, say
 from engine.structured import Structured, StructuredNode, disagree, step_on
@@ -413,7 +416,11 @@ class RetrieveFromKB(Node):
             later = [*p["contexts"]] if p["contexts"] else (parts if len(parts) == 2 else [])
             prefetch(role, [p["own"], *p["extra"], *later])
         own = await search(role, p["own"], extra_queries=p["extra"], k=p["k"])
-        out: dict[str, Any] = {"own": list(own.hits), "timings": dict(own.timings or {})}
+        out: dict[str, Any] = {
+            "own": list(own.hits),
+            "timings": dict(own.timings or {}),
+            "vectors": dict(own.vectors),
+        }
         if p["extra"]:  # the model's rag_questions joined the search: what offline mode would have found
             out["plain"] = list((await search(role, p["own"], k=p["top_k"])).hits)
         if p["contexts"]:
@@ -457,6 +464,8 @@ class RetrieveFromKB(Node):
         shared["retrieved"] = hits
         shared["retrieval_score"] = round(hits[0].score, 4) if hits else 0.0
         shared["retrieval_timings"] = res["timings"]
+        # The message as asked, for the other roles' KBs when this one has nothing (ScoreDecisionNode).
+        shared["query_search"] = {"query": p["own"], "extra": p["extra"], "vectors": res.get("vectors")}
         # Why an answer was or was not given: each leg's rank and score and the calibrated probability.
         self.trace_extra["retrieval"] = {"threshold": p["threshold"], "hits": [h.trace() for h in hits[:5]]}
         return "default"
@@ -567,29 +576,110 @@ class Pruning(StructuredNode):
         return "default"
 
 
+def other_roles(shared: dict[str, Any]) -> list[Role]:
+    """The roles a message that the current role's KB cannot answer may be pointed to: the other roles of
+    the deployment (``switch_roles``, given by the caller: the roles the user may pick; else every configured
+    role) of the same kind (patients' for a patient, clinicians' for a clinician) that read another KB."""
+    current = role_of(shared)
+    roles = deps_of(shared).roles
+    keys = shared.get("switch_roles")
+    seen = {current.kb}
+    out: list[Role] = []
+    for key in roles if keys is None else keys:
+        role = roles.get(key)
+        if role is None or role.clinician != current.clinician or role.kb in seen:
+            continue
+        seen.add(role.kb)
+        out.append(role)
+    return out
+
+
+def role_threshold(role: Role, default: float) -> float:
+    return role.score_threshold if role.score_threshold is not None else default
+
+
 @register
 class ScoreDecisionNode(Node):
     """Fused calibrated top score vs the threshold (role override, else settings):
-    ≥ threshold → compose_answer; ≥ clarify_threshold → clarify; else topic_suggest (honest "no match")."""
+    ≥ threshold → compose_answer; ≥ clarify_threshold → clarify; else topic_suggest (honest "no match").
+
+    No match: the message as asked is searched in the other roles' KBs (``other_roles``: patients' for a
+    patient, clinicians' for a clinician) by the same search and calibration, with the query vectors the
+    first search computed (nothing is embedded again). The best role whose top entry reaches that role's own
+    threshold is offered (``switch_role``): the reply says so and the channels show a button; the user's
+    role is never changed here. The trace records every role checked (top entry, probability)."""
 
     actions = ("compose_answer", "clarify", "topic_suggest")
+    max_retries = 1
 
-    async def prep(self, shared: dict[str, Any]) -> tuple[float, float, float, bool]:
-        cfg = deps_of(shared).config
-        role = role_of(shared)
-        threshold = role.score_threshold if role.score_threshold is not None else cfg.score_threshold
+    async def prep(self, shared: dict[str, Any]) -> dict[str, Any]:
+        deps = deps_of(shared)
+        cfg = deps.config
+        threshold = threshold_of(shared)
         hits: list[Hit] = shared.get("retrieved") or []
         answerable = bool(hits) and bool((hits[0].entry.answer or "").strip())
-        return shared.get("retrieval_score", 0.0), threshold, cfg.clarify_threshold, answerable
-
-    async def post(self, shared: dict[str, Any], prep: tuple[float, float, float, bool], _: Any) -> str:
-        score, threshold, clarify_at, answerable = prep
+        score = shared.get("retrieval_score", 0.0)
         if score >= threshold and answerable:
             action = "compose_answer"
-        elif score >= clarify_at and shared.get("retrieved"):
+        elif score >= cfg.clarify_threshold and hits:
             action = "clarify"
         else:
-            action = "topic_suggest"
+            action = "topic_suggest"  # no match
+        asked = shared.get("query_search") or {}
+        self.timeout = cfg.search_timeout
+        return {
+            "score": score,
+            "threshold": threshold,
+            "action": action,
+            "searcher": deps.searcher,
+            "top_k": cfg.top_k,
+            "default_threshold": cfg.score_threshold,
+            # only on the "no match" path, and only when the first search ran (its vectors are known)
+            "others": other_roles(shared)
+            if action == "topic_suggest" and asked.get("vectors") is not None
+            else [],
+            "asked": asked,
+        }
+
+    async def exec(self, p: dict[str, Any]) -> list[dict[str, Any]]:
+        checked: list[dict[str, Any]] = []
+        asked = p["asked"]
+        for role in p["others"]:
+            found = await p["searcher"].search(
+                role.kb,
+                asked["query"],
+                extra_queries=asked["extra"],
+                k=p["top_k"],
+                vectors=asked["vectors"],
+            )
+            top = found.hits[0] if found.hits else None
+            threshold = role_threshold(role, p["default_threshold"])
+            checked.append(
+                {
+                    "role": role.key,
+                    "code": top.entry.code if top else None,
+                    "probability": round(top.score, 4) if top else 0.0,
+                    "threshold": threshold,
+                    "answers": top is not None
+                    and top.score >= threshold
+                    and bool((top.entry.answer or "").strip()),
+                }
+            )
+        return checked
+
+    async def exec_fallback(self, p: dict[str, Any], exc: BaseException) -> list[dict[str, Any]]:
+        log.warning("cross-role check failed: %r", exc)
+        return []
+
+    async def post(self, shared: dict[str, Any], p: dict[str, Any], checked: list[dict[str, Any]]) -> str:
+        action = p["action"]
+        if action == "topic_suggest":
             shared["no_match"] = True
-        shared["decision"] = {"score": score, "threshold": threshold, "action": action}
+        shared["decision"] = {"score": p["score"], "threshold": p["threshold"], "action": action}
+        if p["others"]:
+            answering = [c for c in checked if c["answers"]]
+            offer = max(answering, key=lambda c: c["probability"])["role"] if answering else None
+            if offer is not None:
+                shared["switch_role"] = offer
+            self.trace_extra["cross_role"] = {"checked": checked, "offer": offer}
         return action

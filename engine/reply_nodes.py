@@ -1,6 +1,7 @@
 """The nodes of the medical flow that write the reply (DESIGN.md §5): the grounded answer from the KB
 (``ComposeAnswer``), the honest "no confident match" (``ClarifyQuestionNode``), the topic lists
-(``TopicSuggestResponse``), greetings and thanks, the reply to personal information, and ``Finalize``, which
+(``TopicSuggestResponse``; with no match, the other role whose KB answers the message, ``switch_role``),
+greetings and thanks, the reply to personal information, and ``Finalize``, which
 joins the parts and adds the disclaimer where it matters. The deciding nodes before them are
 ``engine.nodes``; their Vietnamese sentences are ``engine.texts``.
 
@@ -181,7 +182,13 @@ class TopicSuggestResponse(Node):
             shared["suggestion_questions"] = [e.question.strip() for e in entries]
             shared.setdefault("confidence", shared.get("classification_confidence", 0.0))
             return "default"
-        if shared.get("no_match"):
+        other = deps_of(shared).roles.get(shared.get("switch_role") or "")
+        if shared.get("no_match") and other is not None:  # another role's KB answers it: say which
+            role = role_of(shared)
+            hint = texts.OTHER_SECTION_CLINICIAN if role.clinician else texts.OTHER_SECTION
+            say(shared, hint.format(current=role.name, section=other.name))
+            intro = texts.OTHER_SECTION_TOPICS.format(current=role.name)
+        elif shared.get("no_match"):
             intro = texts.NO_MATCH.format(ask=deps_of(shared).config.clinic.ask_doctor_line())
         elif kind == "nonsense":
             intro = texts.NOT_UNDERSTOOD

@@ -3,6 +3,9 @@
 A role selects a KB (``kb_role``) and a persona: who the bot speaks as, to whom, in which tone, the greeting,
 how an answer is framed, and optionally its own score threshold. Adding a role is a TOML edit, no code.
 
+``section`` (optional) is the specialty's short name used in a sentence ("Câu hỏi này có vẻ thuộc mục Tiểu
+đường"); by default the label without its emoji and its bracketed audience.
+
 How an answer is framed: ``answer_intro`` before an entry the clinic has made its own, ``sample_intro``
 before an entry of MedBot's shipped sample KB that the clinic's doctors have not reviewed (it must not claim
 to come from them; defaults to a patient or a clinician wording), then a closing line chosen by the entry and
@@ -70,6 +73,16 @@ class Role:
     clinician: bool = False  # a role for clinic staff: clinical answers first, the emergency card after them
     sample_intro: str = SAMPLE_INTRO  # before an answer from unreviewed sample material
     closings: tuple[Closing, ...] = ()
+    section: str = ""  # the specialty's short name in a sentence ("Tiểu đường"); default: from the label
+
+    @property
+    def name(self) -> str:
+        """The specialty as a sentence names it: ``section``, else the label without its emoji and its
+        bracketed audience ("🩸 Tiểu đường (bệnh nhân)" → "Tiểu đường")."""
+        if self.section:
+            return self.section
+        words = [w for w in self.label.split("(")[0].split() if any(c.isalnum() for c in w)]
+        return " ".join(words) or self.key
 
     def closing_for(self, topic: str, question: str, message: str) -> str:
         """The closing line for an answer from an entry of ``topic`` to ``message`` (may hold ``{booking}``)."""
@@ -131,6 +144,7 @@ def parse_roles(text: str) -> dict[str, Role]:
             clinician=clinician,
             sample_intro=spec.get("sample_intro") or (CLINICIAN_SAMPLE_INTRO if clinician else SAMPLE_INTRO),
             closings=closings,
+            section=str(spec.get("section", "")).strip(),
         )
     return roles
 

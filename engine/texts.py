@@ -31,6 +31,18 @@ NO_MATCH = (
     "Rất tiếc, tài liệu của phòng khám hiện chưa có nội dung phù hợp với câu hỏi này, "
     "nên mình không thể trả lời chắc chắn. {ask} Bạn cũng có thể xem các chủ đề mình đang hỗ trợ:"
 )
+# No match in this role's KB, but another role's KB answers it: say so, never switch silently (the channel
+# shows the SWITCH_BUTTON; pressing it switches and answers the same message there).
+OTHER_SECTION = (
+    "Rất tiếc, tài liệu mục {current} hiện chưa có nội dung phù hợp với câu hỏi này. "
+    "Câu hỏi này có vẻ thuộc mục {section}. Bạn có muốn chuyển sang mục đó để mình trả lời không?"
+)
+OTHER_SECTION_CLINICIAN = (
+    "Tài liệu mục {current} hiện chưa có nội dung phù hợp với câu hỏi này. "
+    "Câu hỏi này có vẻ thuộc mục {section}. Bác sĩ có muốn chuyển sang mục đó để tôi tra cứu không?"
+)
+OTHER_SECTION_TOPICS = "Hoặc xem các chủ đề của mục {current}:"
+SWITCH_BUTTON = "Chuyển sang mục {section}"
 NOT_UNDERSTOOD = "Xin lỗi, mình chưa hiểu ý bạn. Bạn có thể hỏi về một trong các chủ đề sau:"
 START_WITH_TOPICS = "Bạn có thể bắt đầu với một trong các chủ đề sau:"
 TOPICS = "Đây là các chủ đề bạn có thể hỏi (bấm vào một chủ đề để xem các câu hỏi):"

@@ -35,6 +35,13 @@ class SuggestPageCb(CallbackData, prefix="sp"):
     m: Annotated[int, Field(ge=0, le=2**63 - 1)]
 
 
+class SwitchCb(CallbackData, prefix="xr"):
+    """ "Chuyển sang mục …" under a reply that offered another role (``Reply.switch_role``): ``m`` is that
+    stored reply; the role it offered is read back from it server-side (``ChatService.switch_and_answer``)."""
+
+    m: DbId
+
+
 class FeedbackCb(CallbackData, prefix="fb"):
     message_id: DbId
     rating: Annotated[int, Field(ge=-1, le=1)]

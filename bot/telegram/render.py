@@ -17,7 +17,7 @@ from aiogram.utils.keyboard import InlineKeyboardBuilder
 from bot.service import Reply
 from bot.splitting import PARAGRAPH, split_message
 from bot.telegram import texts
-from bot.telegram.callbacks import FeedbackCb, RoleCb, SuggestCb, SuggestPageCb
+from bot.telegram.callbacks import FeedbackCb, RoleCb, SuggestCb, SuggestPageCb, SwitchCb
 from bot.telegram.roles import role_label
 
 LIMIT = 4000  # a margin under Telegram's 4096
@@ -79,16 +79,38 @@ def short(text: str, limit: int = BUTTON_TEXT) -> str:
 
 
 def answer_keyboard(reply: Reply) -> InlineKeyboardMarkup | None:
-    """One button per suggestion (`sq:<set>:<i>`), a page at a time, then the 👍/👎 row (`fb:<message>:±1`)."""
-    return suggestion_keyboard(reply.suggestion_set_id, reply.suggestions, reply.message_id)
+    """The switch to another section first when the reply offers one (`xr:<message>`), one button per
+    suggestion (`sq:<set>:<i>`), a page at a time, then the 👍/👎 row (`fb:<message>:±1`)."""
+    lead = None
+    if reply.switch_role and reply.switch_label and reply.message_id is not None:
+        lead = InlineKeyboardButton(
+            text=f"➡️ {reply.switch_label}", callback_data=SwitchCb(m=reply.message_id).pack()
+        )
+    return suggestion_keyboard(reply.suggestion_set_id, reply.suggestions, reply.message_id, lead=lead)
+
+
+def switch_button(markup: InlineKeyboardMarkup | None) -> InlineKeyboardButton | None:
+    """The "Chuyển sang mục …" button of a keyboard, if it has one (kept when the page changes)."""
+    if markup is None or not markup.inline_keyboard:
+        return None
+    first = markup.inline_keyboard[0][0]
+    data = first.callback_data or ""
+    return first if data.startswith(f"{SwitchCb.__prefix__}:") else None
 
 
 def suggestion_keyboard(
-    set_id: int | None, questions: list[str], message_id: int | None, page: int = 0
+    set_id: int | None,
+    questions: list[str],
+    message_id: int | None,
+    page: int = 0,
+    *,
+    lead: InlineKeyboardButton | None = None,
 ) -> InlineKeyboardMarkup | None:
-    """Page ``page`` of the suggestions (``PAGE_SIZE`` a page; ◀ / ▶ as `sp:<set>:<page>:<message>`) and the
-    👍/👎 row of the stored answer ``message_id``."""
+    """``lead`` (a button of its own row) first, then page ``page`` of the suggestions (``PAGE_SIZE`` a page;
+    ◀ / ▶ as `sp:<set>:<page>:<message>`) and the 👍/👎 row of the stored answer ``message_id``."""
     kb = InlineKeyboardBuilder()
+    if lead is not None:
+        kb.row(lead)
     if set_id is not None and questions:
         pages = (len(questions) + PAGE_SIZE - 1) // PAGE_SIZE
         page = min(max(page, 0), pages - 1)

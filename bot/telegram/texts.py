@@ -67,6 +67,7 @@ UNKNOWN_COMMAND = "Mình chưa hiểu lệnh này. Gõ /help để xem hướng 
 EMPTY_ANSWER = "Xin lỗi, mình chưa tìm được câu trả lời phù hợp. Bạn thử diễn đạt lại câu hỏi giúp mình nhé."
 PAGE_PREV = "◀ Trước"
 PAGE_NEXT = "Sau ▶"
+SECTION_SWITCHED = "Đã chuyển sang: {label}"  # a toast: plain text
 SUGGESTION_EXPIRED = "Câu hỏi này đã hết hạn, bạn vui lòng gõ lại câu hỏi nhé."
 BUTTON_EXPIRED = "Nút này không còn dùng được nữa. Bạn vui lòng gõ lại câu hỏi hoặc lệnh nhé."
 THANKS_UP = "Cảm ơn bạn đã đánh giá! 👍"

@@ -11,6 +11,9 @@ Everything patients can do on Telegram works here through ChatService, as a user
   questions) is paged: the last button, "Xem thêm (n)" (``#more:<set_id>:<start>``), sends the next page
   as a new message with its own buttons, so every item of the stored set (up to 30) is a tap away; a topic
   list's text also names every topic, and typing "chủ đề <tên>" opens one.
+* A reply that says the question belongs to another section (``Reply.switch_role``) has "➡️ Chuyển sang mục
+  …" first (``#xr:<message_id>``): the switch and the answer to the same question there, validated by the
+  service from the stored reply like any payload.
 * Typed commands (with or without diacritics, with or without a leading ``/``): "chuyên khoa"
   (``/chuyenkhoa``) → role picker; "xoá dữ liệu" (``/xoadulieu``) → a confirmation with two buttons
   (``#erase:yes`` / ``#erase:no``); "trợ giúp" (``/help``) → help.
@@ -53,6 +56,7 @@ SUGGESTION_RE = re.compile(r"^#sq:(\d{1,18}):(\d{1,3})$")
 ROLE_RE = re.compile(r"^#role:([A-Za-z0-9_\-]{1,64})$")
 FEEDBACK_RE = re.compile(r"^#fb:(\d{1,18}):(-1|1)$")
 MORE_RE = re.compile(r"^#more:(\d{1,18}):(\d{1,3})$")
+SWITCH_RE = re.compile(r"^#xr:(\d{1,18})$")
 
 TEXT_EVENTS = {"user_send_text", "anonymous_send_text"}
 OTHER_MESSAGE_EVENTS = {
@@ -220,6 +224,9 @@ class ZaloBot:
         if text.startswith("#more:"):
             await self.on_more(user, recipient, text)
             return
+        if text.startswith("#xr:"):
+            await self.on_switch(user, recipient, text)
+            return
         if text in ("#erase:yes", "#erase:no"):
             await self.on_erase(user, recipient, text == "#erase:yes")
             return
@@ -299,6 +306,24 @@ class ZaloBot:
         shown = sum(1 for b in buttons if b.payload.startswith("#sq:"))
         body = MORE_PAGE.format(first=start + 1, last=start + shown, total=len(questions))
         await self._deliver(user, recipient, self.client.send_buttons(recipient, body, buttons))
+
+    async def on_switch(self, user: User, recipient: Recipient, text: str) -> None:
+        """ "Chuyển sang mục …" (``#xr:<reply id>``): switch to the section that reply offered and answer the
+        same question there; the offer is read back from the stored reply (``ChatService.switch_and_answer``),
+        so a typed or stale payload changes nothing."""
+        match = SWITCH_RE.match(text)
+        reply = (
+            await self.service.switch_and_answer(user, int(match.group(1)), channel=CHANNEL)
+            if match
+            else None
+        )
+        if reply is None:
+            log.info("zalo.switch_rejected user=%s payload=%s", user.id, redact(text))
+            await self.send_text(user, recipient, SUGGESTION_EXPIRED)
+            return
+        log.info("zalo.role_set user=%s role=%s", user.id, user.role)
+        body = f"❓ {reply.asked}\n\n{render_text(reply)}" if reply.asked else render_text(reply)
+        await self._deliver(user, recipient, self.client.send_answer(recipient, body, answer_buttons(reply)))
 
     async def on_feedback(self, user: User, recipient: Recipient, text: str) -> None:
         match = FEEDBACK_RE.match(text)
@@ -385,13 +410,16 @@ def page_buttons(set_id: int, questions: list[str], start: int, room: int) -> li
 
 
 def answer_buttons(reply: Reply) -> list[Button]:
-    """Suggestions (``#sq:<set>:<i>``, paged with "Xem thêm") and, under a KB answer, 👍 / 👎 — at most
-    ``MAX_BUTTONS``."""
+    """The switch to the section that answers (``#xr:<message_id>``) when the reply offers one, suggestions
+    (``#sq:<set>:<i>``, paged with "Xem thêm") and, under a KB answer, 👍 / 👎 — at most ``MAX_BUTTONS``."""
     with_feedback = bool(reply.citations) and reply.message_id is not None
     room = MAX_BUTTONS - 2 if with_feedback else MAX_BUTTONS
     buttons: list[Button] = []
+    if reply.switch_role and reply.switch_label and reply.message_id is not None:
+        buttons.append(Button(f"➡️ {reply.switch_label}", f"#xr:{reply.message_id}"))
+        room -= 1
     if reply.suggestion_set_id is not None and reply.suggestions:
-        buttons = page_buttons(reply.suggestion_set_id, reply.suggestions, 0, room)
+        buttons += page_buttons(reply.suggestion_set_id, reply.suggestions, 0, room)
     if with_feedback:
         buttons += [
             Button("👍 Hữu ích", f"#fb:{reply.message_id}:1"),

@@ -34,7 +34,7 @@ import gc
 import logging
 import math
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -148,6 +148,9 @@ class SearchResult:
     calibration: dict[str, Any] = field(default_factory=dict)  # the role's adjustment applied, if any
     unknown_words: int = 0  # calibration inputs of the message (its words no entry uses, its length)
     query_words: int = 0
+    # cleaned text → the query vector the dense leg used: another role's search of the same message can
+    # reuse it (``search(vectors=...)``) instead of embedding the message again
+    vectors: dict[str, Any] = field(default_factory=dict)
 
 
 # The KB version checks of the message being answered, per role (``one_kb_check_per_message``).
@@ -396,13 +399,19 @@ class KBSearch:
         mode: str = "hybrid",
         exclude: Collection[str] = (),
         absent: Collection[int] = (),
+        vectors: Mapping[str, Any] | None = None,
     ) -> SearchResult:
         """Search the role's KB. ``exclude``: KB codes to leave out before ranking and calibration (a
         follow-up question wants something other than the answer just given). ``absent``: entry ids searched
         as if the KB did not have them, removed from both legs before fusion (the self-supervised
-        calibration's unanswerable queries, ``engine.retrieval.adaptation``)."""
+        calibration's unanswerable queries, ``engine.retrieval.adaptation``). ``vectors``: the
+        ``SearchResult.vectors`` of an earlier search of the same message (another role's): those query
+        vectors are reused, and a message with none (that search ran without the dense leg) is searched by the
+        sparse leg alone, so the message is never embedded twice. An unmarked message's vector keeps the
+        diacritics the first role's KB gave it back."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        given: dict[str, Any] = dict(vectors or {})
         k = self.k if k is None else k
         timings = {"clean": 0.0, "sparse": 0.0, "embed": 0.0, "dense": 0.0, "fuse": 0.0}
         t0 = time.perf_counter()
@@ -413,15 +422,17 @@ class KBSearch:
             mode = "sparse"  # no complete set of vectors of the running model, or the embedder just failed
         timings["index"] = (time.perf_counter() - t0) * 1000
         texts = [q for q in (clean_query(query), *(clean_query(x) for x in extra_queries)) if q]
+        if vectors is not None and mode != "sparse" and any(t not in given for t in texts):
+            mode = "sparse"  # reusing an earlier search's vectors and one is missing: none is computed now
         timings["clean"] = (time.perf_counter() - t0) * 1000 - timings["index"]
         if not texts or len(index) == 0:
             return SearchResult([], 0.0, timings, texts[0] if texts else "")
 
         try:
-            best, sparse_scores = await self._search_all(role, index, texts, mode, timings, absent)
+            best, sparse_scores = await self._search_all(role, index, texts, mode, timings, absent, given)
         except _DenseFailed:
             mode = "sparse"  # the embedder failed: the whole search again with the sparse leg alone
-            best, sparse_scores = await self._search_all(role, index, texts, mode, timings, absent)
+            best, sparse_scores = await self._search_all(role, index, texts, mode, timings, absent, given)
 
         t = time.perf_counter()
         if exclude:
@@ -485,8 +496,18 @@ class KBSearch:
             if adjust and role_cal
             else {}
         )
+        used = {t: given[t] for t in texts if t in given} if mode != "sparse" else {}
         return SearchResult(
-            hits, hits[0].score if hits else 0.0, timings, texts[0], lead, mode, calibration, unknown, n_words
+            hits,
+            hits[0].score if hits else 0.0,
+            timings,
+            texts[0],
+            lead,
+            mode,
+            calibration,
+            unknown,
+            n_words,
+            used,
         )
 
     async def _search_all(
@@ -497,12 +518,14 @@ class KBSearch:
         mode: str,
         timings: dict[str, float],
         absent: Collection[int] = (),
+        vectors: dict[str, Any] | None = None,
     ) -> tuple[dict[int, Fused], dict[int, np.ndarray]]:
-        """Every text searched; per entry its best fused candidate and the sparse scores it came with."""
+        """Every text searched; per entry its best fused candidate and the sparse scores it came with.
+        ``vectors``: query vectors already known (used, not recomputed); the ones computed are added."""
         best: dict[int, Fused] = {}
         sparse_scores: dict[int, np.ndarray] = {}  # entry id -> sparse scores of the query it came from
         for text in texts:
-            fused, scores = await self._search_one(role, index, text, mode, timings, absent)
+            fused, scores = await self._search_one(role, index, text, mode, timings, absent, vectors)
             for cand in fused:
                 if cand.entry_id not in best or cand.score > best[cand.entry_id].score:
                     best[cand.entry_id] = cand
@@ -518,10 +541,16 @@ class KBSearch:
         mode: str,
         timings: dict[str, float],
         absent: Collection[int] = (),
+        vectors: dict[str, Any] | None = None,
     ) -> tuple[list[Fused], np.ndarray | None]:
         n = self.candidates
-        embedding: asyncio.Task[np.ndarray] | None = None
-        if mode != "sparse" and self.embedder is not None:
+        embedding: asyncio.Future[np.ndarray] | None = None
+        known = vectors.get(text) if vectors is not None and mode != "sparse" else None
+        if known is not None:  # this message's vector from an earlier search (another role's)
+            t_embed = time.perf_counter()
+            embedding = asyncio.get_running_loop().create_future()
+            embedding.set_result(known)
+        elif mode != "sparse" and self.embedder is not None:
             t_embed = time.perf_counter()
             # Started first: the model runs in a thread without the GIL while the sparse leg scores here
             # (the yield lets the task hand the text to that thread before the sparse leg holds the loop).
@@ -563,6 +592,8 @@ class KBSearch:
                 raise _DenseFailed from exc
             # wall time, overlapping the sparse leg
             timings["embed"] += (time.perf_counter() - t_embed) * 1000
+            if vectors is not None:
+                vectors[text] = vector
             t = time.perf_counter()
             dense = await self.store.dense_search(role, vector, n + len(absent))
             if absent:

@@ -3,6 +3,8 @@
 When the engine takes longer than ``TYPING_AFTER_S`` the chat shows "typing…" until the answer is sent
 (an answer quicker than that would only flash it, at the cost of a Bot API call per message). The answer is rendered in HTML (engine/KB text escaped),
 split on paragraph boundaries under the 4096 limit, with suggestion and 👍/👎 buttons on the last part only.
+A reply that offers another section (``Reply.switch_role``) has "➡️ Chuyển sang mục …" first; pressing it
+switches the role and answers the same message there (``ChatService.switch_and_answer``).
 """
 
 from __future__ import annotations
@@ -12,13 +14,20 @@ import logging
 
 from aiogram import Bot, F, Router
 from aiogram.exceptions import TelegramBadRequest
-from aiogram.types import CallbackQuery, Message
+from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from aiogram.utils.chat_action import ChatActionSender
 
-from bot.service import ChatService, Emergency
+from bot.service import ChatService, Emergency, Reply
 from bot.telegram import texts
-from bot.telegram.callbacks import FeedbackCb, SuggestCb, SuggestPageCb
-from bot.telegram.render import answer_html, answer_keyboard, role_keyboard, split_html, suggestion_keyboard
+from bot.telegram.callbacks import FeedbackCb, SuggestCb, SuggestPageCb, SwitchCb
+from bot.telegram.render import (
+    answer_html,
+    answer_keyboard,
+    role_keyboard,
+    split_html,
+    suggestion_keyboard,
+    switch_button,
+)
 from bot.telegram.roles import role_label
 from db.users import User
 
@@ -51,13 +60,18 @@ async def ask(
         return
     if reply.delivered:
         return
-    parts = split_html(answer_html(reply, asked=text if tapped else None))
+    await send_reply(bot, chat_id, reply, asked=text if tapped else None)
+    if emergency is not None:  # a clinician's answer carries the card after it
+        emergency.delivered = True
+
+
+async def send_reply(bot: Bot, chat_id: int, reply: Reply, *, asked: str | None = None) -> None:
+    """An answered reply as HTML parts, the buttons under the last one."""
+    parts = split_html(answer_html(reply, asked=asked))
     markup = answer_keyboard(reply)
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
         await bot.send_message(chat_id, part, reply_markup=markup if last else None)
-    if emergency is not None:  # a clinician's answer carries the card after it
-        emergency.delivered = True
 
 
 @router.message(F.text & ~F.text.startswith("/"))
@@ -80,6 +94,28 @@ async def tapped(
     await ask(bot, chat_id, user, text, service, tapped=True)
 
 
+@router.callback_query(SwitchCb.filter())
+async def switched(
+    query: CallbackQuery, callback_data: SwitchCb, bot: Bot, user: User, service: ChatService
+) -> None:
+    """ "Chuyển sang mục …": switch to the role the reply offered and answer the same message there. The
+    offer is read back from the stored reply (this user's), so a forged or stale button changes nothing."""
+    chat_id = query.message.chat.id if query.message else query.from_user.id
+    async with ChatActionSender.typing(bot=bot, chat_id=chat_id, initial_sleep=TYPING_AFTER_S):
+        reply = await service.switch_and_answer(user, callback_data.m, channel="telegram")
+    if reply is None:
+        await query.answer(texts.BUTTON_EXPIRED, show_alert=True)
+        return
+    await query.answer(texts.SECTION_SWITCHED.format(label=role_label(user.role)))
+    if isinstance(query.message, Message):  # the offer is taken: its button goes, the rest stays
+        rows = (query.message.reply_markup.inline_keyboard if query.message.reply_markup else [])[1:]
+        try:
+            await query.message.edit_reply_markup(reply_markup=InlineKeyboardMarkup(inline_keyboard=rows))
+        except TelegramBadRequest:
+            log.debug("switch button already gone message=%s", callback_data.m)
+    await send_reply(bot, chat_id, reply, asked=reply.asked)
+
+
 @router.callback_query(SuggestPageCb.filter())
 async def paged(query: CallbackQuery, callback_data: SuggestPageCb, user: User, service: ChatService) -> None:
     """◀ / ▶ under a long list: the same message's keyboard shows another page."""
@@ -90,7 +126,11 @@ async def paged(query: CallbackQuery, callback_data: SuggestPageCb, user: User, 
     await query.answer()
     if isinstance(query.message, Message):
         markup = suggestion_keyboard(
-            callback_data.set_id, questions, callback_data.m or None, callback_data.page
+            callback_data.set_id,
+            questions,
+            callback_data.m or None,
+            callback_data.page,
+            lead=switch_button(query.message.reply_markup),
         )
         try:
             await query.message.edit_reply_markup(reply_markup=markup)
