@@ -77,7 +77,9 @@ _HEDGE = re.compile(
 # result is shaped like a Vietnamese syllable and the word as typed is not (or carries one of those markers), and
 # a message only when two of its words are leftovers and it is not English.
 _TELEX_TONE = re.compile(r"(?<=[aeiouy])[sfrxj](?=[aeiouy]|$)|(?<=[a-z])[sfrxj]$")  # "khos", "trasi"
-_TELEX_TONE_INSIDE = re.compile(r"(?<=[aeiouy])[sfrxj]|(?<=[a-z])[sfrxj]$")  # "quaans", "thaasm": only in a marked word
+_TELEX_TONE_INSIDE = re.compile(
+    r"(?<=[aeiouy])[sfrxj]|(?<=[a-z])[sfrxj]$"
+)  # "quaans", "thaasm": only in a marked word
 _TELEX_MARKED = re.compile(r"^dd|[aeiouy]w|aa|ee|oo|[a-z][1-9]")
 _VNI = re.compile(r"^[a-z]+[1-9]+[a-z]*$")
 _DOUBLED_VOWEL = re.compile(r"([aeiouy])\1+")
