@@ -81,6 +81,7 @@ _TELEX_TONE_INSIDE = re.compile(
     r"(?<=[aeiouy])[sfrxj]|(?<=[a-z])[sfrxj]$"
 )  # "quaans", "thaasm": only in a marked word
 _TELEX_MARKED = re.compile(r"^dd|[aeiouy]w|aa|ee|oo|[a-z][1-9]")
+_TELEX_HINT = re.compile(r"(?<![^\W\d_])dd|[aeiouy]w|aa|ee|oo|[a-z][1-9]", re.IGNORECASE)
 _VNI = re.compile(r"^[a-z]+[1-9]+[a-z]*$")
 _DOUBLED_VOWEL = re.compile(r"([aeiouy])\1+")
 
@@ -107,6 +108,8 @@ def untelex(text: str, words: dict[str, str]) -> str:
     unaccented words are leftovers and, once undone, nearly every unaccented word is shaped like a Vietnamese
     syllable (an English sentence is not: "how", "deep", "keeps" look like leftovers, "bleeding" is no syllable).
     Capitalised words (names: "Kian Pee Wan") and chat spellings of ``words`` are left alone."""
+    if not _TELEX_HINT.search(text):  # most messages: no marker anywhere, nothing to read word by word
+        return text
     plain = [m for m in _WORD.finditer(text) if m.group(0).isascii() and not m.group(0).isdigit()]
     if len(plain) < 2:
         return text
