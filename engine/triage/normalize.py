@@ -4,6 +4,8 @@ Steps, each for a way the rules were missed before:
 - NFKC, so full-width letters and compatibility forms read as plain letters;
 - every invisible or format character removed (soft hyphen, zero-width space and joiners, word joiner, BOM,
   bidirectional marks, variation selectors, stray combining marks): ``kh\\u00adó th\\u00adở`` is ``khó thở``;
+- Telex and VNI leftovers undone when a message is full of them ("khos thowr" → "kho tho", "ddau nguwc" → "dau
+  nguc"), never in English;
 - letters typed three or more times collapsed ("cứuuuu" → "cứu");
 - a number glued to the word after it split off ("15p" → "15 p", "45t" → "45 t"), so the unit reads as a word;
 - English contractions spelt out ("can't" → "can not", "he's" → "he is"), so "not" reads as a negation;
