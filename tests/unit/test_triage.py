@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from engine.triage import answer, default_model, default_rules, parse_rules, triage
 from engine.triage.evaluation import evaluate, load_labelled
 from engine.triage.model import DATA_DIR
+from engine.triage.normalize import untelex
 from engine.triage.rules import RULES_FILE
 
 DATA = Path(__file__).parents[1] / "data"
@@ -245,6 +246,33 @@ def test_a_young_infant_refusing_only_the_bottle_is_not(text):
 )
 def test_negation_past_mild_and_general_questions_raise_no_alarm(text):
     assert not triage(text).is_emergency
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "me toi khos thowr quas, mooi tisim, nosi khoong ra hoi",
+        "ba em bij meos mieengj, noi khong ro, tay trasi yeeu",
+        "con em ddang co giaatj, mawst trowjn ngwowcj",
+        "kho1 tho73 qua2, moi6 tim1",
+    ],
+)
+def test_telex_and_vni_leftovers_are_read(text):
+    assert triage(text).is_emergency
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How long does a root canal take? I need to book soon",
+        "deep cut on my leg, keeps bleeding, feel dizzy",
+        "Em bị ê răng sau khi tẩy trắng, it's been 2 days, có bình thường không",
+        "Cháy bếp gas, mẹ em bị burn khoảng 20% cơ thể",
+        "Em có dùng thuốc tăng cân Kian Pee Wan được 7 ngày",
+    ],
+)
+def test_english_words_and_names_are_not_taken_for_telex(text):
+    assert untelex(text, default_rules().words) == text
 
 
 def card(text: str, **kw: object) -> str:
