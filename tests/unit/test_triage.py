@@ -70,12 +70,12 @@ TUNED = {  # every emergency in them is caught
     "dev T": load_labelled(LABELLED / "dev20.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set: the next two blind sets (v19, v20), written while round 6 is tuned and measured once against its
-# freeze; until they are installed the held-out tests skip. (v17 and v18, authors S and T, now dev19 and dev20:
-# measured once at ffa4af4, rules + model 779/801, false alarms 40/781, then tuned on.) The gates are set at the
-# measured figures when the file is installed.
-HELD_OUT_RECALL = 0.972
-HELD_OUT_FALSE_ALARMS = 0.052
+# The held-out set is two blind sets, each measured once with the rules and model frozen at commit 6c46241
+# (2026-11-28, round 6), never tuned on: v19 (author U, 785 messages): rules + model 397/409, false alarms 8/376;
+# v20 (author V, 804 messages): 402/415, 8/389. Together 799/824 (96.97 %), 16/765 (2.09 %); rules alone 756/824,
+# 16/765. (v17 and v18, authors S and T, now dev19 and dev20: measured once at ffa4af4, then tuned on.)
+HELD_OUT_RECALL = 0.969
+HELD_OUT_FALSE_ALARMS = 0.021
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
