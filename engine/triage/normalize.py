@@ -4,6 +4,8 @@ Steps, each for a way the rules were missed before:
 - NFKC, so full-width letters and compatibility forms read as plain letters;
 - every invisible or format character removed (soft hyphen, zero-width space and joiners, word joiner, BOM,
   bidirectional marks, variation selectors, stray combining marks): ``kh\\u00adó th\\u00adở`` is ``khó thở``;
+- Telex and VNI leftovers undone when a message is full of them ("khos thowr" → "kho tho", "ddau nguwc" → "dau
+  nguc"), never in English;
 - letters typed three or more times collapsed ("cứuuuu" → "cứu");
 - a number glued to the word after it split off ("15p" → "15 p", "45t" → "45 t"), so the unit reads as a word;
 - English contractions spelt out ("can't" → "can not", "he's" → "he is"), so "not" reads as a negation;
@@ -69,6 +71,72 @@ _HEDGE = re.compile(
     r"|hopefully|i think|i guess|might be|may be|could be|not sure|sorry to bother|bit of a|sorry)(?: [a-z0-9]+)*?)"
     r" (?=(?:nhung|but) )"
 )
+# Telex and VNI leftovers: a Vietnamese keyboard that was off, or a phone's input method that did not convert,
+# leaves the letters and digits that should have become diacritics ("khos thowr" for "khó thở", "ddau nguwc" for
+# "đau ngực", "kho1 tho73"). Folding drops diacritics anyway, so undoing a leftover only means removing its
+# markers: "dd" → "d", a "w" after a vowel (ư, ơ, ă; any other "w" is an "ư"), a doubled vowel (â, ê, ô), a tone
+# letter (s f r x j) after a vowel or at the end, VNI digits inside a word. A word is rewritten only when the
+# result is shaped like a Vietnamese syllable and the word as typed is not (or carries one of those markers), and
+# a message only when two of its words are leftovers and it is not English.
+_TELEX_TONE = re.compile(r"(?<=[aeiouy])[sfrxj](?=[aeiouy]|$)|(?<=[a-z])[sfrxj]$")  # "khos", "trasi"
+_TELEX_TONE_INSIDE = re.compile(
+    r"(?<=[aeiouy])[sfrxj]|(?<=[a-z])[sfrxj]$"
+)  # "quaans", "thaasm": only in a marked word
+_TELEX_MARKED = re.compile(r"^dd|[aeiouy]w|aa|ee|oo|[a-z][1-9]")
+_TELEX_HINT = re.compile(r"(?<![^\W\d_])dd|[aeiouy]w|aa|ee|oo|[a-z][1-9]", re.IGNORECASE)
+_VNI = re.compile(r"^[a-z]+[1-9]+[a-z]*$")
+_DOUBLED_VOWEL = re.compile(r"([aeiouy])\1+")
+
+
+def _untelex_word(word: str) -> str | None:
+    """The word with its Telex or VNI markers removed, or None when it is not a leftover."""
+    if not word.isascii() or not word.isalnum() or len(word) < 2 or len(word) > 9:
+        return None
+    marked = bool(_TELEX_MARKED.search(word))
+    if _VIET_SYLLABLE.match(word) and not marked:
+        return None
+    out = re.sub(r"[1-9]", "", word) if _VNI.match(word) else word
+    if out.startswith("dd"):
+        out = out[1:]
+    out = re.sub(r"(?<=[aeiouy])w", "", out).replace("w", "u")
+    out = out[:1] + (_TELEX_TONE_INSIDE if marked else _TELEX_TONE).sub("", out[1:])
+    out = _DOUBLED_VOWEL.sub(r"\1", out)
+    return out if out != word and _VIET_SYLLABLE.match(out) else None
+
+
+def untelex(text: str, words: dict[str, str]) -> str:
+    """``text`` with its Telex or VNI leftovers undone (see above). Unchanged unless at least two words carry a
+    marker no Vietnamese or English spelling explains as a whole ("dd", "uw", "ee", a VNI digit), a fifth of its
+    unaccented words are leftovers and, once undone, nearly every unaccented word is shaped like a Vietnamese
+    syllable (an English sentence is not: "how", "deep", "keeps" look like leftovers, "bleeding" is no syllable).
+    Capitalised words (names: "Kian Pee Wan") and chat spellings of ``words`` are left alone."""
+    if not _TELEX_HINT.search(text):  # most messages: no marker anywhere, nothing to read word by word
+        return text
+    plain = [m for m in _WORD.finditer(text) if m.group(0).isascii() and not m.group(0).isdigit()]
+    if len(plain) < 2:
+        return text
+    if len(_ENGLISH_WORDS.intersection(m.group(0).lower() for m in plain)) >= 2:
+        return text
+    fixes: list[tuple[int, int, str]] = []
+    odd = marked = 0
+    for m in plain:
+        word = m.group(0)
+        low = word.lower()
+        fixed = None
+        if low not in words and (word == low or m.start() == 0):
+            fixed = _untelex_word(low)
+        if fixed is not None:
+            fixes.append((m.start(), m.end(), fixed))
+            marked += bool(_TELEX_MARKED.search(low))
+        elif len(low) >= 2 and low not in words and not _VIET_SYLLABLE.match(low):
+            odd += 1
+    if marked < 2 or 5 * len(fixes) < len(plain) or 10 * odd > len(plain):
+        return text
+    for start, end, fixed in reversed(fixes):
+        text = text[:start] + fixed + text[end:]
+    return text
+
+
 # Clauses are joined with this, so no phrase (and no `~` gap) reads across a comma or a full stop.
 CLAUSE_JOIN = " ; "
 
@@ -255,7 +323,7 @@ def is_english(text: str) -> bool:
 
 def normalize(text: str, words: dict[str, str]) -> Normalized:
     """The message as triage reads it (see the module docstring)."""
-    visible = strip_invisible(text)
+    visible = untelex(strip_invisible(text), words)
     english = is_english(visible)
     if english:
         words = {}

@@ -43,6 +43,8 @@ _NO_BEFORE = re.compile(r"(?:^| )no (?:[a-z]+ )?(?:(?:of|about|to) )?$")  # "no 
 # "…giống y như trong phim": a likeness to the story, not another story
 _LIKENED = re.compile(r"(?:giong|nhu|het|chang|like)(?: [a-z]+){0,2} $")
 _WORD_EDGE = "(?<![a-z0-9])(?:{})(?![a-z0-9])"
+_EARLIER_TODAY = re.compile(r"(?:sang|trua|chieu|toi) nay|this (?:morning|afternoon)|(?:luc|hoi|ban) nay")
+_CONTRAST = re.compile(r"\b(?:nhung|but|ma van|van con|tuy nhien|however)\b")  # what follows "it is over"
 
 
 def fold_pattern(pattern: str) -> str:
@@ -425,7 +427,20 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     result.recurrent = bool(mk.recurrent.search(norm.text)) and not acute
     story = _story_sentences(norm, mk)
     in_story: set[str] = set()
-    result.resolved = bool(mk.resolved.search(norm.text)) and not acute
+    # It is over when the last thing said is that it is over: "sáng nay con em hóc kẹo, vỗ lưng ra ngay, giờ bé chơi
+    # bình thường" (the acute words come before the outcome), not "giờ bình thường rồi nhưng vừa nãy lại co giật".
+    # Only when the one acute word is the time of day it happened ("sáng nay", "this morning"), and not when a "but"
+    # follows the outcome ("giờ hết giật rồi nhưng mê man").
+    last_acute = _last_start(mk.acute, norm.text)
+    earlier_today = all(_EARLIER_TODAY.fullmatch(m.group(0)) for m in mk.acute.finditer(norm.text))
+
+    def over_now(rx: re.Pattern[str]) -> bool:
+        last = _last_start(rx, norm.text)
+        if last < 0:
+            return False
+        return not acute or (earlier_today and last > last_acute and not _CONTRAST.search(norm.text, last))
+
+    result.resolved = over_now(mk.resolved)
     extra_hits = extra_hits or {}
     for cat in rules.categories:
         alone, alone_topic = _hits(cat.alone, msg, cat, kind="alone")
@@ -448,7 +463,7 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
         if spoken_of:
             result.topics.append(cat.id)
         over = (result.recurrent and cat.recurrent_cancels) or (result.resolved and cat.resolved_cancels)
-        over = over or (cat.dismiss is not None and not acute and bool(cat.dismiss.search(norm.text)))
+        over = over or (cat.dismiss is not None and over_now(cat.dismiss))
         if fired and not result.general_question and not over:
             result.categories.append(cat.id)
             result.hits += [Hit(cat.id, "alone", p) for p, _ in alone]
@@ -462,6 +477,11 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
         if not result.categories:
             result.general_question = True
     return _drop_yielding(result, rules)
+
+
+def _last_start(rx: re.Pattern[str], text: str) -> int:
+    """Where the last match of ``rx`` in ``text`` starts, or -1."""
+    return max((m.start() for m in rx.finditer(text)), default=-1)
 
 
 def _story_marker(text: str, mk: Markers, a: int, b: int) -> re.Match[str] | None:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from engine.triage import answer, default_model, default_rules, parse_rules, triage
 from engine.triage.evaluation import evaluate, load_labelled
 from engine.triage.model import DATA_DIR
+from engine.triage.normalize import untelex
 from engine.triage.rules import RULES_FILE
 
 DATA = Path(__file__).parents[1] / "data"
@@ -61,14 +62,20 @@ TUNED = {  # every emergency in them is caught
     # the seventeenth held-out set (v16, author R), measured once at 9f46c17 (rules + model 376/405, 11/372), then
     # tuned on
     "dev R": load_labelled(LABELLED / "dev18.jsonl"),
+    # the eighteenth held-out set (v17, author S), measured once at ffa4af4 (rules + model 388/397, 19/393), then
+    # tuned on
+    "dev S": load_labelled(LABELLED / "dev19.jsonl"),
+    # the nineteenth held-out set (v18, author T), measured once at ffa4af4 (rules + model 391/404, 21/388), then
+    # tuned on
+    "dev T": load_labelled(LABELLED / "dev20.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set is two blind sets, each measured once with the rules and model frozen at commit ffa4af4
-# (2026-11-28, round 5), never tuned on: v17 (author S, 790 messages): rules + model 388/397, false alarms 19/393;
-# v18 (author T, 792 messages): 391/404, 21/388. Together 779/801 (97.25 %), 40/781 (5.12 %); rules alone
-# 729/801, 39/781. (v15 and v16, authors Q and R, now dev17 and dev18: measured once at 9f46c17, then tuned on.)
-HELD_OUT_RECALL = 0.972
-HELD_OUT_FALSE_ALARMS = 0.052
+# The held-out set is two blind sets, each measured once with the rules and model frozen at commit 6c46241
+# (2026-11-28, round 6), never tuned on: v19 (author U, 785 messages): rules + model 397/409, false alarms 8/376;
+# v20 (author V, 804 messages): 402/415, 8/389. Together 799/824 (96.97 %), 16/765 (2.09 %); rules alone 756/824,
+# 16/765. (v17 and v18, authors S and T, now dev19 and dev20: measured once at ffa4af4, then tuned on.)
+HELD_OUT_RECALL = 0.969
+HELD_OUT_FALSE_ALARMS = 0.021
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
@@ -239,6 +246,33 @@ def test_a_young_infant_refusing_only_the_bottle_is_not(text):
 )
 def test_negation_past_mild_and_general_questions_raise_no_alarm(text):
     assert not triage(text).is_emergency
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "me toi khos thowr quas, mooi tisim, nosi khoong ra hoi",
+        "ba em bij meos mieengj, noi khong ro, tay trasi yeeu",
+        "con em ddang co giaatj, mawst trowjn ngwowcj",
+        "kho1 tho73 qua2, moi6 tim1",
+    ],
+)
+def test_telex_and_vni_leftovers_are_read(text):
+    assert triage(text).is_emergency
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How long does a root canal take? I need to book soon",
+        "deep cut on my leg, keeps bleeding, feel dizzy",
+        "Em bị ê răng sau khi tẩy trắng, it's been 2 days, có bình thường không",
+        "Cháy bếp gas, mẹ em bị burn khoảng 20% cơ thể",
+        "Em có dùng thuốc tăng cân Kian Pee Wan được 7 ngày",
+    ],
+)
+def test_english_words_and_names_are_not_taken_for_telex(text):
+    assert untelex(text, default_rules().words) == text
 
 
 def card(text: str, **kw: object) -> str:
