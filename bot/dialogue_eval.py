@@ -18,8 +18,8 @@ the figures.
 Per turn: **right** when the cited codes are exactly the expected ones (none for null); **wrong answer** when
 the bot answered from an entry that is not expected (what misleads a patient); otherwise a **miss** (an
 honest "not sure", or half of a two-part question). ``section_offers`` counts the replies (declines, clarify
-lists) that pointed to another section's KB ("Câu hỏi này có vẻ thuộc mục …"), per role offered. Each dialogue is a named
-conversation of its own. The last line printed is the figures as JSON.
+lists) that pointed to another section's KB ("Câu hỏi này có vẻ thuộc mục …"), per role offered. Each
+dialogue is a named conversation of its own. The last line printed is the figures as JSON.
 """
 
 from __future__ import annotations
