@@ -17,9 +17,9 @@ the figures.
 
 Per turn: **right** when the cited codes are exactly the expected ones (none for null); **wrong answer** when
 the bot answered from an entry that is not expected (what misleads a patient); otherwise a **miss** (an
-honest "not sure", or half of a two-part question). ``section_offers`` counts the declines that pointed to
-another section's KB ("Câu hỏi này có vẻ thuộc mục …"), per role offered. Each dialogue is a named
-conversation of its own. The last line printed is the figures as JSON.
+honest "not sure", or half of a two-part question). ``section_offers`` counts the replies (declines, clarify
+lists) that pointed to another section's KB ("Câu hỏi này có vẻ thuộc mục …"), per role offered. Each
+dialogue is a named conversation of its own. The last line printed is the figures as JSON.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class TurnResult:
     input_type: str
     offered: bool = True  # a tap: whether the previous reply offered it
     any_of: list[str] = field(default_factory=list)  # each of these alone answers the turn
-    switch_role: str | None = None  # the reply declined and offered this other section
+    switch_role: str | None = None  # the reply (a decline or a clarify) offered this other section
 
     @property
     def right(self) -> bool:
@@ -84,7 +84,7 @@ class Figures:
             "dialogues": len({r.dialogue for r in self.turns}),
             **block(self.turns),
             "taps_not_offered": sum(not r.offered for r in self.turns),
-            # declines that offered another section ("Câu hỏi này có vẻ thuộc mục …"), per offered role
+            # replies that offered another section ("Câu hỏi này có vẻ thuộc mục …"), per offered role
             "section_offers": dict(Counter(r.switch_role for r in self.turns if r.switch_role)),
             "by_kind": {k: block([r for r in self.turns if r.kind == k]) for k in kinds},
         }

@@ -31,8 +31,8 @@ is spent, and records the LLM requests each answer made.
 Every other decision that does not depend on the platform is made here too, so a channel only translates
 between its platform and the service: ``sender`` (the user behind an update, active again once they write),
 ``respond`` (a patient's message: answered, or ``needs_role`` and the channel shows its picker),
-``switch_and_answer`` (the button under a "no match here, but that section has it" reply: ``Reply.switch_role``;
-the offer is read back from the stored reply, never from what the channel sends),
+``switch_and_answer`` (the button under a "no match here (or only a list), but that section has it" reply:
+``Reply.switch_role``; the offer is read back from the stored reply, never from what the channel sends),
 ``is_staff`` / ``is_admin`` (``bot.access``), ``erase`` (the user's rows and their queued messages). The
 engine's answer reaches the channel typed: ``Reply.result`` is the flow's ``engine.result.FlowResult``.
 """
@@ -99,7 +99,7 @@ class Reply:
     needs_role: bool = False  # not answered: the user must pick a role first (the channel shows its picker)
     # with needs_role: the clinician role the user holds but is not staff for
     withheld_role: str | None = None
-    # no match here, but this role's KB answers the message: the channel shows a button (``switch_label``)
+    # no match (or a clarify) here, but this role's KB answers the message: a button (``switch_label``)
     # that calls ``ChatService.switch_and_answer`` with ``message_id``
     switch_role: str | None = None
     switch_label: str = ""

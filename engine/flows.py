@@ -96,7 +96,8 @@ def medical_flow() -> Flow:
 
 def _result(shared: dict[str, Any], t0: float, deps: EngineDeps) -> FlowResult:
     """The typed result of a run, read from the shared store once the flow is done."""
-    switch = str(shared.get("switch_role") or "") if shared.get("no_match") else ""
+    offered = shared.get("no_match") or (shared.get("decision") or {}).get("action") == "clarify"
+    switch = str(shared.get("switch_role") or "") if offered else ""
     if switch not in deps.roles:
         switch = ""
     confidence = shared.get("confidence")

@@ -603,11 +603,13 @@ class ScoreDecisionNode(Node):
     """Fused calibrated top score vs the threshold (role override, else settings):
     ≥ threshold → compose_answer; ≥ clarify_threshold → clarify; else topic_suggest (honest "no match").
 
-    No match: the message as asked is searched in the other roles' KBs (``other_roles``: patients' for a
-    patient, clinicians' for a clinician) by the same search and calibration, with the query vectors the
-    first search computed (nothing is embedded again). The best role whose top entry reaches that role's own
-    threshold is offered (``switch_role``): the reply says so and the channels show a button; the user's
-    role is never changed here. The trace records every role checked (top entry, probability)."""
+    No match, or a clarify: the message as asked is searched in the other roles' KBs (``other_roles``:
+    patients' for a patient, clinicians' for a clinician) by the same search and calibration, with the query
+    vectors the first search computed (nothing is embedded again). The best role whose top entry reaches that
+    role's own threshold is offered (``switch_role``) — on the clarify path only when its probability is also
+    above this role's best entry's — the reply says so (a clarify keeps its own list under the offer) and the
+    channels show a button; the user's role is never changed here. The trace records every role checked (top
+    entry, probability) and the offer."""
 
     actions = ("compose_answer", "clarify", "topic_suggest")
     max_retries = 1
@@ -634,9 +636,9 @@ class ScoreDecisionNode(Node):
             "searcher": deps.searcher,
             "top_k": cfg.top_k,
             "default_threshold": cfg.score_threshold,
-            # only on the "no match" path, and only when the first search ran (its vectors are known)
+            # only on the "no match" and clarify paths, and only when the first search ran (its vectors are known)
             "others": other_roles(shared)
-            if action == "topic_suggest" and asked.get("vectors") is not None
+            if action in ("topic_suggest", "clarify") and asked.get("vectors") is not None
             else [],
             "asked": asked,
         }
@@ -678,6 +680,8 @@ class ScoreDecisionNode(Node):
         shared["decision"] = {"score": p["score"], "threshold": p["threshold"], "action": action}
         if p["others"]:
             answering = [c for c in checked if c["answers"]]
+            if action == "clarify":  # this role has candidates: another is offered only when it fits better
+                answering = [c for c in answering if c["probability"] > p["score"]]
             offer = max(answering, key=lambda c: c["probability"])["role"] if answering else None
             if offer is not None:
                 shared["switch_role"] = offer

@@ -1,7 +1,7 @@
 """The nodes of the medical flow that write the reply (DESIGN.md §5): the grounded answer from the KB
-(``ComposeAnswer``), the honest "no confident match" (``ClarifyQuestionNode``), the topic lists
-(``TopicSuggestResponse``; with no match, the other role whose KB answers the message, ``switch_role``),
-greetings and thanks, the reply to personal information, and ``Finalize``, which
+(``ComposeAnswer``), the honest "no confident match" (``ClarifyQuestionNode``; led by the other role whose KB
+answers the message better, ``switch_role``), the topic lists (``TopicSuggestResponse``; with no match, the
+other role whose KB answers the message, ``switch_role``), greetings and thanks, the reply to personal information, and ``Finalize``, which
 joins the parts and adds the disclaimer where it matters. The deciding nodes before them are
 ``engine.nodes``; their Vietnamese sentences are ``engine.texts``.
 
@@ -122,7 +122,9 @@ class ComposeAnswer(StructuredNode):
 
 @register
 class ClarifyQuestionNode(Node):
-    """No confident match: say so honestly and offer ≥ 5 questions (retrieved first, then sampled)."""
+    """No confident match: say so honestly and offer ≥ 5 questions (retrieved first, then sampled). When
+    another role's KB answers the message better (``switch_role``), that section is offered first and the
+    questions follow as the other possibility."""
 
     async def prep(self, shared: dict[str, Any]) -> dict[str, Any]:
         deps = deps_of(shared)
@@ -147,7 +149,15 @@ class ClarifyQuestionNode(Node):
         return unique_questions(p["entries"], exclude={p["query"]}, limit=p["n"])
 
     async def post(self, shared: dict[str, Any], p: dict[str, Any], questions: list[str]) -> str:
-        say(shared, texts.CLARIFY)
+        other = deps_of(shared).roles.get(shared.get("switch_role") or "")
+        if other is not None:  # another role's KB answers it better: offer that first, this list under it
+            role = role_of(shared)
+            offer = texts.SECTION_OFFER_CLINICIAN if role.clinician else texts.SECTION_OFFER
+            here = texts.CLARIFY_HERE_CLINICIAN if role.clinician else texts.CLARIFY_HERE
+            say(shared, offer.format(section=other.name))
+            say(shared, here.format(current=role.name))
+        else:
+            say(shared, texts.CLARIFY)
         shared["suggestion_questions"] = questions
         shared["confidence"] = shared.get("retrieval_score", 0.0)
         return "default"

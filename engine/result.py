@@ -43,7 +43,7 @@ class FlowResult:
     disagreements: list[dict[str, Any]] = field(default_factory=list)  # the model vs the offline path
     trace: list[dict[str, Any]] = field(default_factory=list)  # one record per node run (engine.core)
     latency_ms: float = 0.0
-    # no match in this role's KB, but the KB of this other role (a key) answers the message: the reply says
-    # so and the channel offers to switch (the flow never switches by itself)
+    # no match (or only a clarify list) in this role's KB, but the KB of this other role (a key) answers the
+    # message: the reply says so and the channel offers to switch (the flow never switches by itself)
     switch_role: str = ""
     switch_label: str = ""  # its button: "Chuyển sang mục Tiểu đường"

@@ -31,15 +31,23 @@ NO_MATCH = (
     "Rất tiếc, tài liệu của phòng khám hiện chưa có nội dung phù hợp với câu hỏi này, "
     "nên mình không thể trả lời chắc chắn. {ask} Bạn cũng có thể xem các chủ đề mình đang hỗ trợ:"
 )
-# No match in this role's KB, but another role's KB answers it: say so, never switch silently (the channel
-# shows the SWITCH_BUTTON; pressing it switches and answers the same message there).
+# No match (or a clarify) in this role's KB, but another role's KB answers it: say so, never switch silently
+# (the channel shows the SWITCH_BUTTON; pressing it switches and answers the same message there).
+SECTION_OFFER = "Câu hỏi này có vẻ thuộc mục {section}. Bạn có muốn chuyển sang mục đó để mình trả lời không?"
+SECTION_OFFER_CLINICIAN = (
+    "Câu hỏi này có vẻ thuộc mục {section}. Bác sĩ có muốn chuyển sang mục đó để tôi tra cứu không?"
+)
 OTHER_SECTION = (
-    "Rất tiếc, tài liệu mục {current} hiện chưa có nội dung phù hợp với câu hỏi này. "
-    "Câu hỏi này có vẻ thuộc mục {section}. Bạn có muốn chuyển sang mục đó để mình trả lời không?"
+    "Rất tiếc, tài liệu mục {current} hiện chưa có nội dung phù hợp với câu hỏi này. " + SECTION_OFFER
 )
 OTHER_SECTION_CLINICIAN = (
-    "Tài liệu mục {current} hiện chưa có nội dung phù hợp với câu hỏi này. "
-    "Câu hỏi này có vẻ thuộc mục {section}. Bác sĩ có muốn chuyển sang mục đó để tôi tra cứu không?"
+    "Tài liệu mục {current} hiện chưa có nội dung phù hợp với câu hỏi này. " + SECTION_OFFER_CLINICIAN
+)
+# A clarify (close entries here, none sure) whose message another role's KB answers better: the offer first,
+# then this role's list under it (the user may still have meant one of them).
+CLARIFY_HERE = "Còn nếu bạn muốn hỏi trong mục {current}, có phải là một trong những câu dưới đây không?"
+CLARIFY_HERE_CLINICIAN = (
+    "Còn nếu bác sĩ muốn tra cứu trong mục {current}, có phải là một trong những câu dưới đây không?"
 )
 OTHER_SECTION_TOPICS = "Hoặc xem các chủ đề của mục {current}:"
 SWITCH_BUTTON = "Chuyển sang mục {section}"

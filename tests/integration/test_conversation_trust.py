@@ -160,8 +160,11 @@ async def test_dialogue_set_no_wrong_follow_up(sample_runtime):
     assert len(dialogues) >= 150
     service = await build_service(sample_runtime)
     figures = (await evaluate_dialogues(service, dialogues)).as_dict()
+    # the figures ``medbot eval dialogue`` prints (shown with -s)
+    print({k: v for k, v in figures.items() if k != "by_kind"})
     kinds = figures["by_kind"]
     assert kinds["follow"]["wrong_answers"] == kinds["correction"]["wrong_answers"] == 0
     assert kinds["tap"]["wrong_answers"] == kinds["service"]["wrong_answers"] == 0
     assert kinds["switch"]["wrong_answers"] <= 1, figures  # "Bị gút kiêng ăn gì?" (see README)
     assert figures["accuracy"] >= 0.95, figures
+    assert figures["section_offers"] == {}, figures  # in-role turns are never pointed to another section

@@ -3,7 +3,8 @@
 On the sample KB imported into the real PostgreSQL, through ``ChatService`` as every channel calls it: a
 dental patient asking a diabetes question is told, in the decline, that it belongs to the Tiểu đường section,
 with a button; pressing it (``switch_and_answer``) switches the role and answers the same message from the
-diabetes KB. A question no KB answers gets the plain decline. Patients are never pointed to clinician
+diabetes KB. A "có phải bạn muốn hỏi" list of dental entries for a question the diabetes KB answers better is
+led by the same offer. A question no KB answers gets the plain decline. Patients are never pointed to clinician
 roles, nor clinicians to patient roles. The trace records what was checked.
 """
 
@@ -18,14 +19,19 @@ import pytest
 
 from bot import console
 from bot.service import ChatService
+from bot.telegram.render import answer_keyboard
 from bot.wiring import build_service, embedder_for, engine_deps
+from bot.zalo.bot import answer_buttons as zalo_buttons
 from db import users
 from db.stores import PgKBStore
+from engine import texts
 from engine.flows import run_medical_flow
 from engine.searcher import ClinicSearcher
 
 DIABETES_QUESTION = "đường huyết lúc đói bao nhiêu là bình thường vậy bác sĩ"  # TD-001, in a patient's words
 NOWHERE = "Mổ ruột thừa nằm viện mấy ngày thì được về?"
+# TD-007's own question: in the dental role a clarify (close dental entries, none sure), answered by diabetes
+CLARIFIED_DIABETES_QUESTION = "Người bị tiểu đường nên ăn gì?"
 
 
 @pytest.fixture
@@ -121,7 +127,64 @@ async def test_offered_exactly_when_the_other_role_answers(sample_runtime, text)
         assert cross_role(here.trace)["checked"][0]["code"] == there.citations[0]
 
 
-async def test_clarify_and_answers_do_not_check_other_roles(sample_runtime):
+async def test_a_clarify_is_led_by_the_section_that_answers(service, new_user, sample_pool):
+    """Close dental entries but none sure ("có phải bạn muốn hỏi…"), and the diabetes KB answers it: the reply
+    leads with the Tiểu đường offer and its button, the dental list stays under it; nothing switches until the
+    button, which answers the same question there."""
+    user = await new_user(service, "patient_dental")
+    reply = await service.handle_text(user, CLARIFIED_DIABETES_QUESTION, channel="test")
+    assert next(r for r in reply.result.trace if r["node"] == "score")["action"] == "clarify"
+    offer, _, rest = reply.text.partition("\n\n")
+    assert offer == texts.SECTION_OFFER.format(section="Tiểu đường")
+    assert rest.startswith("Còn nếu bạn muốn hỏi trong mục Nha khoa, có phải là một trong những câu")
+    assert "chưa có nội dung phù hợp" not in reply.text and reply.citations == []
+    assert reply.switch_role == "patient_diabetes" and reply.switch_label == "Chuyển sang mục Tiểu đường"
+    rows = await sample_pool.fetch("SELECT question FROM kb_entries WHERE role = 'patient_dental' AND active")
+    dental = {r["question"] for r in rows}
+    assert len(reply.suggestions) >= 5 and set(reply.suggestions) <= dental  # the dental list, under it
+    check = cross_role(reply.result.trace)
+    assert check["offer"] == "patient_diabetes" and check["checked"][0]["code"] == "TD-007"
+    assert check["checked"][0]["probability"] > reply.result.confidence  # fits better than the dental list
+    # The channels put the offer first: Telegram's own row, Zalo's first of at most 5 buttons.
+    assert answer_keyboard(reply).inline_keyboard[0][0].callback_data == f"xr:{reply.message_id}"
+    buttons = zalo_buttons(reply)
+    assert buttons[0].payload == f"#xr:{reply.message_id}" and len(buttons) <= 5
+    assert any(b.payload.startswith("#sq:") for b in buttons[1:])
+    shown = console.render_plain(reply, chat=True)  # ``medbot chat``: 0 for the offer, then the list
+    assert shown.index("  0. ➡️ Chuyển sang mục Tiểu đường") < shown.index("  1. ")
+    assert (await users.get(sample_pool, user.channel, user.external_id)).role == "patient_dental"
+
+    answered = await service.switch_and_answer(user, reply.message_id, channel="test")
+    assert answered is not None and answered.citations == ["TD-007"] and answered.switch_role is None
+    assert (await users.get(sample_pool, user.channel, user.external_id)).role == "patient_diabetes"
+
+
+async def test_a_clinicians_clarify_offers_the_clinician_section(sample_runtime):
+    out = await run_medical_flow(
+        engine_deps(sample_runtime), {"role": "doctor_endocrine", "input": "Điều trị loét áp-tơ tái phát?"}
+    )  # BSNK-035 of the dentists' KB; a clarify among the endocrinologists' entries
+    assert next(r for r in out.trace if r["node"] == "score")["action"] == "clarify"
+    assert out.switch_role == "doctor_dental" and out.suggestions
+    assert out.text.startswith(texts.SECTION_OFFER_CLINICIAN.format(section="Nha khoa (bác sĩ)"))
+    assert "Còn nếu bác sĩ muốn tra cứu trong mục Nội tiết (bác sĩ)" in out.text
+
+
+@pytest.mark.parametrize(
+    "role, text", [("patient_dental", "răng có vấn đề"), ("patient_dental", "răng bị sao vậy")]
+)
+async def test_an_in_role_vague_question_gets_its_list_only(sample_runtime, role, text):
+    """A vague question of the role's own field clarifies as before: the other role is checked (traced),
+    answers nothing, and nothing is offered."""
+    out = await run_medical_flow(engine_deps(sample_runtime), {"role": role, "input": text})
+    assert next(r for r in out.trace if r["node"] == "score")["action"] == "clarify"
+    assert out.text.startswith(texts.CLARIFY) and "có vẻ thuộc mục" not in out.text
+    assert out.suggestions and not out.switch_role and not out.switch_label
+    check = cross_role(out.trace)
+    assert check["offer"] is None and [c["role"] for c in check["checked"]] == ["patient_diabetes"]
+    assert not check["checked"][0]["answers"]
+
+
+async def test_answers_do_not_check_other_roles(sample_runtime):
     deps = engine_deps(sample_runtime)
     out = await run_medical_flow(
         deps, {"role": "patient_dental", "input": "Răng khôn mọc lệch có cần nhổ không?"}
@@ -166,9 +229,10 @@ PAIRS = [
 
 async def test_other_roles_own_questions_asked_in_the_wrong_role(sample_runtime, sample_pool):
     """Every sample question of one role asked in the other role of the same kind: each one that role
-    declines ("no match") points to the role it came from, with its own entry; none points elsewhere. The
-    figures are printed (``-s``): how often the hint fires, and what happens to the rest (clarify, answered
-    there)."""
+    declines ("no match") points to the role it came from, with its own entry; a clarify there is led by that
+    offer when the role it came from answers it better; none points elsewhere, and an answer offers nothing.
+    The figures are printed (``-s``): how often the hint fires on each path, the clarify lists left with
+    only the wrong KB's entries, and the answers there."""
     deps = engine_deps(sample_runtime)
     for owner, asked_in in PAIRS:
         rows = await sample_pool.fetch(
@@ -184,10 +248,19 @@ async def test_other_roles_own_questions_asked_in_the_wrong_role(sample_runtime,
                 assert out.switch_role == owner, row["question"]
                 assert cross_role(out.trace)["checked"][0]["code"] == row["code"], row["question"]
                 seen["hint"] += 1
+            elif decision == "clarify" and out.switch_role:
+                assert out.switch_role == owner, row["question"]
+                assert out.text.startswith("Câu hỏi này có vẻ thuộc mục"), out.text  # the offer leads
+                assert out.suggestions  # this role's list stays under it
+                seen["clarify_hint"] += 1
+                seen["clarify_hint_own_entry"] += cross_role(out.trace)["checked"][0]["code"] == row["code"]
+            elif decision == "clarify":
+                seen["clarify_wrong_kb_only"] += 1
             else:
                 assert not out.switch_role
         print(f"{owner} asked in {asked_in}: {seen['hint']}/{len(rows)} hinted; {dict(seen)}")
         assert seen["hint"] >= len(rows) // 2
+        assert seen["clarify_hint"] * 2 >= seen["clarify"]  # most wrong-KB lists are led by the right section
 
 
 class CountingEmbedder:
