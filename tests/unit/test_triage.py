@@ -76,12 +76,13 @@ TUNED = {  # every emergency in them is caught
     "dev V": load_labelled(LABELLED / "dev22.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set: the next two blind sets (v21, v22), written while round 7 is tuned and measured once against its
-# freeze; until they are installed the held-out tests skip. (v19 and v20, authors U and V, now dev21 and dev22:
-# measured once at 6c46241, rules + model 799/824, false alarms 16/765, then tuned on.) The gates are set at the
-# measured figures when the file is installed.
-HELD_OUT_RECALL = 0.969
-HELD_OUT_FALSE_ALARMS = 0.021
+# The held-out set is two blind sets, each measured once with the rules and model frozen at commit 6f52c53
+# (2026-11-28, round 7), never tuned on: v21 (author W, 769 messages): rules + model 361/383, false alarms 14/386;
+# v22 (author X, 793 messages, terse and clinical): 342/396, 10/397. Together 703/779 (90.24 %), 24/783 (3.07 %);
+# rules alone 670/779, 24/783. (v19 and v20, authors U and V, now dev21 and dev22: measured once at 6c46241, then
+# tuned on.)
+HELD_OUT_RECALL = 0.902
+HELD_OUT_FALSE_ALARMS = 0.031
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
