@@ -20,6 +20,9 @@ _READING = re.compile(
     r"^(?:\s*[:=]?\s*(?!type|tuyp|typ|loai|nam|thang|tuan|ngay|gio|tieng|lan|tuoi)[a-z]+){0,5}\s*[:=]?\s*"
     r"(?<![a-z\d.,])(\d{1,3}(?:[.,]\d{1,2})?)(?![\d])(?!\s*[(:])\s*(mmol|mg|mm)?"
     r"(?!\s*(?:nam|thang|tuan|ngay|gio|tieng|lan|tuoi|vien|kg|cm|%|phut|don vi|ui|u\b|h\b))"
+    # a difference between two readings, not a reading ("reads about 1 mmol higher than the lab")
+    r"(?!\s*[a-z/]*\s*(?:higher|lower|more|less|cao hon|thap hon) (?:than (?:the |my |a )?(?:lab|meter|finger|"
+    r"blood test|hospital|clinic|other)|so voi (?:xet nghiem|may|benh vien)))"
 )
 _WINDOW = 50  # characters after the glucose word in which the reading is looked for
 

@@ -111,6 +111,8 @@ class Markers:
     # where, inside a story's sentence, the writer turns to someone real, now ("đang xem phim thì bố em ngã ra…",
     # "đọc trên mạng thì thấy giống hệt ông nhà em"): the story ends there
     story_turn: re.Pattern[str] | None
+    # a sign said in the present, close before it: wins over a whole-message learning marker
+    said_now: re.Pattern[str] | None
     resolved: re.Pattern[str]  # it is over ("giờ bình thường rồi", "rồi hết hẳn")
     personal: re.Pattern[str]
     conditional: re.Pattern[str]  # a clause about what might happen ("nếu bé sốt, bỏ bú…")
@@ -201,6 +203,7 @@ def parse_rules(text: str) -> RuleSet:
         learning=_alternation(_required(m, "learning", "markers"), "markers.learning"),
         story=compile_phrases(m.get("story", [])),
         story_turn=compile_phrases(m.get("story_turn", [])),
+        said_now=compile_phrases(m.get("said_now", [])),
         resolved=_alternation(_required(m, "resolved", "markers"), "markers.resolved"),
         conditional=_alternation(_required(m, "conditional", "markers"), "markers.conditional"),
         recurrent=_alternation(_required(m, "recurrent", "markers"), "markers.recurrent"),
@@ -414,12 +417,19 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     mk = rules.markers
     personal = bool(mk.personal.search(norm.text))
     acute = bool(mk.acute.search(norm.text))
-    result.general_question = bool(mk.learning.search(norm.text)) or (
+    learning = bool(mk.learning.search(norm.text))
+    result.general_question = learning or (
         not personal
         and (
             bool(mk.educational.search(norm.text))
             or (bool(mk.general.search(norm.text)) and not mk.present.search(norm.text))
         )
+    )
+    # A learning marker reads the whole message; a sign said in the present ("she just fainted", "giờ thở co kéo")
+    # is someone's emergency now, and a question asked inside it ("chưa biết làm gì", "should we wait") is no
+    # question to learn: the sign wins over the marker (round 7).
+    only_learning = result.general_question and learning and not (
+        not personal and (mk.educational.search(norm.text) or mk.general.search(norm.text))
     )
     # About an animal, with no person hurt: not a human emergency ("mèo nhà mình ăn phải cá nóc, co giật").
     result.about_animal = _about_animal(norm, mk)
@@ -464,7 +474,8 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
             result.topics.append(cat.id)
         over = (result.recurrent and cat.recurrent_cancels) or (result.resolved and cat.resolved_cancels)
         over = over or (cat.dismiss is not None and over_now(cat.dismiss))
-        if fired and not result.general_question and not over:
+        asked_now = only_learning and not result.about_animal and _said_now(alone or severity, msg)
+        if fired and (not result.general_question or asked_now) and not over:
             result.categories.append(cat.id)
             result.hits += [Hit(cat.id, "alone", p) for p, _ in alone]
             if pair is not None and not alone:
@@ -477,6 +488,22 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
         if not result.categories:
             result.general_question = True
     return _drop_yielding(result, rules)
+
+
+def _said_now(found: Found, msg: _Message) -> bool:
+    """Whether a phrase that counts has a present-tense word before it in its own clause ("vừa ngất", "giờ thở
+    co kéo", "she just fainted"), not merely no time word."""
+    for _, span in found:
+        if span is None:
+            continue
+        cs, _ = msg.clause(span[0])
+        # the present word is at most three words before the sign ("vừa ngất", "she just fainted"), not the
+        # "vừa xem" of a cartoon seven words earlier
+        words = msg.norm.text[cs : span[0]].split(" ")
+        start = max(cs, span[0] - len(" ".join(words[-4:])))
+        if msg.markers.said_now is not None and msg.markers.said_now.search(msg.norm.text, start, span[1]):
+            return True
+    return False
 
 
 def _last_start(rx: re.Pattern[str], text: str) -> int:
