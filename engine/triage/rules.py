@@ -428,8 +428,10 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     # A learning marker reads the whole message; a sign said in the present ("she just fainted", "giờ thở co kéo")
     # is someone's emergency now, and a question asked inside it ("chưa biết làm gì", "should we wait") is no
     # question to learn: the sign wins over the marker (round 7).
-    only_learning = result.general_question and learning and not (
-        not personal and (mk.educational.search(norm.text) or mk.general.search(norm.text))
+    only_learning = (
+        result.general_question
+        and learning
+        and not (not personal and (mk.educational.search(norm.text) or mk.general.search(norm.text)))
     )
     # About an animal, with no person hurt: not a human emergency ("mèo nhà mình ăn phải cá nóc, co giật").
     result.about_animal = _about_animal(norm, mk)
