@@ -82,12 +82,13 @@ TUNED = {  # every emergency in them is caught
     "dev X": load_labelled(LABELLED / "dev24.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set: the next two blind sets (v23, v24), written while round 8 is tuned and measured once against its
-# freeze; until they are installed the held-out tests skip. (v21 and v22, authors W and X, now dev23 and dev24:
-# measured once at 6f52c53, rules + model 703/779, false alarms 24/783, then tuned on.) The gates are set at the
-# measured figures when the file is installed.
-HELD_OUT_RECALL = 0.902
-HELD_OUT_FALSE_ALARMS = 0.031
+# The held-out set is two blind sets, each measured once with the rules and model frozen at commit 5f8f2e7
+# (2026-11-28, round 8), never tuned on: v23 (author Y, 638 messages, terse SMS and clinical): rules + model 285/318,
+# false alarms 6/320; v24 (author Z, 635 messages, mid-conversation follow-ups): 302/310, 12/325. Together 587/628
+# (93.47 %), 18/645 (2.79 %); rules alone 564/628, 17/645. (v21 and v22, authors W and X, now dev23 and dev24:
+# measured once at 6f52c53, then tuned on.)
+HELD_OUT_RECALL = 0.934
+HELD_OUT_FALSE_ALARMS = 0.028
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
