@@ -234,6 +234,9 @@ def parse_rules(text: str) -> RuleSet:
             spec.get(key, []) + spec.get(f"english_{key}", [])
             for key in ("alone", "symptoms", "severity", "exclude")
         )
+        # Terse clinical shorthand ("GCS 8", "qSOFA 3", "sats 82%", "bầu co giật"): emergencies by themselves,
+        # kept in their own list so a reviewer sees the clinical terms and vital-sign numbers together (round 8).
+        alone = alone + spec.get("shorthand", [])
         if not alone and not (symptoms and severity) and not spec.get("model_only"):
             raise ValueError(f"{where}: needs alone phrases, or symptoms and severity")
         advice = tuple(spec.get("advice", []))
