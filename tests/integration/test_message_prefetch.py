@@ -6,9 +6,6 @@ message), and the conversation and its memory read in one round trip are the one
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -23,7 +20,7 @@ from engine.embedding import CachedEmbedder, EmbeddingUnavailable, LlamaCppEmbed
 from engine.retrieval.search import KBSearch, one_kb_check_per_message
 from testkit.database import TEST_DATA_DIR
 from testkit.fakes.openai_server import FakeOpenAI
-from tests.conftest import ROOT
+from tests.medbot_cli import run_medbot
 
 MESSAGES = [
     "răng khôn mọc lệch có nên nhổ không bác sĩ",
@@ -109,14 +106,7 @@ SECOND = "NK-2,Niềng răng,Niềng răng mất bao lâu thì xong?,Thường t
 
 
 def _import(db_url: str, path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "import", str(path), "--role", "patient_dental"],
-        cwd=ROOT,
-        env={**os.environ, "DATABASE_URL": db_url},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = run_medbot(db_url, "import", str(path), "--role", "patient_dental")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

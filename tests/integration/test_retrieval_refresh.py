@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import asyncpg
@@ -12,20 +9,13 @@ import asyncpg
 from db.stores import PgEmbeddingCache, PgKBStore
 from engine.embedding import CachedEmbedder, E5Embedder
 from engine.retrieval.search import KBSearch
-from tests.conftest import ROOT
+from tests.medbot_cli import run_medbot
 
 HEADER = "MÃ SỐ,ĐỀ MỤC,CÂU HỎI,CÂU TRẢ LỜI,keywords\n"
 
 
 def _import(db_url: str, path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "import", str(path), "--role", "patient_dental"],
-        cwd=ROOT,
-        env={**os.environ, "DATABASE_URL": db_url},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = run_medbot(db_url, "import", str(path), "--role", "patient_dental")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
