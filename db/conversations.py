@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,38 +143,44 @@ async def recent_messages(db: Executor, conversation_id: int, limit: int) -> lis
     return [dict(r) for r in rows]
 
 
+# The memory of a conversation ``{conv}``: its summary, the last ``{limit}`` messages (each bot message with the
+# suggestions shown under it) and whether it already had an answer from the KB. One fragment for ``memory`` and
+# ``open_with_memory``, so both read the same thing.
+_MEMORY_SELECT = """
+SELECT {conv}.id AS conversation_id, {conv}.summary,
+       last.direction, last.text, last.input_type, last.citations,
+       CASE WHEN last.direction = 'out' THEN (
+           SELECT s.questions FROM suggestion_sets s
+           WHERE s.conversation_id = {conv}.id AND s.created_at = last.created_at
+           ORDER BY s.id DESC LIMIT 1
+       ) END AS suggestions,
+       EXISTS (
+           SELECT 1 FROM messages m
+           WHERE m.conversation_id = {conv}.id AND m.direction = 'out' AND cardinality(m.citations) > 0
+       ) AS answered
+FROM {source}
+LEFT JOIN LATERAL (
+    SELECT id, direction, text, input_type, citations, created_at FROM messages
+    WHERE conversation_id = {conv}.id ORDER BY created_at DESC, id DESC LIMIT {limit}
+) last ON true
+{where}
+ORDER BY last.id
+"""
+_MEMORY = _MEMORY_SELECT.format(conv="c", source="conversations c", limit="$2", where="WHERE c.id = $1")
+_MEMORY_KEYS = ("direction", "text", "input_type", "citations", "suggestions")
+
+
+def _memory_messages(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: r[k] for k in _MEMORY_KEYS} for r in rows if r["direction"]]
+
+
 async def memory(db: Executor, conversation_id: int, limit: int) -> tuple[list[dict[str, Any]], str, bool]:
     """``recent_messages`` (each bot message with the suggestions shown under it), the summary, and whether
     the conversation already had an answer from the KB (a bot message citing entries), in one round trip."""
-    rows = await db.fetch(
-        """
-        SELECT c.summary, last.direction, last.text, last.input_type, last.citations,
-               CASE WHEN last.direction = 'out' THEN (
-                   SELECT s.questions FROM suggestion_sets s
-                   WHERE s.conversation_id = c.id AND s.created_at = last.created_at
-                   ORDER BY s.id DESC LIMIT 1
-               ) END AS suggestions,
-               EXISTS (
-                   SELECT 1 FROM messages m
-                   WHERE m.conversation_id = c.id AND m.direction = 'out' AND cardinality(m.citations) > 0
-               ) AS answered
-        FROM conversations c
-        LEFT JOIN LATERAL (
-            SELECT id, direction, text, input_type, citations, created_at FROM messages
-            WHERE conversation_id = c.id ORDER BY created_at DESC, id DESC LIMIT $2
-        ) last ON true
-        WHERE c.id = $1
-        ORDER BY last.id
-        """,
-        conversation_id,
-        limit,
-    )
+    rows = await db.fetch(_MEMORY, conversation_id, limit)
     if not rows:
         return [], "", False
-    summary = rows[0]["summary"] or ""
-    keys = ("direction", "text", "input_type", "citations", "suggestions")
-    messages = [{k: r[k] for k in keys} for r in rows if r["direction"]]
-    return messages, summary, bool(rows[0]["answered"])
+    return _memory_messages(rows), rows[0]["summary"] or "", bool(rows[0]["answered"])
 
 
 _OPEN_WITH_MEMORY = """
@@ -189,24 +196,7 @@ WITH found AS (
     SELECT c.id, c.summary FROM found JOIN conversations c ON c.id = found.id
     UNION ALL
     SELECT id, summary FROM created
-)
-SELECT conv.id AS conversation_id, conv.summary, last.direction, last.text, last.input_type, last.citations,
-       CASE WHEN last.direction = 'out' THEN (
-           SELECT s.questions FROM suggestion_sets s
-           WHERE s.conversation_id = conv.id AND s.created_at = last.created_at
-           ORDER BY s.id DESC LIMIT 1
-       ) END AS suggestions,
-       EXISTS (
-           SELECT 1 FROM messages m
-           WHERE m.conversation_id = conv.id AND m.direction = 'out' AND cardinality(m.citations) > 0
-       ) AS answered
-FROM conv
-LEFT JOIN LATERAL (
-    SELECT id, direction, text, input_type, citations, created_at FROM messages
-    WHERE conversation_id = conv.id ORDER BY created_at DESC, id DESC LIMIT $3
-) last ON true
-ORDER BY last.id
-"""
+)""" + _MEMORY_SELECT.format(conv="conv", source="conv", limit="$3", where="")
 _OPEN_ACTIVE = _OPEN_WITH_MEMORY.format(
     recent="\n      AND last_activity_at > now() - make_interval(mins => $4)"
 )
@@ -238,10 +228,9 @@ async def open_with_memory(
         rows = await db.fetch(_OPEN_LATEST, user_id, role, limit)
     else:
         raise ValueError(f"mode must be active, keep or new, not {mode!r}")
-    keys = ("direction", "text", "input_type", "citations", "suggestions")
     return OpenedConversation(
         int(rows[0]["conversation_id"]),
-        [{k: r[k] for k in keys} for r in rows if r["direction"]],
+        _memory_messages(rows),
         rows[0]["summary"] or "",
         bool(rows[0]["answered"]),
     )
