@@ -9,6 +9,9 @@ fires when the message holds one of its ``alone`` phrases, or one of its ``sympt
   past when its severity sign is here now ("ngã đập đầu 3 hôm trước, giờ lơ mơ");
 - a word for "mild" stands next to it and the category allows that ("khó thở nhẹ");
 - one of the category's ``exclude`` phrases is in its clause ("co giật mí mắt").
+A category's ``fragment`` phrases (its core signs: "co giật", "ngất", "đau ngực", "HA 210/120") count as ``alone``
+ones in a short message that tells rather than asks ("con co giật", "ba ngất"), and in a message of any length
+when the sign is said to persist after first aid ("làm theo rồi mà mẹ vẫn co giật", "vẫn không đỡ, giờ…").
 A whole message raises no alarm when it only asks in general ("dấu hiệu đột quỵ là gì?": a question form and
 nobody's situation in it), asks to learn ("cách sơ cứu…", "em tò mò"), describes a pattern over time with
 nothing acute ("dạo này hay tức ngực"), or says it is over ("giờ bình thường rồi"), as far as each category
@@ -44,6 +47,7 @@ _NO_BEFORE = re.compile(r"(?:^| )no (?:[a-z]+ )?(?:(?:of|about|to) )?$")  # "no 
 _LIKENED = re.compile(r"(?:giong|nhu|het|chang|like)(?: [a-z]+){0,2} $")
 _WORD_EDGE = "(?<![a-z0-9])(?:{})(?![a-z0-9])"
 _EARLIER_TODAY = re.compile(r"(?:sang|trua|chieu|toi) nay|this (?:morning|afternoon)|(?:luc|hoi|ban) nay")
+_NO_BETTER_REACH = 80  # characters before a fragment sign in which "vẫn không đỡ" counts for it
 _CONTRAST = re.compile(r"\b(?:nhung|but|ma van|van con|tuy nhien|however)\b")  # what follows "it is over"
 
 
@@ -80,6 +84,9 @@ class Category:
     symptoms: re.Pattern[str] | None
     severity: re.Pattern[str] | None
     exclude: re.Pattern[str] | None
+    # Core signs that are an emergency said with nothing else, as a short present-tense fragment ("con co giật",
+    # "ba ngất", "HA 210/120"), or said again after first aid was tried ("… rồi mà mẹ vẫn co giật") (round 9)
+    fragment: re.Pattern[str] | None
     # Anywhere in a message with nothing acute in it, these undo the category ("em sẽ không làm gì đâu" after a
     # passive wish to die; a coin "móc ra được rồi"): what the clause-level ``exclude`` cannot see across a comma.
     dismiss: re.Pattern[str] | None
@@ -122,6 +129,14 @@ class Markers:
     animal_accented: re.Pattern[str] | None  # the same, with diacritics ("con chó", never "thở như chó chạy")
     bitten: re.Pattern[str]  # "… bị chó cắn": a person, unless an animal was spoken of before it
     human_hurt: re.Pattern[str]  # …unless a person is hurt too ("chó cắn con tôi", "cả nhà cùng ăn")
+    # a short message that asks rather than tells ("con co giật thì sao", "ba ngất là bệnh gì"): no fragment
+    asking: re.Pattern[str] | None = None
+    # right before a sign: it is still there, or worse ("vẫn", "vẫn đang", "nặng hơn", "still"): a fragment sign
+    # counts in a message of any length then
+    persists: re.Pattern[str] | None = None
+    # anywhere before the sign: first aid did not help ("vẫn không đỡ", "nặng hơn lúc nãy", "not helping")
+    no_better: re.Pattern[str] | None = None
+    fragment_words: int = 10  # at most this many words make a short fragment
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +191,12 @@ def _alternation(words: list[str], where: str) -> re.Pattern[str]:
     return rx
 
 
+def _ending(phrases: list[str]) -> re.Pattern[str] | None:
+    """Phrases that must end right before a sign (at most one word between: "vẫn đang giật")."""
+    rx = compile_phrases(phrases)
+    return None if rx is None else re.compile(r"(?:^| )(?:" + rx.pattern + r")(?: [a-z0-9]+)? $")
+
+
 def parse_rules(text: str) -> RuleSet:
     """Parse and compile the rules file; a clear ``ValueError`` names the first thing wrong."""
     data = tomllib.loads(text)
@@ -212,6 +233,10 @@ def parse_rules(text: str) -> RuleSet:
         animal_accented=compile_phrases(m.get("animal_accented", []), folded=False),
         bitten=_alternation(_required(m, "bitten", "markers"), "markers.bitten"),
         human_hurt=_alternation(_required(m, "human_hurt", "markers"), "markers.human_hurt"),
+        asking=compile_phrases(m.get("asking", [])),
+        persists=_ending(m.get("persists", [])),
+        no_better=compile_phrases(m.get("no_better", [])),
+        fragment_words=int(m.get("fragment_words", 10)),
     )
     g = _required(data, "glucose", "file")
     glucose = GlucoseRule(
@@ -255,6 +280,7 @@ def parse_rules(text: str) -> RuleSet:
                     symptoms=compile_phrases(symptoms),
                     severity=compile_phrases(severity),
                     exclude=compile_phrases(exclude),
+                    fragment=compile_phrases(spec.get("fragment", []) + spec.get("english_fragment", [])),
                     dismiss=compile_phrases(spec.get("dismiss", []) + spec.get("english_dismiss", [])),
                     mild_cancels=bool(spec.get("mild_cancels", True)),
                     recurrent_cancels=bool(spec.get("recurrent_cancels", True)),
@@ -456,6 +482,13 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
         return not acute or (earlier_today and last > last_acute and not _CONTRAST.search(norm.text, last))
 
     result.resolved = over_now(mk.resolved)
+    # A short fragment that tells rather than asks ("con co giật", "ba ngất", "HA 210/120"): its core signs count
+    # by themselves (round 9); a question ("… thì sao", "… là gì", "?") is no fragment.
+    short = (
+        len(norm.text.replace(" ; ", " ").split()) <= mk.fragment_words
+        and "?" not in text
+        and not (mk.asking is not None and mk.asking.search(norm.text))
+    )
     extra_hits = extra_hits or {}
     for cat in rules.categories:
         alone, alone_topic = _hits(cat.alone, msg, cat, kind="alone")
@@ -464,6 +497,10 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
                 found, topical = _accented_hit(m.group(0), msg, cat)
                 alone += found
                 alone_topic += topical
+        if cat.fragment is not None:
+            found, topical = _fragment_hits(cat.fragment, msg, cat, short)
+            alone += found
+            alone_topic += topical
         symptoms, symptoms_topic = _hits(cat.symptoms, msg, cat, kind="symptom")
         for hit in extra_hits.get(cat.id, []):
             (alone if hit.kind == "alone" else symptoms).append((hit.phrase, None))
@@ -493,6 +530,32 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
         if not result.categories:
             result.general_question = True
     return _drop_yielding(result, rules)
+
+
+def _fragment_hits(rx: re.Pattern[str], msg: _Message, cat: Category, short: bool) -> tuple[Found, Found]:
+    """A category's fragment signs that count: all of them in a short fragment, else only those right after a
+    word that says the sign is still there or worse ("làm theo rồi mà mẹ vẫn co giật", "still seizing")."""
+    found, topical = _hits(rx, msg, cat, kind="alone")
+    if short or not found:
+        return found, topical
+    persists = msg.markers.persists
+    text = msg.norm.text
+    no_better = msg.markers.no_better
+    kept = [
+        (p, s)
+        for p, s in found
+        if s is not None
+        and (
+            (persists is not None and persists.search(text[msg.clause(s[0])[0] : s[0]]))
+            # first aid "did not help" shortly before the sign ("vẫn không đỡ, giờ con lơ mơ"), not a sentence
+            # about something else far earlier in a long message
+            or (
+                no_better is not None
+                and no_better.search(text, max(0, s[0] - _NO_BETTER_REACH), s[0]) is not None
+            )
+        )
+    ]
+    return kept, topical
 
 
 def _said_now(found: Found, msg: _Message) -> bool:
