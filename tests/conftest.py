@@ -113,6 +113,29 @@ async def sample_kb_url(server_url: str) -> AsyncIterator[str]:
 
 
 @pytest.fixture(scope="session")
+async def sample_vectors(sample_kb_url: str) -> list[tuple[str, str, str]]:
+    """The embedding cache of the session's sample import: (model, text hash, vector as text) of every entry."""
+    conn = await asyncpg.connect(sample_kb_url)
+    try:
+        rows = await conn.fetch("SELECT model, text_hash, embedding::text FROM embedding_cache")
+    finally:
+        await conn.close()
+    return [tuple(r) for r in rows]
+
+
+@pytest.fixture
+async def sample_vectors_cached(db: asyncpg.Pool, sample_vectors: list[tuple[str, str, str]]) -> None:
+    """``db``'s embedding cache holds the sample KB's vectors, as it would after an earlier import of the sample:
+    a test that imports the whole sample into ``db`` finds them there (the real cache lookup) instead of
+    embedding its ~166 entries again (about 6 s on a busy two-core machine). Vectors computed by the session's
+    own sample import with the same model, so every entry's vector is what embedding it would give."""
+    await db.executemany(
+        "INSERT INTO embedding_cache (model, text_hash, embedding) VALUES ($1, $2, $3::text::vector)",
+        sample_vectors,
+    )
+
+
+@pytest.fixture(scope="session")
 async def sample_runtime(sample_kb_url: str) -> AsyncIterator[Any]:
     """A ``bot.runtime.Runtime`` on the sample KB, offline (no LLM key), as ``open_runtime`` would build it;
     ``bot.wiring`` builds the production searcher, memory and ChatService from it (shared by the session, so
