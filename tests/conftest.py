@@ -2,7 +2,7 @@
 
 The suite starts its own embedded server (data in ``.medbot/test``, fsync and synchronous commit off), or
 uses ``TEST_DATABASE_URL`` when set. Migrations are applied once into ``medbot_test_<run>``; each test that
-asks for ``db`` gets every table truncated first. Nothing of ours is mocked. Database names carry this run's
+asks for ``db`` gets every table emptied and every identity restarted first. Nothing of ours is mocked. Database names carry this run's
 process id, so two test runs on one machine (two developers' terminals, parallel agents) never drop each
 other's databases.
 """
@@ -76,10 +76,14 @@ SELECT c.relname AS child, p.relname AS parent FROM pg_constraint k
 JOIN pg_class c ON c.oid = k.conrelid JOIN pg_class p ON p.oid = k.confrelid
 WHERE k.contype = 'f' AND k.connamespace = 'public'::regnamespace
 """
-# Every sequence a test took ids from back at its start, as TRUNCATE … RESTART IDENTITY would leave it.
+# Every column's sequence a test took ids from back at its start, as TRUNCATE … RESTART IDENTITY leaves it.
+# Only sequences owned by a column (serial, identity): a free-standing one such as ``kb_version_seq`` keeps
+# counting, as it did under TRUNCATE, so a running bot never takes a new KB version for one it has seen.
 _RESTART_SEQUENCES = """
-SELECT setval(format('%I.%I', schemaname, sequencename)::regclass, start_value, false)
-FROM pg_sequences WHERE schemaname = 'public' AND last_value IS NOT NULL
+SELECT setval(q.oid::regclass, s.start_value, false) FROM pg_class q
+JOIN pg_depend d ON d.objid = q.oid AND d.classid = 'pg_class'::regclass AND d.deptype IN ('a', 'i')
+JOIN pg_sequences s ON s.schemaname = 'public' AND s.sequencename = q.relname
+WHERE q.relkind = 'S' AND q.relnamespace = 'public'::regnamespace AND s.last_value IS NOT NULL
 """
 
 
