@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -280,6 +281,11 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(handlers[args.handler_name](args, settings))
     except KeyboardInterrupt:
         return 130
+    finally:
+        # The command is over and the process exits next: the interpreter's last collections would walk the
+        # whole heap (aiogram's pydantic models, the fitted text models), up to about a second; frozen objects
+        # are skipped. main() runs once per process (the `medbot` script, `python -m bot.cli`).
+        gc.freeze()
 
 
 if __name__ == "__main__":

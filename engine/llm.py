@@ -31,9 +31,8 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
-
-import openai
 
 log = logging.getLogger(__name__)
 
@@ -223,10 +222,18 @@ def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return walk(schema)
 
 
+def _openai() -> ModuleType:
+    """The ``openai`` package, imported on first use: about 0.4 s of imports that a process without an LLM
+    (most bots offline, every ``medbot import`` or ``medbot kb``) never needs."""
+    import openai  # lazy: heavy third-party client, only for processes that call a model
+
+    return openai
+
+
 def openai_client(base_url: str | None, api_key: str | None, timeout: float, *, max_retries: int) -> Any:
     """The one place an ``openai.AsyncOpenAI`` is built: the chat client below and the embedding client
     (``kb_import.embedders``) differ only in endpoint, key, timeout and retries."""
-    return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries)
+    return _openai().AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries)
 
 
 class LLMClient:
@@ -257,6 +264,7 @@ class LLMClient:
         supports structured outputs; ``time_limit``: this call's timeout in seconds (at most the client's);
         ``tools``: function declarations (OpenAI tool calling, ``tool_choice`` "auto"): the reply's
         ``tool_calls`` then lists what the model asked for, and an empty text with tool calls is a reply."""
+        openai = _openai()  # imported already: this client was built with it
         t0 = time.perf_counter()
         prompt_chars = sum(len(m.get("content") or "") for m in messages)
         kwargs: dict[str, Any] = {

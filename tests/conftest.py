@@ -2,13 +2,14 @@
 
 The suite starts its own embedded server (data in ``.medbot/test``, fsync and synchronous commit off), or
 uses ``TEST_DATABASE_URL`` when set. Migrations are applied once into ``medbot_test_<run>``; each test that
-asks for ``db`` gets every table truncated first. Nothing of ours is mocked. Database names carry this run's
+asks for ``db`` gets every table emptied and every identity restarted first. Nothing of ours is mocked. Database names carry this run's
 process id, so two test runs on one machine (two developers' terminals, parallel agents) never drop each
 other's databases.
 """
 
 from __future__ import annotations
 
+import graphlib
 import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -69,14 +70,46 @@ async def pool(db_url: str) -> AsyncIterator[asyncpg.Pool]:
     await pool.close()
 
 
+# Foreign keys between our tables (referencing table, referenced table), to empty children before parents.
+_FOREIGN_KEYS = """
+SELECT c.relname AS child, p.relname AS parent FROM pg_constraint k
+JOIN pg_class c ON c.oid = k.conrelid JOIN pg_class p ON p.oid = k.confrelid
+WHERE k.contype = 'f' AND k.connamespace = 'public'::regnamespace
+"""
+# Every column's sequence a test took ids from back at its start, as TRUNCATE … RESTART IDENTITY leaves it.
+# Only sequences owned by a column (serial, identity): a free-standing one such as ``kb_version_seq`` keeps
+# counting, as it did under TRUNCATE, so a running bot never takes a new KB version for one it has seen.
+_RESTART_SEQUENCES = """
+SELECT setval(q.oid::regclass, s.start_value, false) FROM pg_class q
+JOIN pg_depend d ON d.objid = q.oid AND d.classid = 'pg_class'::regclass AND d.deptype IN ('a', 'i')
+JOIN pg_sequences s ON s.schemaname = 'public' AND s.sequencename = q.relname
+WHERE q.relkind = 'S' AND q.relnamespace = 'public'::regnamespace AND s.last_value IS NOT NULL
+"""
+
+
 @pytest.fixture
 async def db(pool: asyncpg.Pool) -> asyncpg.Pool:
-    """The session pool on an empty schema."""
-    tables = await pool.fetch(
-        "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'alembic_version'"
-    )
-    names = ", ".join(f'"{t["tablename"]}"' for t in tables)
-    await pool.execute(f"TRUNCATE {names} RESTART IDENTITY CASCADE")
+    """The session pool on an empty schema: every table empty, every identity back at its start.
+
+    DELETE, children before parents, in one round trip under TRUNCATE's lock: a test leaves a few rows, and
+    TRUNCATE (new files for each of two dozen tables and their indexes) cost 40-80 ms a test, several hundred
+    times a run."""
+    tables = [
+        r["tablename"]
+        for r in await pool.fetch(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'alembic_version'"
+        )
+    ]
+    order = graphlib.TopologicalSorter({t: set() for t in tables})
+    for fk in await pool.fetch(_FOREIGN_KEYS):
+        if fk["child"] != fk["parent"]:
+            order.add(fk["parent"], fk["child"])  # the referencing rows go first
+    ordered = [f'"{t}"' for t in order.static_order()]
+    # The lock TRUNCATE would take: a transaction still writing (a bot finishing an earlier test's message)
+    # ends first, and its rows go too.
+    lock = f"LOCK TABLE {', '.join(ordered)} IN ACCESS EXCLUSIVE MODE;\n"
+    deletes = "".join(f"DELETE FROM {t};\n" for t in ordered)
+    await pool.execute(f"BEGIN;\n{lock}{deletes}COMMIT;\n{_RESTART_SEQUENCES}")
     return pool
 
 
@@ -110,6 +143,29 @@ async def sample_kb_url(server_url: str) -> AsyncIterator[str]:
         await pool.close()
     yield url
     await drop_database(server_url, SAMPLE_DATABASE)
+
+
+@pytest.fixture(scope="session")
+async def sample_vectors(sample_kb_url: str) -> list[tuple[str, str, str]]:
+    """The embedding cache of the session's sample import: (model, text hash, vector as text) of every entry."""
+    conn = await asyncpg.connect(sample_kb_url)
+    try:
+        rows = await conn.fetch("SELECT model, text_hash, embedding::text FROM embedding_cache")
+    finally:
+        await conn.close()
+    return [tuple(r) for r in rows]
+
+
+@pytest.fixture
+async def sample_vectors_cached(db: asyncpg.Pool, sample_vectors: list[tuple[str, str, str]]) -> None:
+    """``db``'s embedding cache holds the sample KB's vectors, as it would after an earlier import of the sample:
+    a test that imports the whole sample into ``db`` finds them there (the real cache lookup) instead of
+    embedding its ~166 entries again (about 6 s on a busy two-core machine). Vectors computed by the session's
+    own sample import with the same model, so every entry's vector is what embedding it would give."""
+    await db.executemany(
+        "INSERT INTO embedding_cache (model, text_hash, embedding) VALUES ($1, $2, $3::text::vector)",
+        sample_vectors,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -146,8 +146,8 @@ async def test_two_workers_keep_every_chat_in_order(
         )
     ]
     await add_kb(db, questions)
-    a = await start_bot(wait_webhook=False)
-    b = await start_bot(wait_webhook=False)
+    # Both processes start at once (each spends seconds importing; readiness is still awaited for each).
+    a, b = await asyncio.gather(start_bot(wait_webhook=False), start_bot(wait_webhook=False))
     fake.webhook_targets = [a.webhook, b.webhook]
     await fake.wait_for(lambda: fake.webhook_secret is not None, what="setWebhook")
     chats = [3000 + i for i in range(20)]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncpg
 
 from db import users
-from testkit.bot_process import StartBot
+from testkit.bot_process import SECOND_ADMIN_ID, StartBot
 from testkit.fakes.openai_server import FakeOpenAI, Reply
 from testkit.fakes.telegram_server import FakeTelegram
 from tests.e2e.conftest import DENTAL, add_kb, onboard
@@ -59,13 +59,11 @@ async def test_emergency_right_after_erasing_data(db: asyncpg.Pool, shared_fake:
     await fake.wait_delivered(update)
 
 
-async def test_emergency_inside_verify_and_admin_prompts(
-    db: asyncpg.Pool, fake: FakeTelegram, start_bot: StartBot
-) -> None:
+async def test_emergency_inside_verify_and_admin_prompts(db: asyncpg.Pool, shared_fake: FakeTelegram) -> None:
     """The clinician's /verify waits for an article and an admin's import waits for "Nhập": an emergency typed
-    there is still answered first. (A bot of its own: the shared one's admin chat is counted by other tests.)"""
-    chat = 5103
-    await start_bot(admin_ids=str(chat))
+    there is still answered first. (The shared bot's second admin: ADMIN_ID's chat is counted by other tests.)"""
+    fake = shared_fake
+    chat = SECOND_ADMIN_ID
     n = len(fake.messages[chat]) + 1
     await fake.wait_delivered(await fake.send_text(chat, "/verify"))
     await fake.wait_for_messages(chat, n)

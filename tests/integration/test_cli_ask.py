@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
 
 FIELDS = {
@@ -32,14 +34,24 @@ def _ask(sample_kb_url: str, *args: str, stdin: str | None = None) -> subprocess
     )
 
 
-def test_ask_json_lines_from_stdin(sample_kb_url: str) -> None:
-    lines = "Răng khôn mọc lệch có cần nhổ không?\n\nbo toi dau nguc trai lan ra tay, va mo hoi\nxin chào\n"
-    proc = _ask(sample_kb_url, "--role", "patient_dental", "--json", "-", stdin=lines)
+@pytest.fixture(scope="module")
+def unnamed_run(sample_kb_url: str) -> subprocess.CompletedProcess[str]:
+    """One `medbot ask --json -` run without --conversation, read by the two tests below (each process pays
+    seconds of start-up): a question, a follow-up too vague alone, a blank line, an emergency, a greeting."""
+    lines = (
+        "Răng khôn mọc lệch có cần nhổ không?\ncòn bị sưng thì sao?\n\n"
+        "bo toi dau nguc trai lan ra tay, va mo hoi\nxin chào\n"
+    )
+    return _ask(sample_kb_url, "--role", "patient_dental", "--json", "-", stdin=lines)
+
+
+def test_ask_json_lines_from_stdin(unnamed_run: subprocess.CompletedProcess[str]) -> None:
+    proc = unnamed_run
     assert proc.returncode == 0, proc.stderr
     answers = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert len(answers) == 3  # the blank line is skipped
+    assert len(answers) == 4  # the blank line is skipped
     assert all(FIELDS <= set(a) for a in answers)
-    wisdom, emergency, hello = answers
+    wisdom, _, emergency, hello = answers
     assert wisdom["input_type"] == "medical_question" and wisdom["citations"] == ["NK-013"]
     assert (
         emergency["red_flag"] is True and "115" in emergency["explain"][:300] and emergency["citations"] == []
@@ -52,14 +64,11 @@ def test_ask_json_lines_from_stdin(sample_kb_url: str) -> None:
     assert "Chỉ để tham khảo." not in hello["explain"]
 
 
-def test_each_line_is_its_own_conversation_unless_named(sample_kb_url: str) -> None:
+def test_each_line_is_its_own_conversation_unless_named(
+    sample_kb_url: str, unnamed_run: subprocess.CompletedProcess[str]
+) -> None:
     lines = "Răng khôn mọc lệch có cần nhổ không?\ncòn bị sưng thì sao?\n"
-    alone = [
-        json.loads(x)
-        for x in _ask(
-            sample_kb_url, "--role", "patient_dental", "--json", "-", stdin=lines
-        ).stdout.splitlines()
-    ]
+    alone = [json.loads(x) for x in unnamed_run.stdout.splitlines()]  # the same two lines, no --conversation
     assert alone[0]["citations"] == ["NK-013"]
     assert alone[1]["citations"] == []  # no context leaks from the line before: too vague alone
 

@@ -53,6 +53,11 @@ async def imp(db: asyncpg.Pool, path: Path, embedder: Any) -> ImportReport:
 
 
 @pytest.fixture(autouse=True)
+def sample_vectors_ready(sample_vectors_cached: None) -> None:
+    """The rows here are the sample KB's: their vectors are in the embedding cache (``tests/conftest.py``)."""
+
+
+@pytest.fixture(autouse=True)
 def reference_present() -> None:
     assert adaptation.REFERENCE_PATH.is_file(), (
         "engine/retrieval/adaptation_reference.json is part of the product"

@@ -65,7 +65,9 @@ THREE_NEW = [
 # --- a partial file against a 43-entry role: refused, forced, undone ----------------------------------------
 
 
-async def test_partial_file_is_refused_then_forced_then_undone_exactly(db, db_url, embedder, tmp_path):
+async def test_partial_file_is_refused_then_forced_then_undone_exactly(
+    db, db_url, embedder, sample_vectors_cached, tmp_path
+):
     # The sample KB, as `medbot setup` loads it: patient_dental holds 43 entries (urgent ones among them),
     # sample-marked, embedded.
     setup = await run_import(

@@ -6,7 +6,7 @@ from db import kb
 from db.settings import load_settings
 
 
-async def test_setup_imports_the_sample_kb_once(db, db_url, capsys):
+async def test_setup_imports_the_sample_kb_once(db, db_url, sample_vectors_cached, capsys):
     from bot.setup import setup
 
     settings = load_settings(database_url=db_url)

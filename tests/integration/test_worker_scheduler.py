@@ -137,7 +137,7 @@ def _spawn(db_url: str, tmp_path: Path, name: str) -> tuple[subprocess.Popen, Pa
         "MEDBOT_DATA_DIR": str(tmp_path / "data"),
         "KB_IMPORT_DIR": str(tmp_path / "import"),
         "WORKER_ONLY": "cleanup",
-        "WORKER_SCHEDULES": "cleanup=every 1s",
+        "WORKER_SCHEDULES": "cleanup=every 0.5s",
         "WORKER_LEADER_RETRY_SECONDS": "0.5",
         "WORKER_MIGRATE": "false",
         "LOG_LEVEL": "INFO",
