@@ -184,10 +184,15 @@ class LazyModel:
     def _prepare(self) -> None:
         started = time.perf_counter()
         try:
-            key = path = None
+            key: str | None = None
+            path: Path | None = None
             if self._data_folder is not None:
-                key = cache_key(self._rules, self._data_dir)
-                path = cache_path(self._data_folder, key)
+                try:
+                    key = cache_key(self._rules, self._data_dir)
+                    path = cache_path(self._data_folder, key)
+                except Exception as exc:  # without a key there is no cache, only a fit
+                    log.warning("triage.model cache key failed, fitting without a cache error=%r", exc)
+            if path is not None and key is not None:
                 model = self._load(path, key)
                 if model is not None:
                     self.cache_file, self.source, self._model = path, "cache", model
@@ -198,13 +203,13 @@ class LazyModel:
                     )
                     return
             fitted = TriageModel.train(labelled_rows(self._data_dir), self._rules)
+            self.source, self._model = "fit", fitted  # ready now; writing the file need not delay a verdict
             if path is not None and key is not None:
                 try:
                     save_cached(path, key, fitted.text_model)
                     self.cache_file = path
                 except Exception as exc:  # no file is only a slower next start
                     log.warning("triage.model cache not written path=%s error=%r", path, exc)
-            self.source, self._model = "fit", fitted
             log.info(
                 "triage.model ready source=fit cached=%s seconds=%.2f",
                 self.cache_file,
