@@ -1,4 +1,5 @@
-"""``medbot setup``: start or join the database, migrate, and load the sample KB into an empty KB.
+"""``medbot setup``: start or join the database, migrate, prepare the models kept in the data folder (the
+embedding GGUF, the fitted triage model), and load the sample KB into an empty KB.
 
 Idempotent: a KB that already has entries is left alone (the clinic's own KB is never overwritten), and a
 re-run after an interrupted first import simply imports again (one transaction, nothing half-written).
@@ -21,6 +22,7 @@ from bot.runtime import embedder_for, open_runtime
 from bot.wiring import engine_deps
 from db import kb
 from db.settings import Settings
+from engine import triage
 from engine.embedding import ensure_gguf
 from kb_import.job import ImportOptions, run_import
 from kb_import.report import progress_bars, render_report
@@ -42,6 +44,12 @@ async def setup(settings: Settings) -> int:
             gguf = await asyncio.to_thread(ensure_gguf, settings.medbot_data_dir)
             log.info("setup.embedding_model_ready path=%s", gguf)
             console.print(f"Mô hình tính vector tìm kiếm đã sẵn sàng: {gguf}")
+        # The triage model fitted once here and kept in the data folder: every process after this loads it.
+        model = triage.default_model()
+        await asyncio.to_thread(model.warm_up, wait=True, data_folder=settings.medbot_data_dir)
+        log.info("setup.triage_model_ready source=%s path=%s", model.source, model.cache_file)
+        if model.ready:
+            console.print("Mô hình nhận diện cấp cứu đã sẵn sàng.")
         existing = await kb.count_active(runtime.pool)
         if existing:
             log.info("setup.sample_skipped active_entries=%s (the KB is not empty)", existing)

@@ -85,7 +85,8 @@ async def build_service(runtime: Runtime) -> ChatService:
         return await run_medical_flow(deps, shared)
 
     roles = load_roles()
-    triage.default_model().warm_up()  # the triage model fits in the background; the rules decide meanwhile
+    # the triage model loads (or fits, once per data and code) in the background; the rules decide meanwhile
+    triage.default_model().warm_up(data_folder=runtime.settings.medbot_data_dir)
     embedder_for(runtime).warm_up()  # the embedding model loads in the background too
     return ChatService(
         runtime.pool,

@@ -21,6 +21,7 @@ import pytest
 
 from db import migrate
 from db.pool import create_pool
+from db.settings import load_settings
 from engine import triage
 from testkit import database
 from testkit.database import drop_database, recreate_database
@@ -44,8 +45,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session", autouse=True)
 def triage_model_ready() -> None:
-    """The triage model fitted before any test, so every verdict is the full one (rules + model)."""
-    triage.default_model().warm_up(wait=True)
+    """The triage model ready before any test, so every verdict is the full one (rules + model): loaded from
+    the data folder the suite's bot processes use too (``MEDBOT_DATA_DIR``, else ``.medbot``), fitted there
+    once per data and code."""
+    triage.default_model().warm_up(wait=True, data_folder=load_settings().medbot_data_dir)
 
 
 @pytest.fixture(scope="session")

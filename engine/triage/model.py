@@ -3,22 +3,43 @@
 The rules (``rules.py``) are the detector; this model is OR-ed with them at a high threshold (``THRESHOLD``)
 to catch emergencies worded in ways no phrase foresaw. It learns from the labelled messages in ``data/``
 (several thousand, written by hand by people who never saw the rules, plus the rule authors' own rows; the
-held-out test set is not among them) and from nothing else: no download, no file written.
+held-out test set is not among them) and from nothing else: nothing is downloaded.
 
 Model: ``engine.textmodel`` (TF-IDF over character and word n-grams, logistic regression, a fast per-message
 path) on the text as triage reads it (``normalize.py``: folded, chat spellings mapped, clauses marked), classes
 balanced.
-It is fitted once per process, on first use or by ``warm_up()`` in a background thread at start-up (about a
-second on two cores); until it is ready, ``probability`` answers None and the rules decide alone.
+It is made ready once per process, on first use or by ``warm_up()`` in a background thread at start-up; until
+it is ready, ``probability`` answers None and the rules decide alone. Fitting takes several seconds of CPU, so
+the fitted model is kept in the product's data folder (``MEDBOT_DATA_DIR/models/triage-model.<key>.pickle``,
+handed down by the composition root): the next process loads it in a few hundredths of a second. The key
+(``cache_key``) is a hash of everything the fit depends on: the training files' bytes, the chat-spelling table
+``normalize`` uses, the source of this module, ``normalize.py``, ``engine/text.py`` and ``engine/textmodel.py``,
+``CACHE_VERSION``, C and the Python, scikit-learn, SciPy and NumPy versions; any change fits anew. The file is
+written atomically (temporary file, then rename) and carries a checksum of its payload; a missing, stale,
+corrupt or unreadable file only means fitting, and a folder that cannot be written only means no file.
+The file is read with ``pickle``: it is trusted like the rest of the data folder (the GGUF model beside it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import os
+import pickle
+import platform
+import tempfile
 import threading
+import time
 from pathlib import Path
 
+import numpy
+import scipy
+import sklearn
+
+import engine.text as text_module
+import engine.textmodel as textmodel_module
+import engine.triage.normalize as normalize_module
 from engine.textmodel import LinearTextModel
 from engine.triage.normalize import normalize
 from engine.triage.rules import RuleSet
@@ -28,6 +49,10 @@ log = logging.getLogger(__name__)
 DATA_DIR = Path(__file__).parent / "data"
 THRESHOLD = 0.9  # chosen on the third labelled set before the held-out one was written (docs/triage.md)
 C = 1.0
+CACHE_VERSION = 1  # raise when the cached object changes in a way the hashed sources do not show
+_CACHE_MAGIC = b"medbot-triage-model\n"
+_CACHE_GLOB = "triage-model.*.pickle"
+_SOURCES = (__file__, normalize_module.__file__, text_module.__file__, textmodel_module.__file__)
 
 
 def labelled_rows(data_dir: Path = DATA_DIR) -> list[dict[str, object]]:
@@ -54,36 +79,154 @@ class TriageModel:
         labels = [bool(row["emergency"]) for row in rows]
         return cls(LinearTextModel(texts, labels, c=c, class_weight="balanced", char_min_df=2), rules)
 
+    @property
+    def text_model(self) -> LinearTextModel:
+        return self._model
+
     def probability(self, text: str) -> float:
         return float(self._model.proba([normalize(text, self._rules.words).text])[0, self._column])
 
 
-class LazyModel:
-    """The product's model: fitted once, in the background when asked to warm up, never blocking a message."""
+def cache_key(rules: RuleSet, data_dir: Path = DATA_DIR, *, c: float = C) -> str:
+    """A hash of everything the fitted model depends on (see the module docstring)."""
+    h = hashlib.sha256()
 
-    def __init__(self, rules: RuleSet, data_dir: Path = DATA_DIR) -> None:
+    def part(label: str, value: bytes) -> None:
+        h.update(f"{label}:{len(value)}:".encode())
+        h.update(value)
+
+    part("version", str(CACHE_VERSION).encode())
+    part("c", repr(float(c)).encode())
+    part("python", platform.python_version().encode())
+    for lib in (sklearn, scipy, numpy):
+        part(lib.__name__, lib.__version__.encode())
+    part("words", json.dumps(rules.words, sort_keys=True, ensure_ascii=False).encode())
+    for source in _SOURCES:
+        part(f"source {Path(source).name}", Path(source).read_bytes())
+    for path in sorted(data_dir.glob("*.jsonl")):
+        part(f"data {path.name}", path.read_bytes())
+    return h.hexdigest()
+
+
+def cache_path(data_folder: Path, key: str) -> Path:
+    """Where the model fitted under ``key`` is kept in the product's data folder (beside the GGUF model)."""
+    return Path(data_folder) / "models" / f"triage-model.{key[:20]}.pickle"
+
+
+def save_cached(path: Path, key: str, model: LinearTextModel) -> None:
+    """Write ``model`` to ``path`` atomically (a temporary file in the same folder, then a rename), then remove
+    the files of other keys (older fits)."""
+    payload = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+    digest = hashlib.sha256(payload).hexdigest()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".triage-model.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(_CACHE_MAGIC + f"{key}\n{digest}\n".encode() + payload)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; it holds nothing more private than the data folder
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    for other in path.parent.glob(_CACHE_GLOB):
+        if other != path:
+            other.unlink(missing_ok=True)
+
+
+def load_cached(path: Path, key: str) -> LinearTextModel:
+    """The model kept at ``path`` for ``key``; raises (``FileNotFoundError``, ``ValueError``, unpickling
+    errors) when there is none or it is not exactly what was written for this key."""
+    blob = path.read_bytes()
+    if not blob.startswith(_CACHE_MAGIC):
+        raise ValueError("not a triage model file")
+    header_key, digest, payload = blob[len(_CACHE_MAGIC) :].split(b"\n", 2)
+    if header_key.decode() != key:
+        raise ValueError("written for another key")
+    if hashlib.sha256(payload).hexdigest() != digest.decode():
+        raise ValueError("checksum mismatch (truncated or damaged)")
+    model = pickle.loads(payload)  # the product's own data folder, checksummed, keyed
+    if not isinstance(model, LinearTextModel) or True not in model.classes:
+        raise ValueError("not a fitted triage model")
+    return model
+
+
+class LazyModel:
+    """The product's model: made ready once (loaded from the data folder's cache, else fitted and cached), in
+    the background when asked to warm up, never blocking a message."""
+
+    def __init__(self, rules: RuleSet, data_dir: Path = DATA_DIR, *, data_folder: Path | None = None) -> None:
         self._rules = rules
         self._data_dir = data_dir
+        self._data_folder = data_folder
         self._model: TriageModel | None = None
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self.source: str | None = None  # "cache" or "fit" once ready
+        self.cache_file: Path | None = None  # the cache file read or written, if any
 
-    def warm_up(self, *, wait: bool = False) -> None:
-        """Fit the model in a background thread (once); ``wait`` blocks until it is ready."""
+    def warm_up(self, *, wait: bool = False, data_folder: Path | None = None) -> None:
+        """Make the model ready in a background thread (once); ``wait`` blocks until it is ready.
+
+        ``data_folder``: the product's data folder (``MEDBOT_DATA_DIR``), where the fitted model is kept; taken
+        if the work has not started yet. Without one, the model is fitted and nothing is written."""
         with self._lock:
+            if data_folder is not None and self._thread is None:
+                self._data_folder = Path(data_folder)
             if self._model is None and self._thread is None:
-                self._thread = threading.Thread(target=self._fit, name="triage-model", daemon=True)
+                self._thread = threading.Thread(target=self._prepare, name="triage-model", daemon=True)
                 self._thread.start()
             thread = self._thread
         if wait and thread is not None:
             thread.join()
 
-    def _fit(self) -> None:
+    def _prepare(self) -> None:
+        started = time.perf_counter()
         try:
-            self._model = TriageModel.train(labelled_rows(self._data_dir), self._rules)
-            log.info("triage.model ready")
+            key: str | None = None
+            path: Path | None = None
+            if self._data_folder is not None:
+                try:
+                    key = cache_key(self._rules, self._data_dir)
+                    path = cache_path(self._data_folder, key)
+                except Exception as exc:  # without a key there is no cache, only a fit
+                    log.warning("triage.model cache key failed, fitting without a cache error=%r", exc)
+            if path is not None and key is not None:
+                model = self._load(path, key)
+                if model is not None:
+                    self.cache_file, self.source, self._model = path, "cache", model
+                    log.info(
+                        "triage.model ready source=cache path=%s seconds=%.2f",
+                        path,
+                        time.perf_counter() - started,
+                    )
+                    return
+            fitted = TriageModel.train(labelled_rows(self._data_dir), self._rules)
+            self.source, self._model = "fit", fitted  # ready now; writing the file need not delay a verdict
+            if path is not None and key is not None:
+                try:
+                    save_cached(path, key, fitted.text_model)
+                    self.cache_file = path
+                except Exception as exc:  # no file is only a slower next start
+                    log.warning("triage.model cache not written path=%s error=%r", path, exc)
+            log.info(
+                "triage.model ready source=fit cached=%s seconds=%.2f",
+                self.cache_file,
+                time.perf_counter() - started,
+            )
         except Exception:  # the rules still decide; a broken model must not take triage down
             log.exception("triage.model failed")
+
+    def _load(self, path: Path, key: str) -> TriageModel | None:
+        if not path.exists():
+            log.info("triage.model no cached fit for this data and code, fitting path=%s", path)
+            return None
+        try:
+            return TriageModel(load_cached(path, key), self._rules)
+        except Exception as exc:  # a damaged or unreadable file only means fitting again
+            log.warning("triage.model cache unusable, fitting instead path=%s error=%r", path, exc)
+            return None
 
     @property
     def ready(self) -> bool:

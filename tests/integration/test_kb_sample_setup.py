@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from db import kb
 from db.settings import load_settings
+from engine import triage
 
 
 async def test_setup_imports_the_sample_kb_once(db, db_url, sample_vectors_cached, capsys):
@@ -39,7 +40,11 @@ async def test_setup_imports_the_sample_kb_once(db, db_url, sample_vectors_cache
         *(("patient_dental", c) for c in ("NK-012", "NK-014", "NK-018", "NK-025", "NK-042")),
         *(("patient_diabetes", c) for c in ("TD-025", "TD-035", "TD-038")),
     }
-    capsys.readouterr()
+    # The triage model is ready and kept in the data folder, so the bot started next loads it.
+    assert "Mô hình nhận diện cấp cứu đã sẵn sàng." in capsys.readouterr().out
+    model = triage.default_model()
+    assert model.ready and model.cache_file is not None and model.cache_file.is_file()
+    assert model.cache_file.parent == settings.medbot_data_dir / "models"
 
     assert await setup(settings) == 0  # second run: the KB is not empty, nothing imported
     out = capsys.readouterr().out  # Vietnamese for the clinic's admin: the KB is kept, the sample not loaded

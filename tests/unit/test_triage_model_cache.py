@@ -1,0 +1,142 @@
+"""The triage model kept in the product's data folder: the next process loads it instead of fitting, with the
+very same probabilities; a change to the training data fits anew; a damaged file or a folder that cannot be
+written never takes the model (or triage) down."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.triage import LazyModel, default_rules, triage
+from engine.triage.model import DATA_DIR, cache_key, cache_path, labelled_rows
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# A second process: the product's model with the same data folder, its source and probabilities as JSON.
+SECOND_PROCESS = """
+import json, sys
+from pathlib import Path
+from engine.triage import LazyModel, default_rules
+texts = json.loads(sys.stdin.read())
+model = LazyModel(default_rules())
+model.warm_up(wait=True, data_folder=Path(sys.argv[1]))
+print(json.dumps({"source": model.source, "file": str(model.cache_file),
+                  "p": [model.probability(t) for t in texts]}))
+"""
+
+
+def sample_texts(n: int) -> list[str]:
+    """``n`` labelled messages spread over every training file, emergencies and ordinary ones."""
+    rows = labelled_rows()
+    step = max(1, len(rows) // n)
+    return [str(row["text"]) for row in rows[::step][:n]]
+
+
+def small_data(folder: Path) -> Path:
+    """A small training set (a few hundred rows of each class, in two files), quick to fit."""
+    rows = labelled_rows()
+    yes = [r for r in rows if r["emergency"]][:200]
+    no = [r for r in rows if not r["emergency"]][:200]
+    folder.mkdir()
+    for name, part in (("a.jsonl", yes[:100] + no[:100]), ("b.jsonl", yes[100:] + no[100:])):
+        (folder / name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in part), "utf-8")
+    return folder
+
+
+def ready(data_folder: Path, data_dir: Path = DATA_DIR) -> LazyModel:
+    model = LazyModel(default_rules(), data_dir)
+    model.warm_up(wait=True, data_folder=data_folder)
+    assert model.ready
+    return model
+
+
+def test_a_second_process_loads_the_fitted_model_and_answers_the_same(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="engine.triage.model")
+    first = ready(tmp_path)
+    key = cache_key(default_rules())
+    assert first.source == "fit"
+    assert first.cache_file == cache_path(tmp_path, key) == tmp_path / "models" / first.cache_file.name
+    assert first.cache_file.is_file()
+    assert "triage.model ready source=fit" in caplog.text
+
+    texts = sample_texts(300)
+    out = subprocess.run(
+        [sys.executable, "-c", SECOND_PROCESS, str(tmp_path)],
+        input=json.dumps(texts),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    second = json.loads(out.stdout)
+    assert second["source"] == "cache"
+    assert second["file"] == str(first.cache_file)
+    assert second["p"] == [first.probability(t) for t in texts]  # exactly, not approximately
+
+    caplog.clear()
+    loaded = ready(tmp_path)  # and in this process too
+    assert loaded.source == "cache"
+    assert "triage.model ready source=cache" in caplog.text
+    rules = default_rules()
+    verdicts = [triage(t, rules, model=first) for t in texts]
+    assert [triage(t, rules, model=loaded) for t in texts] == verdicts
+    assert any(v.is_emergency for v in verdicts) and not all(v.is_emergency for v in verdicts)
+
+
+def test_a_changed_training_file_fits_anew(tmp_path: Path) -> None:
+    data = small_data(tmp_path / "data")
+    first = ready(tmp_path, data)
+    assert first.source == "fit"
+    assert ready(tmp_path, data).source == "cache"
+
+    with (data / "b.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps({"text": "bé nhà em tím tái, thở rít từng cơn", "emergency": True}) + "\n")
+    changed = ready(tmp_path, data)
+    assert changed.source == "fit"
+    assert changed.cache_file is not None and first.cache_file is not None
+    assert changed.cache_file != first.cache_file
+    assert not first.cache_file.exists()  # the older fit's file is gone
+    assert [p.name for p in (tmp_path / "models").iterdir()] == [changed.cache_file.name]
+    assert ready(tmp_path, data).source == "cache"
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "empty"])
+def test_a_damaged_cache_file_means_fitting_again(
+    tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    data = small_data(tmp_path / "data")
+    good = ready(tmp_path, data)
+    assert good.cache_file is not None
+    blob = good.cache_file.read_bytes()
+    damaged = {"truncated": blob[: len(blob) // 2], "garbage": b"\x80\x04not a model" * 50, "empty": b""}
+    good.cache_file.write_bytes(damaged[damage])
+
+    caplog.set_level(logging.INFO, logger="engine.triage.model")
+    again = ready(tmp_path, data)
+    assert again.source == "fit"
+    assert "triage.model cache unusable, fitting instead" in caplog.text
+    texts = sample_texts(50)
+    assert [again.probability(t) for t in texts] == [good.probability(t) for t in texts]
+    assert good.cache_file.read_bytes() == blob  # written again, whole
+    assert ready(tmp_path, data).source == "cache"
+
+
+def test_a_folder_that_cannot_be_written_still_gives_a_model(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    data = small_data(tmp_path / "data")
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("a file where the data folder should be")
+    caplog.set_level(logging.INFO, logger="engine.triage.model")
+    model = ready(not_a_folder, data)
+    assert model.source == "fit" and model.cache_file is None
+    assert "triage.model cache not written" in caplog.text
+    assert model.probability("tôi bị đau ngực dữ dội, vã mồ hôi, khó thở") is not None
