@@ -15,10 +15,11 @@ from engine.triage.normalize import read_spoken_numbers, strip_invisible
 from engine.triage.rules import GlucoseRule, Hit
 
 # Up to five short words between the glucose word and the number ("đường huyết sáng nay là 2,8"), none of
-# them a word that makes the number something else ("type 2", "10 năm"); the unit, when written, after it.
+# them a word that makes the number something else ("type 2", "10 năm"); the unit, when written, after it. A
+# weekday is no reading ("khám đường huyết sáng thứ 2"; "đo thử 2.5" still is).
 _READING = re.compile(
     r"^(?:\s*[:=]?\s*(?!type|tuyp|typ|loai|nam|thang|tuan|ngay|gio|tieng|lan|tuoi)[a-z]+){0,5}\s*[:=]?\s*"
-    r"(?<![a-z\d.,])(\d{1,3}(?:[.,]\d{1,2})?)(?![\d])(?!\s*[(:])\s*(mmol|mg|mm)?"
+    r"(?<![a-z\d.,])(?!(?<=thu )[2-7](?![\d.,]))(\d{1,3}(?:[.,]\d{1,2})?)(?![\d])(?!\s*[(:])\s*(mmol|mg|mm)?"
     r"(?!\s*(?:nam|thang|tuan|ngay|gio|tieng|lan|tuoi|vien|kg|cm|%|phut|don vi|ui|u\b|h\b))"
     # a difference between two readings, not a reading ("reads about 1 mmol higher than the lab")
     r"(?!\s*[a-z/]*\s*(?:higher|lower|more|less|cao hon|thap hon) (?:than (?:the |my |a )?(?:lab|meter|finger|"
