@@ -6,7 +6,8 @@ Steps, each for a way the rules were missed before:
   bidirectional marks, variation selectors, stray combining marks): ``kh\\u00adó th\\u00adở`` is ``khó thở``;
 - Telex and VNI leftovers undone when a message is full of them ("khos thowr" → "kho tho", "ddau nguwc" → "dau
   nguc"), never in English;
-- letters typed three or more times collapsed ("cứuuuu" → "cứu");
+- letters typed three or more times collapsed ("cứuuuu" → "cứu"), and a last letter typed twice where no
+  Vietnamese word ends so ("cốcc", "tayy", "máuu"; not "full", "kill");
 - a number glued to the word after it split off ("15p" → "15 p", "45t" → "45 t"), so the unit reads as a word;
 - English contractions spelt out ("can't" → "can not", "he's" → "he is"), so "not" reads as a negation;
 - chat spellings mapped to words ("ko" → "khong", "hông" → "khong"), from the rules file's ``[words]``
@@ -300,6 +301,9 @@ def fold_words(text: str, words: dict[str, str]) -> str:
     typed, diacritics included: "hông" is "không" but "hong" may be "họng" (throat) and stays as it is."""
     out: list[str] = []
     for word in _WORD.findall(_GLUED_UNIT.sub(" ", _ELONGATED.sub(r"\1", text.lower()))):
+        # round 11: a last letter typed twice ("cốcc", "tayy", "máuu"), as no Vietnamese word ends
+        if len(word) >= 3 and word[-1] == word[-2] and (word[-1] in "cy" or not word.isascii()):
+            word = word[:-1]
         out.append(words.get(word) or _NON_WORD.sub(" ", fold(word)).strip())
     folded = read_spoken_numbers(" ".join(w for w in out if w))
     if "gio" in folded or " h" in folded:

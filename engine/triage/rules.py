@@ -48,6 +48,8 @@ _LIKENED = re.compile(r"(?:giong|nhu|het|chang|like)(?: [a-z]+){0,2} $")
 _WORD_EDGE = "(?<![a-z0-9])(?:{})(?![a-z0-9])"
 _EARLIER_TODAY = re.compile(r"(?:sang|trua|chieu|toi) nay|this (?:morning|afternoon)|(?:luc|hoi|ban) nay")
 _NO_BETTER_REACH = 80  # characters before a fragment sign in which "vẫn không đỡ" counts for it
+# an English "-ing" at the end of a pattern's word, to be read also as the "-in" people type in a hurry
+_DROPPED_G = re.compile(r"(?:(?<=[a-z]{3})|(?<=[a-z][(|?]))ing(?=[ )|]|$)")  # "vomiting", "vomit(ed|ing)"
 _CONTRAST = re.compile(r"\b(?:nhung|but|ma van|van con|tuy nhien|however)\b")  # what follows "it is over"
 
 
@@ -66,11 +68,34 @@ def fold_pattern(pattern: str) -> str:
 
 
 def compile_phrases(phrases: list[str], *, folded: bool = True) -> re.Pattern[str] | None:
-    """One alternation of whole-word phrases, or None for an empty list."""
+    """One alternation of whole-word phrases, or None for an empty list. An English word ending in "-ing" (three
+    letters or more before it) also reads without its "g" (round 11: "vomitin blood", "not respondin", "throat
+    closin"): no Vietnamese syllable ends in "ing", and only the rules' own words are read so, never "insulin"."""
     if not phrases:
         return None
-    parts = [fold_pattern(p) if folded else p.lower() for p in phrases]
+    parts = [_read_dropped_g(fold_pattern(p) if folded else p.lower()) for p in phrases]
     return re.compile(_WORD_EDGE.format("|".join(f"(?:{p})" for p in parts)))
+
+
+def _read_dropped_g(pattern: str) -> str:
+    """``pattern`` with each word's final "ing" made "ing?", outside look-behinds (they need a fixed width)."""
+    if "ing" not in pattern:
+        return pattern
+    behind: list[tuple[int, int]] = []
+    for m in re.finditer(r"\(\?<[=!]", pattern):
+        depth, i = 0, m.start()
+        while i < len(pattern):
+            if pattern[i] == "\\":
+                i += 2
+                continue
+            depth += {"(": 1, ")": -1}.get(pattern[i], 0)
+            if depth == 0:
+                break
+            i += 1
+        behind.append((m.start(), i))
+    return _DROPPED_G.sub(
+        lambda m: m.group(0) if any(a <= m.start() <= b for a, b in behind) else "ing?", pattern
+    )
 
 
 @dataclass(frozen=True, slots=True)
