@@ -65,11 +65,6 @@ async def shared_fake(
     assert proc.proc is not None and proc.proc.returncode is None, proc.log()
 
 
-def shared_bot() -> BotProcess:
-    """The process behind ``shared_fake`` (its log spans every test that used it: read from an offset)."""
-    return _SHARED["proc"]
-
-
 async def restart_shared_bot() -> BotProcess:
     """Stop the shared bot (SIGTERM) and start a new process on the same fake, as a deploy would.
 
