@@ -40,6 +40,7 @@ import sklearn
 import engine.text as text_module
 import engine.textmodel as textmodel_module
 import engine.triage.normalize as normalize_module
+from engine.embedding import models_folder
 from engine.textmodel import LinearTextModel
 from engine.triage.normalize import normalize
 from engine.triage.rules import RuleSet
@@ -110,7 +111,7 @@ def cache_key(rules: RuleSet, data_dir: Path = DATA_DIR, *, c: float = C) -> str
 
 def cache_path(data_folder: Path, key: str) -> Path:
     """Where the model fitted under ``key`` is kept in the product's data folder (beside the GGUF model)."""
-    return Path(data_folder) / "models" / f"triage-model.{key[:20]}.pickle"
+    return models_folder(data_folder) / f"triage-model.{key[:20]}.pickle"
 
 
 def save_cached(path: Path, key: str, model: LinearTextModel) -> None:

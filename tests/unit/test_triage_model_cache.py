@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.embedding import gguf_path
 from engine.triage import LazyModel, default_rules, triage
 from engine.triage.model import DATA_DIR, cache_key, cache_path, labelled_rows
 
@@ -21,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SECOND_PROCESS = """
 import json, sys
 from pathlib import Path
+from engine.embedding import gguf_path
 from engine.triage import LazyModel, default_rules
 texts = json.loads(sys.stdin.read())
 model = LazyModel(default_rules())
@@ -63,6 +65,8 @@ def test_a_second_process_loads_the_fitted_model_and_answers_the_same(
     key = cache_key(default_rules())
     assert first.source == "fit"
     assert first.cache_file == cache_path(tmp_path, key) == tmp_path / "models" / first.cache_file.name
+    # One models folder in the data folder: the triage model lies beside the embedding GGUF.
+    assert first.cache_file.parent == gguf_path(tmp_path).parent
     assert first.cache_file.is_file()
     assert "triage.model ready source=fit" in caplog.text
 
