@@ -23,6 +23,7 @@ from typing import TextIO
 from bot.service import ChatService, Emergency, Reply
 from db.settings import Settings
 from db.users import User
+from engine.roles import unknown_role_message
 
 HELP = "Gõ câu hỏi của bạn. Gõ số để chọn câu hỏi gợi ý, /role để đổi chuyên khoa, /quit để thoát."
 SWITCH_KEY = "0"  # in ``chat``: the "Chuyển sang mục …" button of the last reply
@@ -155,10 +156,7 @@ async def ask(
     """``medbot ask``: one answer (or one per stdin line with ``-``) from ``service`` (from ``bot.wiring``)."""
     user = await ask_user(service, role, conversation)
     if user is None:
-        print(
-            f"medbot: không có chuyên khoa '{role}'; các chuyên khoa: {', '.join(service.roles)}",
-            file=sys.stderr,
-        )
+        print(f"medbot: {unknown_role_message(role, service.roles)}", file=sys.stderr)
         return 2
     messages = (line.strip() for line in sys.stdin) if text == "-" else iter([text])
     for message in messages:
