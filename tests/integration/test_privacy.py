@@ -19,9 +19,7 @@ from typing import Any
 
 import asyncpg
 import pytest
-from pydantic import SecretStr
 
-from bot.runtime import Runtime
 from bot.telegram.digest import ERASED_QUOTE
 from bot.wiring import engine_deps
 from bot.worker.jobs import default_jobs
@@ -31,7 +29,7 @@ from engine.deps import EngineDeps
 from engine.flows import run_medical_flow
 from testkit.fakes.openai_server import FakeOpenAI, Reply, chat_json
 from testkit.fakes.telegram_server import FakeTelegram
-from tests.conftest import share_heavy_services
+from tests.conftest import runtime_with_llm
 from tests.integration.worker_helpers import make_ctx
 
 JOBS = {j.name: j for j in default_jobs()}
@@ -49,16 +47,7 @@ async def llm() -> AsyncIterator[FakeOpenAI]:
 @pytest.fixture
 async def deps(sample_runtime: Any, llm: FakeOpenAI) -> AsyncIterator[EngineDeps]:
     """The production engine wiring on the sample KB, with the fake server as its LLM."""
-    settings = sample_runtime.settings.model_copy(
-        update={
-            "openai_api_key": SecretStr("k"),
-            "openai_base_url": llm.base_url,
-            "openai_model": "fake-model",
-        }
-    )
-    runtime = Runtime(settings=settings, url=sample_runtime.url, pool=sample_runtime.pool)
-    share_heavy_services(sample_runtime, runtime)
-    made = engine_deps(runtime)
+    made = engine_deps(runtime_with_llm(sample_runtime, llm.base_url))
     made.config.llm_wait, made.config.llm_max_wait = 0.01, 0.05
     yield made
     assert made.llm is not None
