@@ -61,7 +61,9 @@ def reply_json(reply: Reply) -> dict[str, object]:
     }
 
 
-async def _readline(prompt: str) -> str | None:
+async def read_line(prompt: str) -> str | None:
+    """A line typed on the console after ``prompt`` (read in a thread, so the event loop keeps running); None
+    at the end of input."""
     try:
         return await asyncio.to_thread(input, prompt)
     except EOFError:
@@ -82,7 +84,7 @@ async def chat(
     print(f"MedBot VN — chuyên khoa: {wanted}. {HELP}\n{settings.disclaimer}\n", file=out)
     last: Reply | None = None
     while True:
-        line = await _readline("Bạn: ")
+        line = await read_line("Bạn: ")
         if line is None or line.strip() in ("/quit", "/exit"):
             return 0
         text = line.strip()
