@@ -27,6 +27,7 @@ from db.settings import load_settings
 from engine import triage
 from testkit import database
 from testkit.database import drop_database, recreate_database
+from testkit.fakes.openai_server import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = os.getpid()
@@ -51,6 +52,16 @@ def triage_model_ready() -> None:
     the data folder the suite's bot processes use too (``MEDBOT_DATA_DIR``, else ``.medbot``), fitted there
     once per data and code."""
     triage.default_model().warm_up(wait=True, data_folder=load_settings().medbot_data_dir)
+
+
+@pytest.fixture
+async def fake_openai() -> AsyncIterator[FakeOpenAI]:
+    """The local fake OpenAI-compatible server (chat and embeddings, ``testkit.fakes.openai_server``), started
+    for the test and stopped after it."""
+    server = FakeOpenAI()
+    await server.start()
+    yield server
+    await server.stop()
 
 
 @pytest.fixture(scope="session")

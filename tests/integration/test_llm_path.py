@@ -50,11 +50,9 @@ COMPOSE_OK = chat_json(
 
 
 @pytest.fixture
-async def server():
-    s = FakeOpenAI()
-    await s.start()
-    yield s
-    await s.stop()
+def server(fake_openai: FakeOpenAI) -> FakeOpenAI:
+    """The suite's fake OpenAI server (``fake_openai``), under this module's short name."""
+    return fake_openai
 
 
 @pytest.fixture
