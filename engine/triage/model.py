@@ -15,8 +15,10 @@ handed down by the composition root): the next process loads it in a few hundred
 (``cache_key``) is a hash of everything the fit depends on: the training files' bytes, the chat-spelling table
 ``normalize`` uses, the source of this module, ``normalize.py``, ``engine/text.py`` and ``engine/textmodel.py``,
 ``CACHE_VERSION``, C and the Python, scikit-learn, SciPy and NumPy versions; any change fits anew. The file is
-written atomically (temporary file, then rename) and carries a checksum of its payload; a missing, stale,
-corrupt or unreadable file only means fitting, and a folder that cannot be written only means no file.
+written atomically (temporary file, then rename; a temporary file left by a process killed mid-write is removed
+once it is an hour old, by the next process that saves or loads the model) and carries a checksum of its
+payload; a missing, stale, corrupt or unreadable file only means fitting, and a folder that cannot be written
+only means no file.
 The file is read with ``pickle``: it is trusted like the rest of the data folder (the GGUF model beside it).
 """
 
@@ -40,6 +42,7 @@ import sklearn
 import engine.text as text_module
 import engine.textmodel as textmodel_module
 import engine.triage.normalize as normalize_module
+from engine.embedding import models_folder
 from engine.textmodel import LinearTextModel
 from engine.triage.normalize import normalize
 from engine.triage.rules import RuleSet
@@ -52,6 +55,10 @@ C = 1.0
 CACHE_VERSION = 1  # raise when the cached object changes in a way the hashed sources do not show
 _CACHE_MAGIC = b"medbot-triage-model\n"
 _CACHE_GLOB = "triage-model.*.pickle"
+_TMP_PREFIX, _TMP_SUFFIX = ".triage-model.", ".tmp"
+# A temporary file older than this was left by a process killed mid-write (a write takes well under a second);
+# younger ones may be another process's write in progress (bot, worker and setup share the data folder).
+STALE_TMP_SECONDS = 3600
 _SOURCES = (__file__, normalize_module.__file__, text_module.__file__, textmodel_module.__file__)
 
 
@@ -110,16 +117,33 @@ def cache_key(rules: RuleSet, data_dir: Path = DATA_DIR, *, c: float = C) -> str
 
 def cache_path(data_folder: Path, key: str) -> Path:
     """Where the model fitted under ``key`` is kept in the product's data folder (beside the GGUF model)."""
-    return Path(data_folder) / "models" / f"triage-model.{key[:20]}.pickle"
+    return models_folder(data_folder) / f"triage-model.{key[:20]}.pickle"
+
+
+def remove_stale_temporaries(folder: Path, *, older_than: float = STALE_TMP_SECONDS) -> list[Path]:
+    """Remove the temporary files of ``save_cached`` in ``folder`` last written more than ``older_than``
+    seconds ago (left by a process killed mid-write); returns those removed. Never raises: a file another
+    process removed meanwhile, or one this process may not remove, is left to the next try."""
+    cutoff = time.time() - older_than
+    removed: list[Path] = []
+    for tmp in folder.glob(f"{_TMP_PREFIX}*{_TMP_SUFFIX}"):
+        try:
+            if tmp.stat().st_mtime < cutoff:
+                tmp.unlink()
+                removed.append(tmp)
+                log.info("triage.model removed a stale temporary file path=%s", tmp)
+        except OSError:
+            continue
+    return removed
 
 
 def save_cached(path: Path, key: str, model: LinearTextModel) -> None:
     """Write ``model`` to ``path`` atomically (a temporary file in the same folder, then a rename), then remove
-    the files of other keys (older fits)."""
+    the files of other keys (older fits) and temporary files left by a process killed mid-write."""
     payload = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
     digest = hashlib.sha256(payload).hexdigest()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".triage-model.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_TMP_PREFIX, suffix=_TMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(_CACHE_MAGIC + f"{key}\n{digest}\n".encode() + payload)
@@ -133,6 +157,7 @@ def save_cached(path: Path, key: str, model: LinearTextModel) -> None:
     for other in path.parent.glob(_CACHE_GLOB):
         if other != path:
             other.unlink(missing_ok=True)
+    remove_stale_temporaries(path.parent)
 
 
 def load_cached(path: Path, key: str) -> LinearTextModel:
@@ -223,10 +248,12 @@ class LazyModel:
             log.info("triage.model no cached fit for this data and code, fitting path=%s", path)
             return None
         try:
-            return TriageModel(load_cached(path, key), self._rules)
+            model = TriageModel(load_cached(path, key), self._rules)
         except Exception as exc:  # a damaged or unreadable file only means fitting again
             log.warning("triage.model cache unusable, fitting instead path=%s error=%r", path, exc)
             return None
+        remove_stale_temporaries(path.parent)  # a fit loaded from the file is never saved again to do it
+        return model
 
     @property
     def ready(self) -> bool:

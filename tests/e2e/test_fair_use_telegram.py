@@ -8,11 +8,9 @@ waiting.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
-import pytest
 
 from bot.fair_use import MINUTE_NOTICE
 from testkit.bot_process import CLINICIAN_ID, StartBot
@@ -89,28 +87,20 @@ def fake_model(body: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-@pytest.fixture
-async def model() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI()
-    server.default = fake_model  # type: ignore[assignment]  # every request, in any order
-    await server.start()
-    yield server
-    await server.stop()
-
-
 async def test_after_the_daily_llm_budget_no_more_calls_reach_the_model_and_answers_still_come(
-    db: asyncpg.Pool, fake: FakeTelegram, start_bot: StartBot, model: FakeOpenAI
+    db: asyncpg.Pool, fake: FakeTelegram, start_bot: StartBot, fake_openai: FakeOpenAI
 ) -> None:
+    fake_openai.default = fake_model  # type: ignore[assignment]  # every request, in any order
     await add_kb(db, DENTAL)
     await start_bot(env={
-        "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": model.base_url, "OPENAI_MODEL": "fake-model",
+        "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": fake_openai.base_url, "OPENAI_MODEL": "fake-model",
         "LLM_STEPS": "classify=on,expand=on,prune=on,compose=on", "LLM_DAILY_CALLS_PER_USER": "1",
     })  # fmt: skip
     patient, other = 5601, 5602
     await onboard(fake, patient)
     (first,) = await say(fake, patient, SENSITIVE)
     assert COMPOSED in first.plain  # within the budget: the model composed it
-    calls = len(model.requests)
+    calls = len(fake_openai.requests)
     assert calls >= 1
 
     # Budget spent (1 call a day): the offline path answers, and the model hears nothing more of this patient.
@@ -118,15 +108,15 @@ async def test_after_the_daily_llm_budget_no_more_calls_reach_the_model_and_answ
     (third,) = await say(fake, patient, SENSITIVE)
     assert shows(second.plain, "D004") and shows(third.plain, "D001")
     assert COMPOSED not in second.plain + third.plain
-    assert len(model.requests) == calls
-    asked = [m["content"] for r in model.requests for m in r["messages"] if m["role"] == "user"]
+    assert len(fake_openai.requests) == calls
+    asked = [m["content"] for r in fake_openai.requests for m in r["messages"] if m["role"] == "user"]
     assert not any(f"User message: {BRACES}" in text for text in asked)
 
     # The budget is per patient; clinic staff have none.
     await onboard(fake, other)
     (reply,) = await say(fake, other, BRACES)
-    assert COMPOSED in reply.plain and len(model.requests) > calls
-    asked = [m["content"] for r in model.requests for m in r["messages"] if m["role"] == "user"]
+    assert COMPOSED in reply.plain and len(fake_openai.requests) > calls
+    asked = [m["content"] for r in fake_openai.requests for m in r["messages"] if m["role"] == "user"]
     assert any(f"User message: {BRACES}" in text for text in asked)  # what the check above would have seen
     await onboard(fake, CLINICIAN_ID)
     for _ in range(2):

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import asyncpg
-import pytest
 
 from testkit.bot_process import ADMIN_ID, StartBot
 from testkit.fakes.openai_server import FakeOpenAI, Reply
@@ -26,24 +25,16 @@ async def until(condition: Callable[[], bool], seconds: float, details: Callable
         await asyncio.sleep(0.1)
 
 
-@pytest.fixture
-async def openai() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI()
-    await server.start()
-    yield server
-    await server.stop()
-
-
 async def test_a_garbage_model_is_checked_at_start_and_its_steps_switched_off(
-    db: asyncpg.Pool, fake: FakeTelegram, start_bot: StartBot, openai: FakeOpenAI, tmp_path: Path
+    db: asyncpg.Pool, fake: FakeTelegram, start_bot: StartBot, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     await add_kb(db, DENTAL)
-    openai.default = Reply(content="Tôi nghĩ đây là câu hỏi hay, bạn nên hỏi bác sĩ nhé.")
+    fake_openai.default = Reply(content="Tôi nghĩ đây là câu hỏi hay, bạn nên hỏi bác sĩ nhé.")
     data = tmp_path / "data"
     bot = await start_bot(
         env={
             "OPENAI_API_KEY": "test-key",
-            "OPENAI_BASE_URL": openai.base_url,
+            "OPENAI_BASE_URL": fake_openai.base_url,
             "OPENAI_MODEL": "fake-model",
             "MEDBOT_DATA_DIR": str(data),
             "DEFAULT_ROLE": "patient_dental",
@@ -58,14 +49,14 @@ async def test_a_garbage_model_is_checked_at_start_and_its_steps_switched_off(
     assert "LLM step prune switched off" not in log
 
     # A patient's question: the offline answer, and the model is not asked for the steps that are off.
-    asked = len(openai.requests)
+    asked = len(fake_openai.requests)
     patient = 5301
     await onboard(fake, patient)
     n = len(fake.messages[patient])
     await fake.send_text(patient, "Răng bị ê buốt khi uống nước lạnh thì làm sao?")
     answer = (await fake.wait_for_messages(patient, n + 1))[n]
     assert shows(answer.plain, "D001")
-    assert len(openai.requests) == asked
+    assert len(fake_openai.requests) == asked
 
     await onboard(fake, ADMIN_ID)
     await fake.send_text(ADMIN_ID, "/stats")

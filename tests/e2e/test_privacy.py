@@ -165,14 +165,6 @@ async def _age_everything(pool: asyncpg.Pool, days: int) -> None:
 
 
 @pytest.fixture
-async def llm() -> Any:
-    server = FakeOpenAI()
-    await server.start()
-    yield server
-    await server.stop()
-
-
-@pytest.fixture
 async def zalo() -> Any:
     server = FakeZalo()
     await server.start()
@@ -197,7 +189,7 @@ async def test_no_trace_of_the_patients_words_after_erasure_then_after_retention
     db: asyncpg.Pool,
     fake: FakeTelegram,
     start_bot: StartBot,
-    llm: FakeOpenAI,
+    fake_openai: FakeOpenAI,
     zalo: FakeZalo,
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
@@ -207,7 +199,7 @@ async def test_no_trace_of_the_patients_words_after_erasure_then_after_retention
     await add_kb(db, DENTAL)
     await import_document(db, embedder(), GUIDELINE, "guideline_dtd.md", imported_by="test")
     env = {
-        "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": llm.base_url, "OPENAI_MODEL": "fake-model",
+        "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": fake_openai.base_url, "OPENAI_MODEL": "fake-model",
         "ZALO_APP_ID": zalo.app_id, "ZALO_APP_SECRET": zalo.app_secret, "ZALO_OA_SECRET": OA_SECRET,
         "ZALO_OA_ACCESS_TOKEN": zalo.access_token, "ZALO_OA_REFRESH_TOKEN": zalo.refresh_token,
         "ZALO_API_BASE": zalo.base_url, "ZALO_OAUTH_BASE": zalo.base_url,
@@ -217,7 +209,7 @@ async def test_no_trace_of_the_patients_words_after_erasure_then_after_retention
     zalo_sender = ZaloSender(f"http://127.0.0.1:{bot.port}{ZALO_PATH}", zalo.app_id)
 
     # Round 1: everyone who wrote the marker runs /xoadulieu.
-    await _journey(fake, db, llm, zalo, zalo_sender, tmp_path, erased_marker, ERASING)
+    await _journey(fake, db, fake_openai, zalo, zalo_sender, tmp_path, erased_marker, ERASING)
     await _erase_telegram(fake, ERASING.patient)
     await _erase_telegram(fake, ERASING.clinician)
     confirm = await zalo_sender.say(zalo, ERASING.zalo_user, "xoá dữ liệu")
@@ -229,7 +221,9 @@ async def test_no_trace_of_the_patients_words_after_erasure_then_after_retention
     # Round 2: others write another marker; then time passes and the retention job purges the old data.
     # Round 1's garbage replies opened the bot's LLM circuit breaker (issue 20): round 2 runs offline, and its
     # words must not reach the model at all.
-    await _journey(fake, db, llm, zalo, zalo_sender, tmp_path, aged_marker, AGEING, llm_reachable=False)
+    await _journey(
+        fake, db, fake_openai, zalo, zalo_sender, tmp_path, aged_marker, AGEING, llm_reachable=False
+    )
     await _age_everything(db, 3)
     result = await run_job(make_ctx(db, tmp_path, retention_days=1), JOBS["retention"])
     assert result.status == "ok", result.error
@@ -254,13 +248,13 @@ async def test_no_trace_of_the_patients_words_after_erasure_then_after_retention
 
 
 async def _journey(
-    fake: FakeTelegram, db: asyncpg.Pool, llm: FakeOpenAI, zalo: FakeZalo, zalo_sender: ZaloSender,
+    fake: FakeTelegram, db: asyncpg.Pool, fake_openai: FakeOpenAI, zalo: FakeZalo, zalo_sender: ZaloSender,
     tmp_path: Path, marker: str, people: People, llm_reachable: bool = True,
 ) -> None:  # fmt: skip
     """The marker through every path, the LLM quoting it in every (invalid) reply; each step checks that it
     really ran, and at the end the marker is in the messages, the digest and the article check."""
-    llm.default = Reply(content=invalid_llm_output(marker))
-    asked = len(llm.requests)
+    fake_openai.default = Reply(content=invalid_llm_output(marker))
+    asked = len(fake_openai.requests)
     patient = people.patient
     # A question, answered from the KB (the LLM's invalid replies fall back to the curated answer).
     await onboard(fake, patient)
@@ -268,7 +262,7 @@ async def _journey(
         fake, patient, f"Cho mình hỏi răng bị ê buốt khi uống nước lạnh thì làm sao? Mã {marker}"
     )
     assert "kem đánh răng dành cho răng nhạy cảm" in first.plain and first.buttons  # D001's answer
-    reached = any(marker in json.dumps(r, ensure_ascii=False) for r in llm.requests[asked:])
+    reached = any(marker in json.dumps(r, ensure_ascii=False) for r in fake_openai.requests[asked:])
     assert reached == llm_reachable  # it reached the LLM, unless the breaker is open
     # A typed follow-up, and a tapped suggestion.
     follow = await _ask(fake, patient, f"Còn trẻ em thì mấy tuổi nên đi khám răng lần đầu? {marker}")

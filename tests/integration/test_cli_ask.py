@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -22,11 +23,13 @@ FIELDS = {
 }
 
 
-def _ask(sample_kb_url: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def _ask(
+    sample_kb_url: str, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "bot.cli", "ask", *args],
         cwd=ROOT,
-        env={**os.environ, "DATABASE_URL": sample_kb_url, "DISCLAIMER": "Chỉ để tham khảo."},
+        env={**os.environ, "DATABASE_URL": sample_kb_url, "DISCLAIMER": "Chỉ để tham khảo.", **(env or {})},
         input=stdin,
         capture_output=True,
         text=True,
@@ -84,9 +87,18 @@ def test_each_line_is_its_own_conversation_unless_named(
     assert json.loads(later.stdout)["citations"] == ["NK-015"]  # a later run continues the named conversation
 
 
-def test_ask_plain_text_and_unknown_role(sample_kb_url: str) -> None:
+def test_ask_plain_text(sample_kb_url: str) -> None:
     proc = _ask(sample_kb_url, "--role", "patient_diabetes", "tieu duong co an duoc trai cay khong")
     assert proc.returncode == 0, proc.stderr
     assert "Câu hỏi gợi ý" in proc.stdout and "Chỉ để tham khảo." in proc.stdout
-    bad = _ask(sample_kb_url, "--role", "nobody", "xin chào")
+
+
+def test_ask_refuses_an_unknown_role_before_loading_anything(tmp_path: Path) -> None:
+    """The role is checked first: no database (none listens at this address), nothing written to the data
+    folder (no embedded server, no model files), only the refusal and the roles there are."""
+    nowhere = "postgresql://medbot@127.0.0.1:9/medbot"  # the discard port: nothing answers there
+    data = tmp_path / "data"
+    bad = _ask(nowhere, "--role", "nobody", "xin chào", env={"MEDBOT_DATA_DIR": str(data)})
     assert bad.returncode == 2 and "không có chuyên khoa 'nobody'" in bad.stderr
+    assert "các chuyên khoa: patient_dental, patient_diabetes" in bad.stderr
+    assert bad.stdout == "" and not data.exists()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -67,14 +66,6 @@ async def ask(runtime: Runtime, text: str = QUESTION) -> FlowResult:
 async def stored_models(db: asyncpg.Pool) -> dict[str, str | None]:
     rows = await db.fetch("SELECT code, embedding_model FROM kb_entries WHERE role = $1 AND active", ROLE)
     return {r["code"]: r["embedding_model"] for r in rows}
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI()
-    await server.start()
-    yield server
-    await server.stop()
 
 
 async def import_kb(runtime: Runtime, tmp_path: Path) -> None:
@@ -151,22 +142,22 @@ def new_settings(runtime: Runtime) -> dict[str, Any]:
 
 
 async def test_openai_compatible_backend_speaks_the_embeddings_protocol(
-    db: asyncpg.Pool, db_url: str, fake: FakeOpenAI
+    db: asyncpg.Pool, db_url: str, fake_openai: FakeOpenAI
 ) -> None:
     settings = load_settings(
         database_url=db_url,
         openai_api_key=None,
         embedding_backend="openai",
-        embedding_base_url=fake.base_url,
+        embedding_base_url=fake_openai.base_url,
         embedding_model="e5-small-server",
     )
     embedder = make_cached_embedder(settings, db)
     vectors = await embedder.embed_passages(["Răng bị ê buốt", "Niềng răng mất bao lâu"])
     query = await embedder.embed_query("ê buốt răng")
 
-    assert np.allclose(vectors[0], fake.embed("passage: Răng bị ê buốt"), atol=1e-6)
-    assert np.allclose(query, fake.embed("query: ê buốt răng"), atol=1e-6)
-    bodies = fake.embedding_requests
+    assert np.allclose(vectors[0], fake_openai.embed("passage: Răng bị ê buốt"), atol=1e-6)
+    assert np.allclose(query, fake_openai.embed("query: ê buốt răng"), atol=1e-6)
+    bodies = fake_openai.embedding_requests
     assert all(b["model"] == "e5-small-server" and b["dimensions"] == 384 for b in bodies)
     assert ["passage: Niềng răng mất bao lâu", "passage: Răng bị ê buốt"] in [
         sorted(b["input"]) for b in bodies
@@ -179,26 +170,30 @@ async def test_openai_compatible_backend_speaks_the_embeddings_protocol(
     # Another process on the same server model: the same name (so the stored vectors and the cache are its).
     assert await make_cached_embedder(settings, db).open() == name
     # The server's model changed under the same name: a new fingerprint; changed back: the old one again.
-    fake.embedding_seed = 1
+    fake_openai.embedding_seed = 1
     other = await make_cached_embedder(settings, db).open()
     assert other != name and other.startswith("openai:e5-small-server/384/")
-    fake.embedding_seed = 0
+    fake_openai.embedding_seed = 0
     assert await make_cached_embedder(settings, db).open() == name
 
     # A model of another dimension is refused with a message that says what to do.
-    fake.embedding_dim = 768
+    fake_openai.embedding_dim = 768
     with pytest.raises(EmbeddingUnavailable, match="384-dimension model"):
         await make_cached_embedder(settings, db).open()
 
 
 async def test_embedding_server_down_answers_from_the_sparse_leg(
-    db: asyncpg.Pool, db_url: str, fake: FakeOpenAI, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    db: asyncpg.Pool, db_url: str, fake_openai: FakeOpenAI, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The scale-out path: web workers embed through the server. The KB imported through it is searched
     hybrid; with the server down, questions are still answered (sparse leg) and an import stores its rows
     for the backfill job."""
     runtime = runtime_for(
-        db, db_url, embedding_backend="openai", embedding_base_url=fake.base_url, embedding_model="e5-small"
+        db,
+        db_url,
+        embedding_backend="openai",
+        embedding_base_url=fake_openai.base_url,
+        embedding_model="e5-small",
     )
     await import_kb(runtime, tmp_path)
     name = embedder_for(runtime).name
@@ -207,7 +202,7 @@ async def test_embedding_server_down_answers_from_the_sparse_leg(
     assert (await deps.searcher.search(ROLE, QUESTION)).hits[0].dense_score > 0.3
     assert (await ask(runtime)).citations[0] == "NK-1"
 
-    fake.embedding_status = 503
+    fake_openai.embedding_status = 503
     with caplog.at_level(logging.WARNING, logger="medbot.retrieval"):
         out = await ask(runtime, "Trẻ mấy tuổi thì bắt đầu đánh răng vậy?")
     assert out.citations[0] == "NK-5"
@@ -215,7 +210,11 @@ async def test_embedding_server_down_answers_from_the_sparse_leg(
 
     # A process started while the server is down: the sparse leg answers, the import keeps its rows.
     down = runtime_for(
-        db, db_url, embedding_backend="openai", embedding_base_url=fake.base_url, embedding_model="e5-small"
+        db,
+        db_url,
+        embedding_backend="openai",
+        embedding_base_url=fake_openai.base_url,
+        embedding_model="e5-small",
     )
     assert (await ask(down)).citations[0] == "NK-1"
     path = write_xlsx(tmp_path / "more.xlsx", {ROLE: [*DENTAL, ["Khác", "", "NK-6", "Hôi miệng phải làm sao?",
@@ -225,9 +224,13 @@ async def test_embedding_server_down_answers_from_the_sparse_leg(
     assert report.ok and report.status == "applied", report.message
     assert (await stored_models(db))["NK-6"] is None
 
-    fake.embedding_status = 200  # back up: the backfill embeds the new row with the server's model
+    fake_openai.embedding_status = 200  # back up: the backfill embeds the new row with the server's model
     ctx = make_ctx(
-        db, tmp_path, embedding_backend="openai", embedding_base_url=fake.base_url, embedding_model="e5-small"
+        db,
+        tmp_path,
+        embedding_backend="openai",
+        embedding_base_url=fake_openai.base_url,
+        embedding_model="e5-small",
     )
     done = await run_job(ctx, BACKFILL)
     assert done.status == "ok", done.error

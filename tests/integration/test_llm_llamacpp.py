@@ -14,7 +14,6 @@ import time
 from typing import Any
 
 import pytest
-from pydantic import SecretStr
 
 from bot.runtime import Runtime
 from bot.wiring import engine_deps
@@ -23,7 +22,7 @@ from engine.flows import run_medical_flow
 from engine.llm import LLMClient, LLMConfig, LLMError, strict_schema
 from engine.nodes import Classification, PruneOut
 from engine.reply_nodes import ComposeOut
-from tests.conftest import share_heavy_services
+from tests.conftest import runtime_with_llm
 from tests.tiny_llama import free_port, serve, write_tiny_llama
 
 BUDGET = 8.0  # the production default of LLM_BUDGET_SECONDS
@@ -126,16 +125,13 @@ async def test_a_prompt_over_the_context_size_is_not_taken_for_a_server_without_
 async def make_deps(
     request: pytest.FixtureRequest, sample_runtime: Runtime, llama_urls: dict[str, str]
 ) -> Any:
-    settings = sample_runtime.settings.model_copy(
-        update={
-            "openai_api_key": SecretStr("none"),
-            "openai_base_url": llama_urls[request.param],
-            "openai_model": "tiny-llama",
-            "llm_budget_seconds": BUDGET,
-        }
+    runtime = runtime_with_llm(
+        sample_runtime,
+        llama_urls[request.param],
+        model="tiny-llama",
+        api_key="none",
+        llm_budget_seconds=BUDGET,
     )
-    runtime = Runtime(settings=settings, url=sample_runtime.url, pool=sample_runtime.pool)
-    share_heavy_services(sample_runtime, runtime)
     made: list[EngineDeps] = []
 
     def make() -> EngineDeps:

@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from bot.runtime import Runtime
 from bot.setup import setup
 from bot.wiring import build_service, engine_deps
 from engine.deps import EngineDeps
@@ -29,7 +28,7 @@ from engine.llm_check import check_model, parse_override, steps_from
 from engine.result import FlowResult
 from testkit.fakes.openai_server import FakeOpenAI, Reply, chat_json
 from tests.conftest import SAMPLE_DISCLAIMER as DISCLAIMER
-from tests.conftest import share_heavy_services
+from tests.conftest import runtime_with_llm
 
 QUESTION = "niềng răng mất bao lâu"  # → NK-027 "Niềng răng có đau không, mất bao lâu?"
 CLASSIFY_OK = chat_json(
@@ -51,27 +50,16 @@ COMPOSE_OK = chat_json(
 
 
 @pytest.fixture
-async def server():
-    s = FakeOpenAI()
-    await s.start()
-    yield s
-    await s.stop()
+def server(fake_openai: FakeOpenAI) -> FakeOpenAI:
+    """The suite's fake OpenAI server (``fake_openai``), under this module's short name."""
+    return fake_openai
 
 
 @pytest.fixture
 async def make_deps(sample_runtime, sample_searcher, server):
     """``engine_deps`` on a runtime whose settings name the fake server (key, base URL, model, a short
     timeout); the sample runtime's pool, searcher and embedder are shared. Backoff is shortened for speed."""
-    settings = sample_runtime.settings.model_copy(
-        update={
-            "openai_api_key": SecretStr("test-key"),
-            "openai_base_url": server.base_url,
-            "openai_model": "fake-model",
-            "llm_timeout": 0.3,
-        }
-    )
-    runtime = Runtime(settings=settings, url=sample_runtime.url, pool=sample_runtime.pool)
-    share_heavy_services(sample_runtime, runtime)  # the session's searcher (index built once) and embedder
+    runtime = runtime_with_llm(sample_runtime, server.base_url, api_key="test-key", llm_timeout=0.3)
     assert "searcher" in runtime.extras
     made: list[EngineDeps] = []
 
@@ -465,16 +453,7 @@ async def test_the_stored_turn_carries_each_steps_model_time_and_tokens(server, 
         Reply(content=PRUNE_OK, usage={"prompt_tokens": 400, "completion_tokens": 12}),
         Reply(content=COMPOSE_OK, delay=0.05, usage={"prompt_tokens": 900, "completion_tokens": 80}),
     )
-    settings = sample_runtime.settings.model_copy(
-        update={
-            "openai_api_key": SecretStr("k"),
-            "openai_base_url": server.base_url,
-            "openai_model": "fake-model",
-        }
-    )
-    runtime = Runtime(settings=settings, url=sample_runtime.url, pool=sample_runtime.pool)
-    share_heavy_services(sample_runtime, runtime)
-    service = await build_service(runtime)
+    service = await build_service(runtime_with_llm(sample_runtime, server.base_url))
     user = await new_user(service)
     reply = await service.handle_text(user, QUESTION, channel="test")
     assert "Niềng răng thường mất khoảng 1,5–2 năm" in reply.text

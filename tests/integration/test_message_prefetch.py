@@ -6,7 +6,6 @@ message), and the conversation and its memory read in one round trip are the one
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import asyncpg
@@ -44,60 +43,52 @@ async def test_llamacpp_batched_queries_are_the_vectors_made_one_at_a_time() -> 
             assert np.array_equal(batch, alone[start : start + size])
 
 
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI()
-    await server.start()
-    yield server
-    await server.stop()
-
-
-def queries_sent(fake: FakeOpenAI) -> list[str]:
+def queries_sent(fake_openai: FakeOpenAI) -> list[str]:
     """The query texts the embedding server was asked for (the probe and passages left out)."""
     sent: list[str] = []
-    for body in fake.embedding_requests:
+    for body in fake_openai.embedding_requests:
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         sent += [t.removeprefix("query: ") for t in inputs if t.startswith("query: ")]
     return sent
 
 
 @pytest.fixture
-async def remote(db: asyncpg.Pool, fake: FakeOpenAI) -> CachedEmbedder:
-    client = AsyncOpenAI(base_url=fake.base_url, api_key="test", max_retries=0)
+async def remote(db: asyncpg.Pool, fake_openai: FakeOpenAI) -> CachedEmbedder:
+    client = AsyncOpenAI(base_url=fake_openai.base_url, api_key="test", max_retries=0)
     embedder = CachedEmbedder(OpenAIEmbedder(client, "e5-small"), PgEmbeddingCache(db))
     await embedder.open()
     return embedder
 
 
 async def test_a_prefetched_query_is_embedded_once_and_is_the_searchs_vector(
-    remote: CachedEmbedder, fake: FakeOpenAI
+    remote: CachedEmbedder, fake_openai: FakeOpenAI
 ) -> None:
     remote.prefetch_queries(["ê buốt răng", "niềng răng"])
     first, again = await asyncio.gather(remote.embed_query("ê buốt răng"), remote.embed_query("ê buốt răng"))
     second = await remote.embed_query("niềng răng")
-    assert np.allclose(first, fake.embed("query: ê buốt răng"), atol=1e-6)
+    assert np.allclose(first, fake_openai.embed("query: ê buốt răng"), atol=1e-6)
     assert np.array_equal(first, again)
-    assert np.allclose(second, fake.embed("query: niềng răng"), atol=1e-6)
-    assert sorted(queries_sent(fake)) == ["niềng răng", "ê buốt răng"]  # each text once
+    assert np.allclose(second, fake_openai.embed("query: niềng răng"), atol=1e-6)
+    assert sorted(queries_sent(fake_openai)) == ["niềng răng", "ê buốt răng"]  # each text once
     assert remote.prefetched == 2
 
     # Asked twice at once without a prefetch: embedded once too.
     a, b = await asyncio.gather(remote.embed_query("hôi miệng"), remote.embed_query("hôi miệng"))
     assert np.array_equal(a, b)
-    assert queries_sent(fake).count("hôi miệng") == 1
+    assert queries_sent(fake_openai).count("hôi miệng") == 1
 
 
 async def test_a_failed_prefetch_reaches_the_search_and_is_not_remembered(
-    remote: CachedEmbedder, fake: FakeOpenAI
+    remote: CachedEmbedder, fake_openai: FakeOpenAI
 ) -> None:
-    fake.embedding_status = 503  # the embedding server is down while the message comes in
+    fake_openai.embedding_status = 503  # the embedding server is down while the message comes in
     remote.prefetch_queries(["răng lung lay"])
     with pytest.raises(EmbeddingUnavailable):
         await remote.embed_query("răng lung lay")  # as the search's own call would have failed
-    fake.embedding_status = 200
+    fake_openai.embedding_status = 200
     vector = await remote.embed_query("răng lung lay")  # the next ask embeds it afresh
-    assert np.allclose(vector, fake.embed("query: răng lung lay"), atol=1e-6)
-    assert queries_sent(fake) == ["răng lung lay", "răng lung lay"]
+    assert np.allclose(vector, fake_openai.embed("query: răng lung lay"), atol=1e-6)
+    assert queries_sent(fake_openai) == ["răng lung lay", "răng lung lay"]
 
 
 HEADER = "MÃ SỐ,ĐỀ MỤC,CÂU HỎI,CÂU TRẢ LỜI,keywords\n"

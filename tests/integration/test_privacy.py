@@ -19,9 +19,7 @@ from typing import Any
 
 import asyncpg
 import pytest
-from pydantic import SecretStr
 
-from bot.runtime import Runtime
 from bot.telegram.digest import ERASED_QUOTE
 from bot.wiring import engine_deps
 from bot.worker.jobs import default_jobs
@@ -31,7 +29,7 @@ from engine.deps import EngineDeps
 from engine.flows import run_medical_flow
 from testkit.fakes.openai_server import FakeOpenAI, Reply, chat_json
 from testkit.fakes.telegram_server import FakeTelegram
-from tests.conftest import share_heavy_services
+from tests.conftest import runtime_with_llm
 from tests.integration.worker_helpers import make_ctx
 
 JOBS = {j.name: j for j in default_jobs()}
@@ -39,26 +37,9 @@ MARKER = "ZQX-5b0c2f1e9d8a4c7b"
 
 
 @pytest.fixture
-async def llm() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI()
-    await server.start()
-    yield server
-    await server.stop()
-
-
-@pytest.fixture
-async def deps(sample_runtime: Any, llm: FakeOpenAI) -> AsyncIterator[EngineDeps]:
+async def deps(sample_runtime: Any, fake_openai: FakeOpenAI) -> AsyncIterator[EngineDeps]:
     """The production engine wiring on the sample KB, with the fake server as its LLM."""
-    settings = sample_runtime.settings.model_copy(
-        update={
-            "openai_api_key": SecretStr("k"),
-            "openai_base_url": llm.base_url,
-            "openai_model": "fake-model",
-        }
-    )
-    runtime = Runtime(settings=settings, url=sample_runtime.url, pool=sample_runtime.pool)
-    share_heavy_services(sample_runtime, runtime)
-    made = engine_deps(runtime)
+    made = engine_deps(runtime_with_llm(sample_runtime, fake_openai.base_url))
     made.config.llm_wait, made.config.llm_max_wait = 0.01, 0.05
     yield made
     assert made.llm is not None
@@ -66,12 +47,12 @@ async def deps(sample_runtime: Any, llm: FakeOpenAI) -> AsyncIterator[EngineDeps
 
 
 async def test_rejected_llm_output_is_logged_by_field_and_type_never_by_value(
-    deps: EngineDeps, llm: FakeOpenAI, caplog: pytest.LogCaptureFixture
+    deps: EngineDeps, fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
     classify_ok = {"input_type": "medical_question", "confidence": 0.9, "reason": "niềng răng",
                    "rag_questions": ["Niềng răng mất bao lâu?"]}  # fmt: skip
-    llm.push(
+    fake_openai.push(
         # Classification: a wrong input_type that quotes the patient, then a good reply.
         Reply(content=chat_json({"input_type": f"hỏi về {MARKER}", "confidence": 0.9})),
         Reply(content=chat_json(classify_ok)),
@@ -94,7 +75,7 @@ async def test_rejected_llm_output_is_logged_by_field_and_type_never_by_value(
     assert "suggestion_questions: list_type" in caplog.text
     assert "keep_codes has 1 unknown code(s)" in caplog.text
     # And the model is told what to fix (the message, not the value it sent).
-    refine = llm.requests[1]["messages"][-1]["content"]
+    refine = fake_openai.requests[1]["messages"][-1]["content"]
     assert "input_type" in refine and "Input should be 'medical_question'" in refine
 
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
-import pytest
 
 from db.guidelines import PgGuidelineStore
 from engine.llm import LLMClient, LLMConfig
@@ -25,18 +23,10 @@ CLAIM = Claim(
 )
 
 
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI()
-    await server.start()
-    yield server
-    await server.stop()
-
-
-async def _agent(pool: asyncpg.Pool, fake: FakeOpenAI, **kwargs: Any) -> AgentVerifier:
+async def _agent(pool: asyncpg.Pool, fake_openai: FakeOpenAI, **kwargs: Any) -> AgentVerifier:
     await import_document(pool, embedder(), (DATA / "guideline_dtd.md").read_bytes(), "guideline_dtd.md")
     search = GuidelineSearch(PgGuidelineStore(pool, embedder()), embedder())
-    llm = LLMClient(LLMConfig(base_url=fake.base_url, api_key="test", model="fake-model", timeout=10))
+    llm = LLMClient(LLMConfig(base_url=fake_openai.base_url, api_key="test", model="fake-model", timeout=10))
     return AgentVerifier(llm, search, fallback=OfflineVerifier(search), **kwargs)
 
 
@@ -58,9 +48,9 @@ def _cite_first(status: str, confidence: float = 0.9) -> Any:
     return step
 
 
-async def test_tool_calls_then_cited_verdict(db: asyncpg.Pool, fake: FakeOpenAI) -> None:
-    agent = await _agent(db, fake)
-    fake.push(
+async def test_tool_calls_then_cited_verdict(db: asyncpg.Pool, fake_openai: FakeOpenAI) -> None:
+    agent = await _agent(db, fake_openai)
+    fake_openai.push(
         tool_calls(("fetch_next_sentence", {})),
         tool_calls(("search_guidelines", {"query": "liều khởi đầu metformin", "top_k": 2})),
         _cite_first("FLAGGED"),
@@ -69,7 +59,7 @@ async def test_tool_calls_then_cited_verdict(db: asyncpg.Pool, fake: FakeOpenAI)
     assert (verdict.status, verdict.confidence, verdict.source) == ("FLAGGED", 0.9, "llm")
     assert "Metformin" in verdict.evidence[0].heading and "500 mg" in verdict.evidence[0].text
     # the real tool-calling protocol: tools declared, the sentence and search results sent back as tool messages
-    first, second, third = fake.requests
+    first, second, third = fake_openai.requests
     assert [t["function"]["name"] for t in first["tools"]] == ["fetch_next_sentence", "search_guidelines"]
     sentence = tool_results(second)[0]
     assert sentence["sentence"] == CLAIM.text and sentence["section"] == "Dùng thuốc đúng cách"
@@ -77,37 +67,39 @@ async def test_tool_calls_then_cited_verdict(db: asyncpg.Pool, fake: FakeOpenAI)
     assert third["messages"][-2]["tool_calls"][0]["function"]["name"] == "search_guidelines"
 
 
-async def test_self_call_is_refused(db: asyncpg.Pool, fake: FakeOpenAI) -> None:
-    agent = await _agent(db, fake)
-    fake.push(
+async def test_self_call_is_refused(db: asyncpg.Pool, fake_openai: FakeOpenAI) -> None:
+    agent = await _agent(db, fake_openai)
+    fake_openai.push(
         tool_calls(("verify_sentence", {"sentence": CLAIM.text})),
         tool_calls(("search_guidelines", {"query": "metformin liều"})),
         _cite_first("FLAGGED", 0.8),
     )
     verdict = await agent.verify(CLAIM)
     assert verdict.status == "FLAGGED" and verdict.source == "llm"
-    refused = tool_results(fake.requests[1])[0]
+    refused = tool_results(fake_openai.requests[1])[0]
     assert "agent itself" in refused["error"]
     assert verdict.trace[0]["tool"] == "verify_sentence" and verdict.trace[0]["outcome"] != "ok"
 
 
-async def test_repeated_call_is_not_recomputed(db: asyncpg.Pool, fake: FakeOpenAI) -> None:
-    agent = await _agent(db, fake)
+async def test_repeated_call_is_not_recomputed(db: asyncpg.Pool, fake_openai: FakeOpenAI) -> None:
+    agent = await _agent(db, fake_openai)
     same = {"query": "metformin", "top_k": 3}
-    fake.push(
+    fake_openai.push(
         tool_calls(("search_guidelines", same)),
         tool_calls(("search_guidelines", {"top_k": 3, "query": "metformin"})),  # same call, keys reordered
         _cite_first("FLAGGED"),
     )
     verdict = await agent.verify(CLAIM)
     assert verdict.status == "FLAGGED"
-    repeated = tool_results(fake.requests[2])[1]
+    repeated = tool_results(fake_openai.requests[2])[1]
     assert repeated["error"].startswith("repeated call")
 
 
-async def test_malformed_arguments_are_answered_as_tool_errors(db: asyncpg.Pool, fake: FakeOpenAI) -> None:
-    agent = await _agent(db, fake)
-    fake.push(
+async def test_malformed_arguments_are_answered_as_tool_errors(
+    db: asyncpg.Pool, fake_openai: FakeOpenAI
+) -> None:
+    agent = await _agent(db, fake_openai)
+    fake_openai.push(
         tool_calls(("search_guidelines", '{"query": "metformin", ')),  # broken JSON
         tool_calls(("search_guidelines", {"query": "metformin", "top_k": "nhiều"})),  # wrong type
         tool_calls(("search_guidelines", {"query": "liều metformin khởi đầu"})),
@@ -115,12 +107,14 @@ async def test_malformed_arguments_are_answered_as_tool_errors(db: asyncpg.Pool,
     )
     verdict = await agent.verify(CLAIM)
     assert verdict.status == "FLAGGED" and verdict.source == "llm"
-    errors = [r["error"] for r in tool_results(fake.requests[3]) if "error" in r]
+    errors = [r["error"] for r in tool_results(fake_openai.requests[3]) if "error" in r]
     assert "not valid JSON" in errors[0] and "integer" in errors[1]
 
 
-async def test_three_bad_attempts_fall_back_to_a_plain_answer(db: asyncpg.Pool, fake: FakeOpenAI) -> None:
-    agent = await _agent(db, fake)
+async def test_three_bad_attempts_fall_back_to_a_plain_answer(
+    db: asyncpg.Pool, fake_openai: FakeOpenAI
+) -> None:
+    agent = await _agent(db, fake_openai)
 
     def plain(body: dict[str, Any]) -> dict[str, Any]:
         assert "tools" not in body  # the hard fallback is a plain request without tools
@@ -130,7 +124,7 @@ async def test_three_bad_attempts_fall_back_to_a_plain_answer(db: asyncpg.Pool, 
             f'"evidence_ids": [{chunk}]}}\n```'
         )
 
-    fake.push(
+    fake_openai.push(
         tool_calls(("verify_sentence", {})),
         tool_calls(("search_guidelines", "not json")),
         tool_calls(("unknown_tool", {})),
@@ -138,39 +132,41 @@ async def test_three_bad_attempts_fall_back_to_a_plain_answer(db: asyncpg.Pool, 
     )
     verdict = await agent.verify(CLAIM)
     assert (verdict.status, verdict.source) == ("FLAGGED", "llm-fallback")
-    assert len(fake.requests) == 4
+    assert len(fake_openai.requests) == 4
     assert any(t.get("event") == "too_many_bad_attempts" for t in verdict.trace)
 
 
 async def test_max_iterations_then_offline_when_the_plain_answer_fails(
-    db: asyncpg.Pool, fake: FakeOpenAI
+    db: asyncpg.Pool, fake_openai: FakeOpenAI
 ) -> None:
-    agent = await _agent(db, fake, max_iterations=3)
-    fake.push(
+    agent = await _agent(db, fake_openai, max_iterations=3)
+    fake_openai.push(
         tool_calls(("search_guidelines", {"query": "metformin 1"})),
         tool_calls(("search_guidelines", {"query": "metformin 2"})),
         tool_calls(("search_guidelines", {"query": "metformin 3"})),
         answer("Tôi nghĩ là câu này sai."),  # the plain fallback answers without JSON
     )
     verdict = await agent.verify(CLAIM)
-    assert len(fake.requests) == 4
+    assert len(fake_openai.requests) == 4
     assert any(t.get("event") == "max_iterations" for t in verdict.trace)
     assert verdict.source == "offline" and verdict.status == "FLAGGED"  # the offline rule: 1000 mg vs 500 mg
     assert verdict.reasoning.startswith("(Đánh giá tự động, vượt quá số bước cho phép.)")
 
 
 async def test_uncited_verdict_is_downgraded_and_api_errors_fall_back(
-    db: asyncpg.Pool, fake: FakeOpenAI
+    db: asyncpg.Pool, fake_openai: FakeOpenAI
 ) -> None:
-    agent = await _agent(db, fake)
-    fake.push(answer({"status": "VALID", "confidence": 0.95, "reasoning": "Đúng.", "evidence_ids": []}))
+    agent = await _agent(db, fake_openai)
+    fake_openai.push(
+        answer({"status": "VALID", "confidence": 0.95, "reasoning": "Đúng.", "evidence_ids": []})
+    )
     verdict = await agent.verify(CLAIM)
     assert verdict.status == "UNCLEAR" and verdict.confidence <= 0.3  # no cited passage: not backed
     assert verdict.evidence  # the model never searched: the loop still retrieves and shows evidence
     verdict = await agent.verify(CLAIM)  # script exhausted: HTTP 500, retried once, then the offline verdict
     assert verdict.source == "offline"
     assert verdict.reasoning.startswith("(Đánh giá tự động, không gọi được mô hình ngôn ngữ.)")
-    assert len(fake.requests) == 3  # the core retry wrapper tried the failing step twice
+    assert len(fake_openai.requests) == 3  # the core retry wrapper tried the failing step twice
 
 
 def test_extract_json() -> None:

@@ -8,11 +8,9 @@ from __future__ import annotations
 import asyncpg
 
 from bot.zalo.bot import SUGGESTION_EXPIRED
-from db import kb, users
-from engine.embedding import passage_text
-from engine.text import fold_plain
+from db import users
 from engine.types import KBEntry
-from tests.integration.zalo_support import ROLE, Zalo, zalo_harness
+from tests.integration.zalo_support import ROLE, Zalo, add_entries, zalo_harness
 
 DIABETES = [
     ("TD001", "Đường huyết lúc đói bao nhiêu là bình thường?", "Đường huyết lúc đói bình thường dưới 5,6 mmol/L."),
@@ -22,15 +20,13 @@ DIABETES = [
 
 
 async def seed_diabetes(z: Zalo, pool: asyncpg.Pool) -> None:
-    embedder = z.runtime.extras["embedder"]
-    vectors = await embedder.embed_passages([passage_text(q, a) for _, q, a in DIABETES])
-    for (code, question, answer), vector in zip(DIABETES, vectors, strict=True):
-        entry = KBEntry(
+    entries = [
+        KBEntry(
             id=0, role="patient_diabetes", code=code, question=question, answer=answer, topic="Tiểu đường"
         )
-        await kb.add_entry(pool, entry, embedding=vector, embedding_model=embedder.name,
-                           search_text=fold_plain(f"{question} {answer}"))  # fmt: skip
-    await kb.bump_version(pool, "patient_diabetes")
+        for code, question, answer in DIABETES
+    ]
+    await add_entries(pool, z.runtime.extras["embedder"], entries)
 
 
 async def test_zalo_switch_button(db: asyncpg.Pool) -> None:

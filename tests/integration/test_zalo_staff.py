@@ -11,12 +11,10 @@ import asyncpg
 from bot.runtime import Runtime
 from bot.wiring import build_service
 from bot.zalo.bot import STAFF_ONLY_ROLE
-from db import kb, users
+from db import users
 from db.settings import load_settings
-from engine.embedding import passage_text
-from engine.text import fold_plain
 from engine.types import KBEntry
-from tests.integration.zalo_support import Zalo, zalo_harness
+from tests.integration.zalo_support import Zalo, add_entries, zalo_harness
 
 PATIENT_ROLES = ["#role:patient_dental", "#role:patient_diabetes"]
 ALL_ROLES = [*PATIENT_ROLES, "#role:doctor_dental", "#role:doctor_endocrine"]
@@ -26,14 +24,10 @@ HBA1C_A = "Chẩn đoán đái tháo đường khi HbA1c ≥ 6,5% (xét nghiệm
 
 
 async def seed_endocrine(z: Zalo, pool: asyncpg.Pool) -> None:
-    embedder = z.runtime.extras["embedder"]
-    [vector] = await embedder.embed_passages([passage_text(HBA1C_Q, HBA1C_A)])
     entry = KBEntry(
         id=0, role="doctor_endocrine", code="NT001", question=HBA1C_Q, answer=HBA1C_A, topic="Chẩn đoán"
     )
-    await kb.add_entry(pool, entry, embedding=vector, embedding_model=embedder.name,
-                       search_text=fold_plain(f"{HBA1C_Q} {HBA1C_A}"))  # fmt: skip
-    await kb.bump_version(pool, "doctor_endocrine")
+    await add_entries(pool, z.runtime.extras["embedder"], [entry])
 
 
 def picker(z: Zalo, uid: str) -> list[str]:

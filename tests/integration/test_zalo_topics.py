@@ -8,11 +8,8 @@ from __future__ import annotations
 import asyncpg
 
 from bot.zalo.bot import SUGGESTION_EXPIRED
-from db import kb
-from engine.embedding import passage_text
-from engine.text import fold_plain
 from engine.types import KBEntry
-from tests.integration.zalo_support import ENTRIES, ROLE, Zalo, zalo_harness
+from tests.integration.zalo_support import ENTRIES, ROLE, Zalo, add_entries, zalo_harness
 
 TOPICS = [
     "Răng khôn", "Ê buốt", "Cao răng", "Nha khoa trẻ em", "Niềng răng", "Tẩy trắng", "Sâu răng",
@@ -27,13 +24,11 @@ async def seed(z: Zalo, pool: asyncpg.Pool) -> list[str]:
         for i, t in enumerate(TOPICS)
     ]
     rows += [(code, q, a, "Nha khoa") for code, q, a, _ in ENTRIES]
-    embedder = z.runtime.extras["embedder"]
-    vectors = await embedder.embed_passages([passage_text(q, a) for _, q, a, _ in rows])
-    for (code, question, answer, topic), vector in zip(rows, vectors, strict=True):
-        entry = KBEntry(id=0, role=ROLE, code=code, question=question, answer=answer, topic=topic)
-        await kb.add_entry(pool, entry, embedding=vector, embedding_model=embedder.name,
-                           search_text=fold_plain(f"{question} {answer}"))  # fmt: skip
-    await kb.bump_version(pool, ROLE)
+    entries = [
+        KBEntry(id=0, role=ROLE, code=code, question=question, answer=answer, topic=topic)
+        for code, question, answer, topic in rows
+    ]
+    await add_entries(pool, z.runtime.extras["embedder"], entries)
     return [*TOPICS, "Nha khoa"]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +24,7 @@ from db.settings import Settings, load_settings
 from db.stores import PgEmbeddingCache
 from engine.embedding import CachedEmbedder, E5Embedder, passage_text
 from engine.text import fold_plain
-from engine.types import KBEntry
+from engine.types import Embedder, KBEntry
 from testkit.fakes.zalo_server import FakeZalo
 
 OA_SECRET = "oa-secret-key"
@@ -67,23 +67,32 @@ ENTRIES = [
 ]  # fmt: skip
 
 
-async def seed_kb(
-    pool: asyncpg.Pool, embedder: CachedEmbedder, entries: list[tuple[str, str, str, str]]
-) -> None:
-    vectors = await embedder.embed_passages([passage_text(q, a) for _, q, a, _ in entries])
-    for (code, question, answer, keywords), vector in zip(entries, vectors, strict=True):
-        entry = KBEntry(
-            id=0, role=ROLE, code=code, question=question, answer=answer, topic="Nha khoa",
-            keywords=[k.strip() for k in keywords.split(";")],
-        )  # fmt: skip
+async def add_entries(pool: asyncpg.Pool, embedder: Embedder, entries: Sequence[KBEntry]) -> None:
+    """Add ``entries`` as an import would: embedded (``passage_text``) with their folded search text, then a new
+    KB version of each of their roles."""
+    vectors = await embedder.embed_passages([passage_text(e.question, e.answer) for e in entries])
+    for entry, vector in zip(entries, vectors, strict=True):
         await kb.add_entry(
             pool,
             entry,
             embedding=vector,
             embedding_model=embedder.name,
-            search_text=fold_plain(f"{question} {answer}"),
+            search_text=fold_plain(f"{entry.question} {entry.answer}"),
         )
-    await kb.bump_version(pool, ROLE)
+    for role in dict.fromkeys(e.role for e in entries):
+        await kb.bump_version(pool, role)
+
+
+async def seed_kb(
+    pool: asyncpg.Pool, embedder: CachedEmbedder, entries: list[tuple[str, str, str, str]]
+) -> None:
+    """The harness's dental entries ``(code, question, answer, "keyword; keyword")``, topic "Nha khoa"."""
+    dental = [
+        KBEntry(id=0, role=ROLE, code=code, question=question, answer=answer, topic="Nha khoa",
+                keywords=[k.strip() for k in keywords.split(";")])
+        for code, question, answer, keywords in entries
+    ]  # fmt: skip
+    await add_entries(pool, embedder, dental)
 
 
 @dataclass

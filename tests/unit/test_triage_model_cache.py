@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from engine.embedding import gguf_path
 from engine.triage import LazyModel, default_rules, triage
-from engine.triage.model import DATA_DIR, cache_key, cache_path, labelled_rows
+from engine.triage.model import DATA_DIR, STALE_TMP_SECONDS, cache_key, cache_path, labelled_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SECOND_PROCESS = """
 import json, sys
 from pathlib import Path
+from engine.embedding import gguf_path
 from engine.triage import LazyModel, default_rules
 texts = json.loads(sys.stdin.read())
 model = LazyModel(default_rules())
@@ -63,6 +67,8 @@ def test_a_second_process_loads_the_fitted_model_and_answers_the_same(
     key = cache_key(default_rules())
     assert first.source == "fit"
     assert first.cache_file == cache_path(tmp_path, key) == tmp_path / "models" / first.cache_file.name
+    # One models folder in the data folder: the triage model lies beside the embedding GGUF.
+    assert first.cache_file.parent == gguf_path(tmp_path).parent
     assert first.cache_file.is_file()
     assert "triage.model ready source=fit" in caplog.text
 
@@ -140,3 +146,35 @@ def test_a_folder_that_cannot_be_written_still_gives_a_model(
     assert model.source == "fit" and model.cache_file is None
     assert "triage.model cache not written" in caplog.text
     assert model.probability("tôi bị đau ngực dữ dội, vã mồ hôi, khó thở") is not None
+
+
+def test_a_temporary_file_left_by_a_killed_write_is_removed_once_stale(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A process killed while writing the model leaves its temporary file behind; the next process that saves
+    or loads the model removes it once it is older than STALE_TMP_SECONDS, and leaves a younger one alone
+    (another process may be writing it right now)."""
+    data = small_data(tmp_path / "data")
+    models = tmp_path / "models"
+    models.mkdir()
+
+    def left_behind(name: str, age: float) -> Path:
+        tmp = models / f".triage-model.{name}.tmp"
+        tmp.write_bytes(b"medbot-triage-model\nhalf a model")
+        then = time.time() - age
+        os.utime(tmp, (then, then))
+        return tmp
+
+    killed = left_behind("killed", STALE_TMP_SECONDS + 60)
+    writing = left_behind("writing", 5)
+    caplog.set_level(logging.INFO, logger="engine.triage.model")
+    fitted = ready(tmp_path, data)
+    assert fitted.source == "fit" and fitted.cache_file is not None
+    assert not killed.exists() and writing.exists()  # removed when saving
+    assert f"triage.model removed a stale temporary file path={killed}" in caplog.text
+
+    killed_later = left_behind("killed-later", 2 * STALE_TMP_SECONDS)
+    loaded = ready(tmp_path, data)
+    assert loaded.source == "cache"
+    assert not killed_later.exists()  # removed when loading: a loaded model is never saved again
+    assert sorted(p.name for p in models.iterdir()) == sorted([writing.name, fitted.cache_file.name])
