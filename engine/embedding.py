@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from engine import e5_gguf
+from engine.data_folder import models_folder
 from engine.types import Embedder, EmbeddingCache, ModelRegistry
 from engine.untrusted import file_sha256
 
@@ -170,12 +171,6 @@ class E5Embedder:
 
 
 # --- llama.cpp ------------------------------------------------------------------------------------------
-
-
-def models_folder(data_dir: Path) -> Path:
-    """The data folder's subfolder for the model files the product writes once and then loads: the embedding
-    GGUF (``ensure_gguf``) and the fitted triage model (``engine.triage.model.cache_path``)."""
-    return Path(data_dir) / "models"
 
 
 def gguf_path(data_dir: Path) -> Path:

@@ -42,7 +42,7 @@ import sklearn
 import engine.text as text_module
 import engine.textmodel as textmodel_module
 import engine.triage.normalize as normalize_module
-from engine.embedding import models_folder
+from engine.data_folder import models_folder
 from engine.textmodel import LinearTextModel
 from engine.triage.normalize import normalize
 from engine.triage.rules import RuleSet
