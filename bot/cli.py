@@ -20,7 +20,6 @@ import engine
 from bot.logs import setup_logging
 from db.pool import database_url
 from db.settings import Settings, SettingsError, load_settings
-from engine.roles import load_roles, unknown_role_message
 
 Handler = Callable[[argparse.Namespace, Settings], Coroutine[Any, Any, int]]
 
@@ -121,9 +120,9 @@ async def _llm(args: argparse.Namespace, settings: Settings) -> int:
 async def _ask(args: argparse.Namespace, settings: Settings) -> int:
     # An unknown role is refused before the engine, the models and the database are loaded (~4 s), from the
     # roles file the service itself is built with.
-    roles = load_roles()
+    roles = engine.load_roles()
     if args.role not in roles:
-        print(f"medbot: {unknown_role_message(args.role, roles)}", file=sys.stderr)
+        print(f"medbot: {engine.unknown_role_message(args.role, roles)}", file=sys.stderr)
         return 2
     from bot.console_cli import ask_command  # lazy: the engine (scikit-learn) only when a command runs
 

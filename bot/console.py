@@ -23,7 +23,7 @@ from typing import TextIO
 from bot.service import ChatService, Emergency, Reply
 from db.settings import Settings
 from db.users import User
-from engine.roles import unknown_role_message
+from engine import unknown_role_message
 
 HELP = "Gõ câu hỏi của bạn. Gõ số để chọn câu hỏi gợi ý, /role để đổi chuyên khoa, /quit để thoát."
 SWITCH_KEY = "0"  # in ``chat``: the "Chuyển sang mục …" button of the last reply

@@ -27,6 +27,7 @@ _SURFACE: dict[str, str] = {
     "ClinicProfile": "engine.clinic",
     "Role": "engine.roles",
     "load_roles": "engine.roles",
+    "unknown_role_message": "engine.roles",
     # the engine's data types and the store interfaces ``db`` implements
     "KBEntry": "engine.types",
     "Hit": "engine.types",
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
     from engine.result import FlowResult as FlowResult
     from engine.roles import Role as Role
     from engine.roles import load_roles as load_roles
+    from engine.roles import unknown_role_message as unknown_role_message
     from engine.text import fold as fold
     from engine.text import fold_plain as fold_plain
     from engine.text import strip_diacritics as strip_diacritics
