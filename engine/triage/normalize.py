@@ -301,6 +301,9 @@ _CLOCK = (
 _DOUBLED_END = frozenset("tnmgcphrkx")
 # "naoo", "voii", "dauu"; never "cuu" (cứu), "see"
 _DOUBLED_VOWEL_END = re.compile(r"(?:aa|ii|yy|(?<=[aeiouy])(?:oo|uu))$")
+# a vowel typed twice before the last consonant ("ngưuc"); "xoong", "boong" keep theirs
+_INNER_DOUBLED = re.compile(r"([aeiuy])\1(?=(?:ng|nh|ch|[cmnpt])$)")
+_INNER_DOUBLED_CONSONANT = re.compile(r"([bcdghklmnprstvx])\1(?=[a-z])")
 _TELEX_IN_WORD = re.compile(r"uw|[oa]w[frxj]")  # "nguwjc", "thowr": keys no English word holds
 # English key words typed with one inner letter dropped ("electrocutd", "swallowd", "batery", "seizre",
 # "paracetmol"): only these words (six letters or more), only inner letters, and never into another word.
@@ -333,12 +336,22 @@ def _retyped(word: str) -> str:
             return word[:-1]
         elif _TELEX_IN_WORD.search(word) and len(word) <= 9:
             return _untelex_word(word) or word
+        elif (inner := _INNER_DOUBLED_CONSONANT.search(word)) and not _VIET_SYLLABLE.match(word):
+            fixed = word[: inner.start()] + word[inner.start() + 1 :]  # "bonng": a key typed twice inside
+            return fixed if _VIET_SYLLABLE.match(fixed) else word
         return word
     if word[-1] == word[-2]:  # round 11: "máuu", "tiếngg"
         return word[:-1]
     plain = fold(word)
-    if plain[-1] in "sfrxj" and plain[:-1].isalpha():  # a Telex tone key after a word already toned: "tửr"
+    if word[-1].isascii() and plain[-1] == plain[-2] and plain[-2:] != "uu":  # "đèe" (never "cừu")
         return word[:-1]
+    if plain[-1] in "sfrxj" and plain[:-1].isalpha():  # a Telex tone key after a word already toned: "tửr"
+        word, plain = word[:-1], plain[:-1]
+    inner = _INNER_DOUBLED.search(plain)
+    if inner and _VIET_SYLLABLE.match(plain[: inner.start()] + plain[inner.start() + 1 :]):
+        # a vowel typed twice before the last consonant ("ngưuc"): drop the one without its mark
+        i = inner.start() if word[inner.start()].isascii() else inner.start() + 1
+        return word[:i] + word[i + 1 :]
     if plain.isalpha() and not _VIET_SYLLABLE.match(plain) and len(plain) <= 14:
         # two syllables typed together ("khóthở", "bỏngmặt"), split where both halves are syllables
         for i in range(2, len(plain) - 1):
@@ -405,5 +418,5 @@ def normalize(text: str, words: dict[str, str]) -> Normalized:
                 pos += len(piece)
         if len(spans) > first:
             sentences.append((spans[first][0], spans[-1][1]))
-    accented = " ".join(re.sub(r"[\W_]+", " ", visible.lower()).split())
+    accented = " ".join(_retyped(w) for w in re.sub(r"[\W_]+", " ", visible.lower()).split())
     return Normalized(CLAUSE_JOIN.join(parts), tuple(spans), tuple(sentences), accented, english)
