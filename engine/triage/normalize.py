@@ -296,15 +296,77 @@ _CLOCK = (
 )
 
 
+# Round 12: typos the round-11 tolerance missed, each read only where no Vietnamese word is spelt so.
+# consonants no English word people type here ends in twice ("egg" stays)
+_DOUBLED_END = frozenset("tnmgcphrkx")
+# "naoo", "voii", "dauu"; never "cuu" (cứu), "see"
+_DOUBLED_VOWEL_END = re.compile(r"(?:aa|ii|yy|(?<=[aeiouy])(?:oo|uu))$")
+# a vowel typed twice before the last consonant ("ngưuc"); "xoong", "boong" keep theirs
+_INNER_DOUBLED = re.compile(r"([aeiuy])\1(?=(?:ng|nh|ch|[cmnpt])$)")
+_INNER_DOUBLED_CONSONANT = re.compile(r"([bcdghklmnprstvx])\1(?=[a-z])")
+_TELEX_IN_WORD = re.compile(r"uw|[oa]w[frxj]")  # "nguwjc", "thowr": keys no English word holds
+# English key words typed with one inner letter dropped ("electrocutd", "swallowd", "batery", "seizre",
+# "paracetmol"): only these words (six letters or more), only inner letters, and never into another word.
+_ENGLISH_KEY_WORDS = (
+    "electrocuted", "swallowed", "battery", "paracetamol", "seizure", "pressure", "infection", "passed",
+    "breathing", "bleeding", "unconscious", "vomiting", "choking", "swelling", "swollen", "allergic", "overdose",
+    "poisoned", "collapsed", "breathe", "shock", "bitten", "burned", "drowned", "drowning", "fainted",
+)  # fmt: skip
+_ENGLISH_KEEP = frozenset("sock stoke bleding breding".split())
+_ENGLISH_DROPPED = {
+    key[:i] + key[i + 1 :]: key
+    for key in _ENGLISH_KEY_WORDS
+    for i in range(1, len(key) - 1)
+    if key[:i] + key[i + 1 :] not in _ENGLISH_KEEP
+}
+
+
+def _retyped(word: str) -> str:
+    """One typed word with its slips undone; a space when two words were run together."""
+    if len(word) < 3:
+        return word
+    if word.isascii():
+        if word in _ENGLISH_DROPPED:
+            return _ENGLISH_DROPPED[word]
+        if word[-1] == word[-2] and (word[-1] in _DOUBLED_END or word[-1] == "y"):
+            # round 11 ("cốcc", "tayy") and round 12 ("camm", "giatt", "bungg"): no syllable ends so
+            if word[-1] in "cy" or (not _VIET_SYLLABLE.match(word) and _VIET_SYLLABLE.match(word[:-1])):
+                return word[:-1]
+        elif _DOUBLED_VOWEL_END.search(word) and _VIET_SYLLABLE.match(word[:-1]):
+            return word[:-1]
+        elif _TELEX_IN_WORD.search(word) and len(word) <= 9:
+            return _untelex_word(word) or word
+        elif (inner := _INNER_DOUBLED_CONSONANT.search(word)) and not _VIET_SYLLABLE.match(word):
+            fixed = word[: inner.start()] + word[inner.start() + 1 :]  # "bonng": a key typed twice inside
+            return fixed if _VIET_SYLLABLE.match(fixed) else word
+        return word
+    if word[-1] == word[-2]:  # round 11: "máuu", "tiếngg"
+        return word[:-1]
+    plain = fold(word)
+    if word[-1].isascii() and plain[-1] == plain[-2] and plain[-2:] != "uu":  # "đèe" (never "cừu")
+        return word[:-1]
+    if plain[-1] in "sfrxj" and plain[:-1].isalpha():  # a Telex tone key after a word already toned: "tửr"
+        word, plain = word[:-1], plain[:-1]
+    inner = _INNER_DOUBLED.search(plain)
+    if inner and _VIET_SYLLABLE.match(plain[: inner.start()] + plain[inner.start() + 1 :]):
+        # a vowel typed twice before the last consonant ("ngưuc"): drop the one without its mark
+        i = inner.start() if word[inner.start()].isascii() else inner.start() + 1
+        return word[:i] + word[i + 1 :]
+    if plain.isalpha() and not _VIET_SYLLABLE.match(plain) and len(plain) <= 14:
+        # two syllables typed together ("khóthở", "bỏngmặt"), split where both halves are syllables
+        for i in range(2, len(plain) - 1):
+            if _VIET_SYLLABLE.match(plain[:i]) and _VIET_SYLLABLE.match(plain[i:]):
+                return f"{word[:i]} {word[i:]}"
+    return word
+
+
 def fold_words(text: str, words: dict[str, str]) -> str:
     """One clause (or pattern-free phrase) folded to plain words. Chat spellings are mapped on the word as
     typed, diacritics included: "hông" is "không" but "hong" may be "họng" (throat) and stays as it is."""
     out: list[str] = []
-    for word in _WORD.findall(_GLUED_UNIT.sub(" ", _ELONGATED.sub(r"\1", text.lower()))):
-        # round 11: a last letter typed twice ("cốcc", "tayy", "máuu"), as no Vietnamese word ends
-        if len(word) >= 3 and word[-1] == word[-2] and (word[-1] in "cy" or not word.isascii()):
-            word = word[:-1]
-        out.append(words.get(word) or _NON_WORD.sub(" ", fold(word)).strip())
+    for typed in _WORD.findall(_GLUED_UNIT.sub(" ", _ELONGATED.sub(r"\1", text.lower()))):
+        for word in _retyped(typed).split():
+            out.append(words.get(word) or _NON_WORD.sub(" ", fold(word)).strip())
     folded = read_spoken_numbers(" ".join(w for w in out if w))
     if "gio" in folded or " h" in folded:
         for rx, repl in _CLOCK:
@@ -356,5 +418,5 @@ def normalize(text: str, words: dict[str, str]) -> Normalized:
                 pos += len(piece)
         if len(spans) > first:
             sentences.append((spans[first][0], spans[-1][1]))
-    accented = " ".join(re.sub(r"[\W_]+", " ", visible.lower()).split())
+    accented = " ".join(_retyped(w) for w in re.sub(r"[\W_]+", " ", visible.lower()).split())
     return Normalized(CLAUSE_JOIN.join(parts), tuple(spans), tuple(sentences), accented, english)

@@ -92,24 +92,31 @@ TUNED = {  # every emergency in them is caught
     # the twenty-seventh held-out set (v26, author AB, Southern and Central speakers, older people with chronic
     # illness), measured once at 963ea90 (rules + model 302/310, 9/319), then tuned on
     "dev AB": load_labelled(LABELLED / "dev28.jsonl"),
+    # the twenty-eighth held-out set (v27, author AC, typing badly in a hurry: typos, run-together words, Telex
+    # leftovers, dropped English endings), measured once at 540c506 (rules + model 291/310, 4/320), then tuned on
+    # (rounds 11 and 12)
+    "dev AC": load_labelled(LABELLED / "dev29.jsonl"),
+    # the twenty-ninth held-out set (v28, author AD, medicines at home), measured once at 540c506 (rules + model
+    # 301/310, 10/324), then tuned on (rounds 11 and 12)
+    "dev AD": load_labelled(LABELLED / "dev30.jsonl"),
+    # the thirtieth held-out set (v29, author AE, every message typed messily: typos inside the key words, Telex
+    # leftovers, words run together), measured once at 7987cc8 (rules alone 259/310; rules + model 278/310, 7/329),
+    # then tuned on
+    "dev AE": load_labelled(LABELLED / "dev31.jsonl"),
+    # the thirty-first held-out set (v30, author AF, farmers, fishermen and workers in the provinces), measured once
+    # at 7987cc8 (rules alone 291/310; rules + model 305/310, 13/321), then tuned on
+    "dev AF": load_labelled(LABELLED / "dev32.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set is two blind sets, each measured once with the rules and model frozen at commit 7987cc8
-# (2026-11-28, round 11), never tuned on: v29 (author AE, 639 messages, every message typed messily, typos inside the
-# key words): rules + model 278/310, false alarms 7/329; v30 (author AF, 631 messages, farmers, fishermen and workers
-# in the provinces): 305/310, 13/321. Together 583/620 (94.03 %), 20/650 (3.08 %); rules alone 550/620, 20/650.
-# (v27 and v28, authors AC and AD, now dev29 and dev30: measured once at 540c506, then tuned on.)
+# No held-out set is installed while round 12 is tuned: v31 and v32 are being written blind and are measured once at
+# round 12's freeze, then installed here with gates at what was measured. (The last one, v29 + v30, authors AE and
+# AF, measured once at 7987cc8: rules + model 583/620 (94.03 %), false alarms 20/650 (3.08 %), is now dev31 and
+# dev32.)
 HELD_OUT_RECALL = 0.940
 HELD_OUT_FALSE_ALARMS = 0.031
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
-# The twenty-eighth and twenty-ninth held-out sets (v27, author AC, typing badly in a hurry; v28, author AD, medicines
-# at home), measured once at 540c506 (rules + model 291/310, 4/320 and 301/310, 10/324), then tuned on in round 11, a
-# short round that did not reach every emergency: held at what it reached (300/310, 3/320 and 302/310, 4/324) until
-# a round finishes them and they join TUNED.
-DEV_AC = load_labelled(LABELLED / "dev29.jsonl")
-DEV_AD = load_labelled(LABELLED / "dev30.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -178,8 +185,6 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev C", DEV_C, 0.9, 0.06),
         ("dev D", DEV_D, 0.95, 0.02),
         ("focus", FOCUS, 0.98, 0.04),
-        ("dev AC", DEV_AC, 0.967, 0.01),
-        ("dev AD", DEV_AD, 0.974, 0.013),
     ],
 )
 def test_the_other_labelled_sets_hold(name, rows, recall, false_alarms):
