@@ -274,6 +274,19 @@ def read_spoken_numbers(folded: str) -> str:
             and tokens[i + 2] in _DIGITS
         ):
             found = (_DIGITS[tokens[i]], 1)  # "hai chấm tám": a single digit before a decimal point
+        if (
+            not found
+            and tokens[i].isdigit()
+            and len(tokens[i]) <= 2
+            and i + 2 < len(tokens)
+            and tokens[i + 1] in _POINT
+            and (tokens[i + 2] in _DIGITS or (tokens[i + 2].isdigit() and len(tokens[i + 2]) == 1))
+        ):
+            # round 13: "3 chấm 9", "6 chấm một": digits with the decimal point said aloud (a dictated reading)
+            decimal = _DIGITS.get(tokens[i + 2], tokens[i + 2])
+            out.append(f"{tokens[i]}.{decimal}")
+            i += 3
+            continue
         if found:
             number, i = str(found[0]), i + found[1]
             # "hai chấm tám", "mười hai phẩy năm": a decimal said in words
