@@ -115,12 +115,14 @@ TUNED = {  # every emergency in them is caught
     "dev AH": load_labelled(LABELLED / "dev34.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# No held-out set is installed while round 13 is tuned: v33 and v34 are being written blind and are measured once at
-# round 13's freeze, then installed here with gates at what was measured. (The last one, v31 + v32, authors AG and
-# AH, measured once at 390bedf: rules + model 603/620 (97.26 %), false alarms 23/654 (3.52 %), is now dev33 and
-# dev34.)
-HELD_OUT_RECALL = 0.972
-HELD_OUT_FALSE_ALARMS = 0.036
+# The held-out set is two blind sets, each measured once with the rules and model frozen at commit c811995
+# (2026-11-28, round 13), never tuned on: v33 (author AI, 630 messages, tourists, expats and the hotel staff, guides
+# and drivers around them): rules + model 299/310, false alarms 7/320; v34 (author AJ, 632 messages, city office
+# workers: drinking sessions, karaoke, energy drinks, gyms, overwork): 305/310, 7/322. Together 604/620 (97.42 %),
+# 14/642 (2.18 %); rules alone 593/620, 14/642. Round 12's freeze (390bedf) on the same sets: the same, 604/620,
+# 14/642. (v31 and v32, authors AG and AH, now dev33 and dev34: measured once at 390bedf, then tuned on.)
+HELD_OUT_RECALL = 0.974
+HELD_OUT_FALSE_ALARMS = 0.022
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
