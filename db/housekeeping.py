@@ -52,7 +52,7 @@ async def cleanup(ctx: JobContext) -> Counts:
         "chat_states": await chat_states.delete_idle(ctx.pool),
     }
     charts = 0
-    folder = ctx.settings.medbot_data_dir / "digests"
+    folder = ctx.settings.digests_dir
     if folder.is_dir():
         limit = time.time() - w.worker_outbox_keep_days * 86400
         for png in folder.glob("*.png"):

@@ -185,6 +185,11 @@ class Settings(BaseSettings):
     def llm_enabled(self) -> bool:
         return self.openai_api_key is not None and bool(self.openai_api_key.get_secret_value())
 
+    @property
+    def digests_dir(self) -> Path:
+        """Where the weekly digest charts are written (``bot.telegram.digest``) and pruned (``db.housekeeping``)."""
+        return self.medbot_data_dir / "digests"
+
 
 def load_settings(**overrides: object) -> Settings:
     """Read and validate the settings; raise ``SettingsError`` naming each bad variable."""

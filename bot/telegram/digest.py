@@ -120,7 +120,7 @@ async def run(ctx: JobContext) -> Counts:
     )
     digest_text = render_text(day, n, threshold)
     png = await asyncio.to_thread(charts.hourly_chart, day, n.hourly_in, n.hourly_unanswered)
-    folder: Path = ctx.settings.medbot_data_dir / "digests"
+    folder: Path = ctx.settings.digests_dir
     path = folder / f"digest-{day.isoformat()}.png"
     await asyncio.to_thread(_save, path, png)
     payloads = [

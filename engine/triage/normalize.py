@@ -319,7 +319,7 @@ _INNER_DOUBLED = re.compile(r"([aeiuy])\1(?=(?:ng|nh|ch|[cmnpt])$)")
 _INNER_DOUBLED_CONSONANT = re.compile(r"([bcdghklmnprstvx])\1(?=[a-z])")
 _TELEX_IN_WORD = re.compile(r"uw|[oa]w[frxj]")  # "nguwjc", "thowr": keys no English word holds
 # English key words typed with one inner letter dropped ("electrocutd", "swallowd", "batery", "seizre",
-# "paracetmol"): only these words (six letters or more), only inner letters, and never into another word.
+# "paracetmol"): only these words (five letters or more), only inner letters, and never into another word.
 _ENGLISH_KEY_WORDS = (
     "electrocuted", "swallowed", "battery", "paracetamol", "seizure", "pressure", "infection", "passed",
     "breathing", "bleeding", "unconscious", "vomiting", "choking", "swelling", "swollen", "allergic", "overdose",
