@@ -356,6 +356,8 @@ def _retyped(word: str) -> str:
     if word[-1] == word[-2]:  # round 11: "máuu", "tiếngg"
         return word[:-1]
     plain = fold(word)
+    if len(plain) < 2:  # a word of marks that fold away (the pipeline strips them first): no IndexError below
+        return word
     if word[-1].isascii() and plain[-1] == plain[-2] and plain[-2:] != "uu":  # "đèe" (never "cừu")
         return word[:-1]
     if plain[-1] in "sfrxj" and plain[:-1].isalpha():  # a Telex tone key after a word already toned: "tửr"
