@@ -16,23 +16,44 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
+from typing import Protocol
 
 from engine.embedding import passage_text
 from engine.text import fold_spaced
-from kb_import.validate import Row
+
+
+class EntryFields(Protocol):
+    """The stored fields of an entry, read-only: a validated spreadsheet row or an entry added by hand."""
+
+    @property
+    def topic(self) -> str: ...
+    @property
+    def subtopic(self) -> str: ...
+    @property
+    def question(self) -> str: ...
+    @property
+    def answer(self) -> str: ...
+    @property
+    def explanation(self) -> str: ...
+    @property
+    def keywords(self) -> Sequence[str]: ...
+    @property
+    def urgent(self) -> bool: ...
 
 
 def embedding_text(question: str, answer: str) -> str:
     return passage_text(question, answer)
 
 
-def search_text(row: Row) -> str:
+def search_text(row: EntryFields) -> str:
     parts = [row.question, " ; ".join(row.keywords), row.topic, row.subtopic, row.answer]
     return fold_spaced(" \n ".join(p for p in parts if p))
 
 
-def content_hash(row: Row) -> str:
-    fields: list[object] = [row.topic, row.subtopic, row.question, row.answer, row.explanation, row.keywords]
+def content_hash(row: EntryFields) -> str:
+    keywords = list(row.keywords)  # a tuple would hash like the list it equals
+    fields: list[object] = [row.topic, row.subtopic, row.question, row.answer, row.explanation, keywords]
     if row.urgent:
         fields.append("urgent")
     payload = json.dumps(fields, ensure_ascii=False)

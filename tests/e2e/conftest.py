@@ -14,9 +14,9 @@ from typing import Any
 import asyncpg
 import pytest
 
-from db import kb
 from engine.embedding import E5Embedder
 from engine.types import KBEntry
+from kb_import.add import add_entries
 from testkit.bot_process import TOKEN, BotProcess, StartBot, bot_processes
 from testkit.fakes.telegram_server import FakeTelegram
 
@@ -106,15 +106,10 @@ async def add_kb(
 ) -> None:
     """Add entries as an import would: with their embeddings, then a new KB version."""
     KB_ANSWERS.update({code: answer for code, _, answer, _ in rows})
-    vectors = await _embedder().embed_passages([question for _, question, _, _ in rows])
-    for (code, question, answer, topic), vector in zip(rows, vectors, strict=True):
-        await kb.add_entry(
-            pool,
-            KBEntry(id=0, role=role, code=code, question=question, answer=answer, topic=topic),
-            embedding=vector,
-            embedding_model=_embedder().name,
-        )
-    await kb.bump_version(pool, role)
+    await add_entries(pool, _embedder(), [
+        KBEntry(id=0, role=role, code=code, question=question, answer=answer, topic=topic)
+        for code, question, answer, topic in rows
+    ])  # fmt: skip
 
 
 @functools.cache

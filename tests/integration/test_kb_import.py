@@ -12,6 +12,8 @@ from typing import Any
 import asyncpg
 import openpyxl
 
+from engine.types import KBEntry
+from kb_import.add import add_entries
 from kb_import.job import ImportOptions, ImportReport, run_import
 from tests.kb_files import HEADERS, entry, rows, write_csv, write_xlsx
 from tests.medbot_cli import run_medbot
@@ -333,6 +335,25 @@ async def test_blank_question_only_when_allowed(db, embedder, tmp_path):
 
 
 # --- re-imports -----------------------------------------------------------------------------------------------
+
+
+async def test_an_entry_added_by_hand_and_then_imported_as_written_counts_as_unchanged(
+    db, embedder, tmp_path
+):
+    """An admin's /kb_add entry is stored as an import stores it: when the doctors' spreadsheet later carries
+    the same row, the import reports it unchanged and keeps it, and its search text is the import's."""
+    row = entry("NK-010", "Sâu răng có tự khỏi không?", "Không, cần trám.")
+    added = KBEntry(id=0, role="patient_dental", code="NK-010", topic=row[0], subtopic=row[1], question=row[3],
+                    answer=row[4], keywords=[k.strip() for k in row[5].split(";")])  # fmt: skip
+    await add_entries(db, embedder, [added])
+    before = await db.fetchrow("SELECT id, search_text FROM kb_entries WHERE code = 'NK-010'")
+    assert "sau rang co tu khoi khong" in before["search_text"] and "tu khoa nk-010" in before["search_text"]
+
+    report = await imp(db, write_xlsx(tmp_path / "kb.xlsx", {"patient_dental": [row]}), embedder=embedder)
+    t = report.totals
+    assert report.ok and (t.added, t.updated, t.unchanged) == (0, 0, 1), report.message
+    after = await db.fetchrow("SELECT id, search_text, active FROM kb_entries WHERE code = 'NK-010'")
+    assert after["active"] and (after["id"], after["search_text"]) == (before["id"], before["search_text"])
 
 
 async def test_reimport_updates_only_changed_rows_and_reembeds_only_changed_text(db, embedder, tmp_path):

@@ -10,7 +10,8 @@ import asyncpg
 from bot.zalo.bot import SUGGESTION_EXPIRED
 from db import users
 from engine.types import KBEntry
-from tests.integration.zalo_support import ROLE, Zalo, add_entries, zalo_harness
+from kb_import.add import add_entries
+from tests.integration.zalo_support import ROLE, Zalo, zalo_harness
 
 DIABETES = [
     ("TD001", "Đường huyết lúc đói bao nhiêu là bình thường?", "Đường huyết lúc đói bình thường dưới 5,6 mmol/L."),

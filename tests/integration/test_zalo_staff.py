@@ -14,7 +14,8 @@ from bot.zalo.bot import STAFF_ONLY_ROLE
 from db import users
 from db.settings import load_settings
 from engine.types import KBEntry
-from tests.integration.zalo_support import Zalo, add_entries, zalo_harness
+from kb_import.add import add_entries
+from tests.integration.zalo_support import Zalo, zalo_harness
 
 PATIENT_ROLES = ["#role:patient_dental", "#role:patient_diabetes"]
 ALL_ROLES = [*PATIENT_ROLES, "#role:doctor_dental", "#role:doctor_endocrine"]

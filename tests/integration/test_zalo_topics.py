@@ -9,7 +9,8 @@ import asyncpg
 
 from bot.zalo.bot import SUGGESTION_EXPIRED
 from engine.types import KBEntry
-from tests.integration.zalo_support import ENTRIES, ROLE, Zalo, add_entries, zalo_harness
+from kb_import.add import add_entries
+from tests.integration.zalo_support import ENTRIES, ROLE, Zalo, zalo_harness
 
 TOPICS = [
     "Răng khôn", "Ê buốt", "Cao răng", "Nha khoa trẻ em", "Niềng răng", "Tẩy trắng", "Sâu răng",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -19,12 +19,11 @@ from bot.runtime import Runtime
 from bot.service import ChatService
 from bot.wiring import build_service
 from bot.zalo.webhook import CHANNEL_KEY, ZaloChannel, build_app, sign
-from db import kb
 from db.settings import Settings, load_settings
 from db.stores import PgEmbeddingCache
-from engine.embedding import CachedEmbedder, E5Embedder, passage_text
-from engine.text import fold_plain
-from engine.types import Embedder, KBEntry
+from engine.embedding import CachedEmbedder, E5Embedder
+from engine.types import KBEntry
+from kb_import.add import add_entries
 from testkit.fakes.zalo_server import FakeZalo
 
 OA_SECRET = "oa-secret-key"
@@ -65,22 +64,6 @@ ENTRIES = [
      "tẩy trắng; ê buốt"),
     ("D099", LONG_QUESTION, LONG_ANSWER, "niềng răng; vệ sinh; chải răng"),
 ]  # fmt: skip
-
-
-async def add_entries(pool: asyncpg.Pool, embedder: Embedder, entries: Sequence[KBEntry]) -> None:
-    """Add ``entries`` as an import would: embedded (``passage_text``) with their folded search text, then a new
-    KB version of each of their roles."""
-    vectors = await embedder.embed_passages([passage_text(e.question, e.answer) for e in entries])
-    for entry, vector in zip(entries, vectors, strict=True):
-        await kb.add_entry(
-            pool,
-            entry,
-            embedding=vector,
-            embedding_model=embedder.name,
-            search_text=fold_plain(f"{entry.question} {entry.answer}"),
-        )
-    for role in dict.fromkeys(e.role for e in entries):
-        await kb.bump_version(pool, role)
 
 
 async def seed_kb(

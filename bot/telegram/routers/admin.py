@@ -56,7 +56,8 @@ from bot.telegram.states import IMPORT, KB_DRAFT, Waiting, forget_prompt, put_sl
 from db import kb, stats
 from db.settings import Settings
 from db.users import User
-from engine import Embedder, KBEntry, fold, passage_text
+from engine import Embedder, KBEntry
+from kb_import.add import add_entries
 from kb_import.limits import MAX_SPREADSHEET_BYTES
 from kb_import.review import mark_role_reviewed
 from kb_import.undo import describe, undo_last_import, undoable
@@ -365,17 +366,8 @@ async def _add_answer(
 
 # ---------------------------------------------------------------- kb_add / reload
 async def _add(service: ChatService, embedder: Embedder, entry: KBEntry) -> None:
-    """Add one entry as an import would: embedded (through the cache) before the write, then a new version."""
-    vector = (await embedder.embed_passages([passage_text(entry.question, entry.answer)]))[0]
-    async with service.pool.acquire() as conn, conn.transaction():
-        await kb.add_entry(
-            conn,
-            entry,
-            embedding=vector,
-            embedding_model=embedder.name,
-            search_text=fold(f"{entry.question} {entry.answer}"),
-        )
-        await kb.bump_version(conn, entry.role)
+    """Add one entry as an import would (``kb_import.add``) and log it."""
+    await add_entries(service.pool, embedder, [entry])
     log.info("kb.added role=%s code=%s", entry.role, entry.code)
 
 
