@@ -38,7 +38,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 POOL: web.AppKey[asyncpg.Pool] = web.AppKey("console_pool", asyncpg.Pool)
 SETTINGS: web.AppKey[Settings] = web.AppKey("console_settings", Settings)
-SESSION = "console_session"  # request key: the StaffSession
+SESSION: web.RequestKey[StaffSession] = web.RequestKey("console_session", StaffSession)
+LOGIN_CSRF: web.RequestKey[str] = web.RequestKey("console_login_csrf", str)
 
 PREFIX = "/console"
 SESSION_COOKIE = "medbot_session"
@@ -64,8 +65,7 @@ def settings(request: web.Request) -> Settings:
 
 
 def session(request: web.Request) -> StaffSession:
-    value: StaffSession = request[SESSION]
-    return value
+    return request[SESSION]
 
 
 def staff(request: web.Request) -> StaffAccount:
@@ -113,7 +113,7 @@ async def render(
     base = {
         "clinic_name": settings(request).clinic.display_name,
         "staff": current.staff if current else None,
-        "csrf_token": current.csrf_token if current else request.get("login_csrf", ""),
+        "csrf_token": current.csrf_token if current else request.get(LOGIN_CSRF, ""),
         "flash": flash,
         "path": request.path,
     }
@@ -184,9 +184,9 @@ async def csrf_middleware(request: web.Request, handler: Handler) -> web.StreamR
 def login_csrf(request: web.Request) -> str:
     """The login form's CSRF token: the browser's current one, or a new one (set by :func:`keep_login_csrf`)."""
     token = request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(32)
-    request["login_csrf"] = token
+    request[LOGIN_CSRF] = token
     return token
 
 
 def keep_login_csrf(response: web.StreamResponse, request: web.Request) -> None:
-    set_cookie(response, request, LOGIN_COOKIE, request["login_csrf"], max_age=3600)
+    set_cookie(response, request, LOGIN_COOKIE, request[LOGIN_CSRF], max_age=3600)
