@@ -136,6 +136,13 @@ async def test_healthz_and_static_files_need_no_login(http: httpx.AsyncClient) -
     assert (await http.get("/console")).headers["location"] == "/console/login"
 
 
+async def test_cookies_are_secure_unless_the_console_is_opened_on_localhost(http: httpx.AsyncClient) -> None:
+    local = await http.get("/console/login")
+    assert "medbot_login=" in local.headers["set-cookie"] and "Secure" not in local.headers["set-cookie"]
+    public = await http.get("/console/login", headers={"Host": "phongkham.example.vn"})
+    assert "Secure" in public.headers["set-cookie"]  # behind the clinic's HTTPS proxy
+
+
 async def test_the_staff_commands_add_list_and_disable_accounts(
     http: httpx.AsyncClient, db: asyncpg.Pool, db_url: str
 ) -> None:

@@ -111,7 +111,7 @@ async def render(
     current: StaffSession | None = request.get(SESSION)
     flash = FLASHES.get(request.cookies.get(FLASH_COOKIE, ""))
     base = {
-        "clinic_name": settings(request).clinic.display_name,
+        "clinic_name": settings(request).clinic.name or "MedBot VN",
         "staff": current.staff if current else None,
         "csrf_token": current.csrf_token if current else request.get(LOGIN_CSRF, ""),
         "flash": flash,
