@@ -199,10 +199,8 @@ async def check_login(db: Executor, email: str, password: str) -> StaffAccount |
         "WHERE lower(email) = lower($1)",
         normalize_email(email),
     )
-    if row is None:
-        await asyncio.to_thread(verify_password, password, _decoy_hash())
-        return None
-    if row["locked"] or not row["active"]:
+    if row is None or row["locked"] or not row["active"]:
+        await asyncio.to_thread(verify_password, password, _decoy_hash())  # the same time as a real check
         return None
     if await asyncio.to_thread(verify_password, password, row["password_hash"]):
         await db.execute(
