@@ -167,7 +167,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     ssub = p.add_subparsers(dest="staff_command", metavar="ACTION", required=True)
     sa = ssub.add_parser("add", help="create an account (the password is asked twice)")
     sa.add_argument("email", metavar="EMAIL")
-    sa.add_argument("--role", required=True, choices=["admin", "clinician"], help="admin or clinician")
+    sa.add_argument(
+        "--role", required=True, help="admin or clinician"
+    )  # checked, in Vietnamese, by the command
     sa.add_argument("--password-stdin", action="store_true", help="read the password as one line from stdin")
     sa.set_defaults(handler_name="staff")
     ssub.add_parser("list", help="list the accounts").set_defaults(handler_name="staff")

@@ -42,6 +42,9 @@ def read_password(from_stdin: bool) -> str | None:
 
 async def staff_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.staff_command == "add":
+        problem = staff_db.account_problem(args.email, args.role)
+        if problem:  # before the password is asked for
+            return _fail(problem)
         password = read_password(args.password_stdin)
         if password is None:
             return 2

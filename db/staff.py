@@ -138,14 +138,20 @@ def normalize_email(email: str) -> str:
     return email.strip()
 
 
+def account_problem(email: str, role: str) -> str | None:
+    """Why an account with this email and role cannot exist (Vietnamese), or None."""
+    email = normalize_email(email)
+    if "@" not in email or len(email) > 254 or any(c.isspace() for c in email):
+        return f"Email không hợp lệ: {email!r}."
+    if role not in ROLES:
+        return f"Vai trò không hợp lệ: {role!r} (chọn admin hoặc clinician)."
+    return None
+
+
 async def create_account(db: Executor, email: str, role: str, password: str) -> StaffAccount:
     """A new active account; :class:`StaffError` (Vietnamese message) when it cannot be created."""
     email = normalize_email(email)
-    if "@" not in email or len(email) > 254 or any(c.isspace() for c in email):
-        raise StaffError(f"Email không hợp lệ: {email!r}.")
-    if role not in ROLES:
-        raise StaffError(f"Vai trò không hợp lệ: {role!r} (chọn admin hoặc clinician).")
-    problem = password_problem(password)
+    problem = account_problem(email, role) or password_problem(password)
     if problem:
         raise StaffError(problem)
     password_hash = await asyncio.to_thread(hash_password, password)

@@ -147,6 +147,10 @@ async def test_the_staff_commands_add_list_and_disable_accounts(
     http: httpx.AsyncClient, db: asyncpg.Pool, db_url: str
 ) -> None:
     email = "Thu.Ngan@PhongKham.vn"
+    bad_role = run_medbot(
+        db_url, "staff", "add", email, "--role", "doctor", "--password-stdin", input="x" * 12
+    )
+    assert bad_role.returncode == 2 and "Vai trò không hợp lệ: 'doctor'" in bad_role.stderr
     short = run_medbot(
         db_url, "staff", "add", email, "--role", "clinician", "--password-stdin", input="ngan\n"
     )
