@@ -186,6 +186,7 @@ def webhook_app(bot: Bot, dp: Dispatcher, service: ChatService, secret: str) -> 
     app = web.Application()
     app.router.add_post(WEBHOOK_PATH, handle)
     app.router.add_get("/healthz", healthz)
+    add_console(app, service.pool, dp["settings"])  # the clinic console on the same app and PORT
     return app
 
 
@@ -208,7 +209,6 @@ async def run_telegram(
         if settings.telegram_webhook_url:
             secret = webhook_secret(settings)
             app = webhook_app(bot, dp, service, secret)
-            add_console(app, service.pool, settings)  # the clinic console on the same app and PORT
             if zalo is not None:  # one app on PORT serves both channels
                 zalo_routes(app, zalo)
             runner = web.AppRunner(app, access_log=None)
