@@ -93,6 +93,18 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
     return await run(settings)
 
 
+async def _web(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.web.app import serve  # lazy: aiohttp and jinja2 templates only for the web app
+
+    return await serve(settings)
+
+
+async def _staff(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.staff_cli import staff_command  # lazy: the database layer only when a command runs
+
+    return await staff_command(args, settings)
+
+
 async def _chat(args: argparse.Namespace, settings: Settings) -> int:
     from bot.console_cli import chat_command  # lazy: the engine (scikit-learn) only when a command runs
 
@@ -148,6 +160,22 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
         _setup,
         "Prepare the database: start the embedded server if needed, migrate, load the sample KB.",
     )
+
+    add("web", _web, "Serve the web app alone on PORT: the clinic console (/console) and /healthz.")
+
+    p = add("staff", _staff, "Clinic console accounts: add, list, disable.")
+    ssub = p.add_subparsers(dest="staff_command", metavar="ACTION", required=True)
+    sa = ssub.add_parser("add", help="create an account (the password is asked twice)")
+    sa.add_argument("email", metavar="EMAIL")
+    sa.add_argument(
+        "--role", required=True, help="admin or clinician"
+    )  # checked, in Vietnamese, by the command
+    sa.add_argument("--password-stdin", action="store_true", help="read the password as one line from stdin")
+    sa.set_defaults(handler_name="staff")
+    ssub.add_parser("list", help="list the accounts").set_defaults(handler_name="staff")
+    sd = ssub.add_parser("disable", help="disable an account: no login, its sessions end")
+    sd.add_argument("email", metavar="EMAIL")
+    sd.set_defaults(handler_name="staff")
 
     p = add("chat", _chat, "Console chat on the same engine and database; a number taps a suggestion.")
     p.add_argument("--role", default=None, help="role to chat as (default: DEFAULT_ROLE)")

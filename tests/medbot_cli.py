@@ -10,8 +10,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_medbot(db_url: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """``medbot ARGS…`` with ``DATABASE_URL`` set; wide ``COLUMNS`` so tables print unwrapped."""
+def run_medbot(
+    db_url: str, *args: str, timeout: float = 300, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``medbot ARGS…`` with ``DATABASE_URL`` set (and ``input`` on stdin); wide ``COLUMNS`` so tables print
+    unwrapped."""
     return subprocess.run(
         [sys.executable, "-m", "bot.cli", *args],
         cwd=ROOT,
@@ -19,4 +22,5 @@ def run_medbot(db_url: str, *args: str, timeout: float = 300) -> subprocess.Comp
         capture_output=True,
         text=True,
         timeout=timeout,
+        input=input,
     )

@@ -11,6 +11,7 @@ verification, embedder) are built by the composition root (``bot.wiring``) and h
   is handling right now is answered 503, so Telegram tries it again later.
   The secret is ``TELEGRAM_WEBHOOK_SECRET`` or, when unset, derived from the bot token (every worker of
   one bot derives the same value).
+  The clinic console (``/console``, ``bot.web``) is served by the same app.
 - Long polling (development): ``Dispatcher.start_polling``; updates run as tasks, and the per-chat lock
   keeps each chat's order.
 """
@@ -46,6 +47,7 @@ from bot.telegram.middlewares import (
 from bot.telegram.routers import all_routers
 from bot.telegram.session import build_bot
 from bot.verify_service import VerificationService
+from bot.web.app import add_console
 from bot.zalo import zalo_configured
 from bot.zalo.webhook import ZaloChannel, pool_share, zalo_routes
 from db.chat_states import PgStateStorage
@@ -184,6 +186,7 @@ def webhook_app(bot: Bot, dp: Dispatcher, service: ChatService, secret: str) -> 
     app = web.Application()
     app.router.add_post(WEBHOOK_PATH, handle)
     app.router.add_get("/healthz", healthz)
+    add_console(app, service.pool, dp["settings"])  # the clinic console on the same app and PORT
     return app
 
 

@@ -60,6 +60,7 @@ from aiohttp import web
 
 from bot.runtime import Runtime
 from bot.service import ChatService, Emergency
+from bot.web.app import add_console
 from bot.zalo import CHANNEL
 from bot.zalo.bot import Incoming, ZaloBot, dedupe_key, parse_event
 from bot.zalo.client import ZaloClient
@@ -313,10 +314,12 @@ def zalo_routes(app: web.Application, channel: ZaloChannel, *, close_on_cleanup:
 
 
 async def build_app(runtime: Runtime, service: ChatService) -> web.Application:
-    """A Zalo-only app: ``POST /zalo/webhook`` and ``GET /healthz`` (for a clinic without Telegram)."""
+    """A Zalo-only app: ``POST /zalo/webhook``, ``GET /healthz`` and the clinic console (for a clinic without
+    Telegram)."""
     app = web.Application()
     zalo_routes(app, await build_channel(runtime, service))
     app.router.add_get("/healthz", healthz)
+    add_console(app, runtime.pool, runtime.settings)
     return app
 
 

@@ -1,5 +1,6 @@
 """``GET /healthz`` of the production webhook app (built as ``medbot run`` builds it) when its database goes
-away for real: a bare status for whoever asks, the error only in the log."""
+away for real: a bare status for whoever asks, the error only in the log. The same app serves the clinic
+console."""
 
 from __future__ import annotations
 
@@ -40,6 +41,9 @@ async def test_healthz_reports_a_status_and_logs_the_database_error(
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
             ok = await http.get("/healthz")
             assert (ok.status_code, ok.json()) == (200, {"status": "ok"})
+            console = await http.get("/console/")  # the clinic console is served by the same app
+            assert (console.status_code, console.headers["location"]) == (303, "/console/login")
+            assert "Đăng nhập" in (await http.get("/console/login")).text
 
             await drop_database(server_url, name)  # the database is gone: connections killed, reconnects fail
             caplog.set_level(logging.WARNING)

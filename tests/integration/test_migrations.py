@@ -32,6 +32,9 @@ EXPECTED_TABLES = {
     "rate_counters",  # 0013
     "chat_states",  # 0014 (replaces 0003_telegram's telegram_pending_actions)
     "kb_calibrations",  # 0015
+    "staff_accounts",  # 0016
+    "staff_sessions",  # 0016
+    "console_audit",  # 0016
 }
 
 

@@ -1,0 +1,41 @@
+"""The clinic console (``/console``): an aiohttp sub-application, one module per feature, each with its own
+``routes`` table (``auth``, ``kb``, ``audit``), assembled by :func:`console_app`. How to add a page:
+docs/console.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import aiohttp_jinja2
+import asyncpg
+import jinja2
+from aiohttp import web
+
+from bot.web.console import audit, auth, kb
+from bot.web.console.security import POOL, SETTINGS, csrf_middleware, session_middleware
+from db.settings import Settings
+
+WEB_DIR = Path(__file__).resolve().parent.parent
+TEMPLATES = WEB_DIR / "templates"
+STATIC = WEB_DIR / "static"
+
+# Every feature's routes; a new page's module adds its table here.
+ROUTES = [auth.routes, kb.routes, audit.routes]
+
+
+def console_app(pool: asyncpg.Pool, settings: Settings) -> web.Application:
+    """The console as a sub-application, to be mounted at ``/console`` (``bot.web.app.add_console``)."""
+    app = web.Application(middlewares=[session_middleware, csrf_middleware])
+    app[POOL] = pool
+    app[SETTINGS] = settings
+    aiohttp_jinja2.setup(
+        app,
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        default_helpers=False,
+    )
+    for table in ROUTES:
+        app.router.add_routes(table)
+    app.router.add_static("/static", STATIC)
+    return app

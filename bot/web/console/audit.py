@@ -1,0 +1,21 @@
+"""``GET /console/audit`` (admins only): the console's audit log, newest first — who signed in and out and,
+as pages are added, who viewed what."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from bot.web.console import security
+from bot.web.console.security import requires
+from db import staff as staff_db
+
+routes = web.RouteTableDef()
+
+ACTIONS = {"login": "Đăng nhập", "logout": "Đăng xuất"}
+
+
+@routes.get("/audit")
+@requires("admin")
+async def audit_log(request: web.Request) -> web.Response:
+    entries = await staff_db.recent_audit(security.pool(request), limit=200)
+    return await security.render(request, "audit.html", {"entries": entries, "actions": ACTIONS})

@@ -1,0 +1,46 @@
+"""What the console's tests share: the web app as ``medbot web`` builds it, served on a free port against
+the suite's database; staff accounts made through ``db.staff``; KB entries stored as an import stores them."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import asyncpg
+
+from bot.web.app import build_app
+from db import kb
+from db import staff as staff_db
+from db.settings import load_settings
+from engine.types import KBEntry
+from kb_import.texts import content_hash, search_text
+from testkit.browser import serving
+
+CLINIC = "Nha khoa Ánh Dương"
+ADMIN = ("lan.admin@phongkham.vn", "mat-khau-quan-tri-1")
+CLINICIAN = ("bs.minh@phongkham.vn", "mat-khau-bac-si-22")
+
+
+@asynccontextmanager
+async def console_server(pool: asyncpg.Pool, db_url: str) -> AsyncIterator[str]:
+    """The web app (``bot.web.app.build_app``) on 127.0.0.1; yields its base URL."""
+    settings = load_settings(database_url=db_url, clinic_name=CLINIC, openai_api_key=None)
+    async with serving(build_app(pool, settings)) as url:
+        yield url
+
+
+async def add_staff(pool: asyncpg.Pool) -> None:
+    """The clinic's two accounts: an admin and a clinician (``ADMIN``, ``CLINICIAN``)."""
+    await staff_db.create_account(pool, ADMIN[0], "admin", ADMIN[1])
+    await staff_db.create_account(pool, CLINICIAN[0], "clinician", CLINICIAN[1])
+
+
+async def add_entry(
+    pool: asyncpg.Pool, role: str, code: str, question: str, answer: str, **fields: object
+) -> int:
+    entry = KBEntry(id=0, role=role, code=code, question=question, answer=answer, **fields)  # type: ignore[arg-type]
+    entry_id = await kb.add_entry(
+        pool, entry, search_text=search_text(entry), content_hash=content_hash(entry)
+    )
+    await kb.bump_version(pool, role)
+    return entry_id
