@@ -94,7 +94,7 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _web(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.web.app import serve  # lazy: aiohttp and jinja2 templates only for the web app
+    from bot.web_cli import serve  # lazy: aiohttp and jinja2 templates only for the web app
 
     return await serve(settings)
 

@@ -8,10 +8,10 @@ services from the composition root (``bot.wiring``) and hands them to the channe
 
 from __future__ import annotations
 
-from bot import console, llm_selfcheck
+from bot import llm_selfcheck
 from bot.runtime import open_runtime
 from bot.telegram import app as telegram
-from bot.wiring import chat_service, embedder_for, verification_for
+from bot.wiring import chat_service, console_services, embedder_for, verification_for
 from bot.zalo import webhook as zalo
 from bot.zalo import zalo_configured
 from db.settings import Settings
@@ -28,10 +28,12 @@ async def run(settings: Settings) -> int:
             )
             same_app = settings.telegram_webhook_url and zalo_configured(settings)
             channel = await zalo.build_channel(runtime, service) if same_app else None
-            return await telegram.run_telegram(settings, service, dp, zalo=channel)
+            console = console_services(runtime, service)  # the clinic console, served with the webhook
+            return await telegram.run_telegram(settings, service, dp, console=console, zalo=channel)
     if zalo_configured(settings):
         async with await open_runtime(settings, pool_size=zalo.pool_size(settings)) as runtime:
-            return await zalo.serve(runtime, await chat_service(runtime))
+            service = await chat_service(runtime)
+            return await zalo.serve(runtime, service, console_services(runtime, service))
     print("TELEGRAM_BOT_TOKEN is not set: starting the console chat (Ctrl-D to quit).")
     async with await open_runtime(settings) as runtime:
         return await console.chat(await chat_service(runtime), settings, role=None)

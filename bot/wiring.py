@@ -22,6 +22,7 @@ from bot.llm_selfcheck import current_check, start_background_check
 from bot.runtime import Runtime, embedder_for, llm_for
 from bot.service import ChatService
 from bot.verify_service import VerificationService, build_verifier
+from bot.web.console.services import ConsoleServices
 from db.settings import Settings
 from db.stores import PgKBStore, PgMemoryStore
 from engine import triage
@@ -116,4 +117,16 @@ def verification_for(runtime: Runtime) -> VerificationService:
         lambda: VerificationService(
             runtime.pool, build_verifier(runtime.pool, embedder_for(runtime), llm_for(runtime))
         ),
+    )
+
+
+def console_services(runtime: Runtime, service: ChatService) -> ConsoleServices:
+    """What the clinic console's pages use: the runtime's services and ``service``, the ChatService the
+    process's channels answer through (so "try it" answers exactly as a patient is answered)."""
+    return ConsoleServices(
+        pool=runtime.pool,
+        settings=runtime.settings,
+        chat=service,
+        embedder=embedder_for(runtime),
+        verification=verification_for(runtime),
     )

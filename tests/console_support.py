@@ -8,7 +8,9 @@ from contextlib import asynccontextmanager
 
 import asyncpg
 
+from bot.runtime import Runtime
 from bot.web.app import build_app
+from bot.wiring import build_service, console_services
 from db import kb
 from db import staff as staff_db
 from db.settings import load_settings
@@ -25,7 +27,8 @@ CLINICIAN = ("bs.minh@phongkham.vn", "mat-khau-bac-si-22")
 async def console_server(pool: asyncpg.Pool, db_url: str) -> AsyncIterator[str]:
     """The web app (``bot.web.app.build_app``) on 127.0.0.1; yields its base URL."""
     settings = load_settings(database_url=db_url, clinic_name=CLINIC, openai_api_key=None)
-    async with serving(build_app(pool, settings)) as url:
+    runtime = Runtime(settings=settings, url=db_url, pool=pool)
+    async with serving(build_app(console_services(runtime, await build_service(runtime)))) as url:
         yield url
 
 

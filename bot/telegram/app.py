@@ -48,6 +48,7 @@ from bot.telegram.routers import all_routers
 from bot.telegram.session import build_bot
 from bot.verify_service import VerificationService
 from bot.web.app import add_console
+from bot.web.console.services import ConsoleServices
 from bot.zalo import zalo_configured
 from bot.zalo.webhook import ZaloChannel, pool_share, zalo_routes
 from db.chat_states import PgStateStorage
@@ -154,7 +155,9 @@ async def on_error(event: ErrorEvent, bot: Bot) -> bool:
     return True
 
 
-def webhook_app(bot: Bot, dp: Dispatcher, service: ChatService, secret: str) -> web.Application:
+def webhook_app(
+    bot: Bot, dp: Dispatcher, service: ChatService, secret: str, console: ConsoleServices
+) -> web.Application:
     expected = secret.encode()
 
     async def handle(request: web.Request) -> web.Response:
@@ -186,7 +189,7 @@ def webhook_app(bot: Bot, dp: Dispatcher, service: ChatService, secret: str) -> 
     app = web.Application()
     app.router.add_post(WEBHOOK_PATH, handle)
     app.router.add_get("/healthz", healthz)
-    add_console(app, service.pool, dp["settings"])  # the clinic console on the same app and PORT
+    add_console(app, console)  # the clinic console on the same app and PORT
     return app
 
 
@@ -199,7 +202,12 @@ async def _wait_for_stop() -> None:
 
 
 async def run_telegram(
-    settings: Settings, service: ChatService, dp: Dispatcher, *, zalo: ZaloChannel | None = None
+    settings: Settings,
+    service: ChatService,
+    dp: Dispatcher,
+    *,
+    console: ConsoleServices,
+    zalo: ZaloChannel | None = None,
 ) -> int:
     """Serve Telegram until SIGTERM/SIGINT: the webhook app on ``PORT`` (with ``zalo``'s route when given) when
     ``TELEGRAM_WEBHOOK_URL`` is set, else long polling. The caller owns the runtime behind ``service``."""
@@ -208,7 +216,7 @@ async def run_telegram(
         await set_menus(bot, service.pool, settings)
         if settings.telegram_webhook_url:
             secret = webhook_secret(settings)
-            app = webhook_app(bot, dp, service, secret)
+            app = webhook_app(bot, dp, service, secret, console)
             if zalo is not None:  # one app on PORT serves both channels
                 zalo_routes(app, zalo)
             runner = web.AppRunner(app, access_log=None)

@@ -2,30 +2,27 @@
 
 :func:`add_console` is the one place the console is mounted: on the Telegram webhook app (``medbot run`` with
 ``TELEGRAM_WEBHOOK_URL``, so production serves both on ``PORT``) and on :func:`build_app`'s, which
-``medbot web`` serves alone (:func:`serve`) for a bot that polls or is not set up yet.
+``medbot web`` serves alone (``bot.web_cli.serve``) for a bot that polls or is not set up yet.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
 import asyncpg
 from aiohttp import web
 
-from bot.runtime import open_runtime
 from bot.web.console import console_app
 from bot.web.console.security import PREFIX
-from db.settings import Settings
+from bot.web.console.services import ConsoleServices
 
 log = logging.getLogger("medbot.web")
-POOL_SIZE = 6
 
 
-def add_console(app: web.Application, pool: asyncpg.Pool, settings: Settings) -> None:
+def add_console(app: web.Application, services: ConsoleServices) -> None:
     """Mount the clinic console at ``/console`` on ``app``."""
-    app.add_subapp(PREFIX, console_app(pool, settings))
+    app.add_subapp(PREFIX, console_app(services))
 
 
 def healthz_handler(pool: asyncpg.Pool) -> Callable[[web.Request], Awaitable[web.Response]]:
@@ -43,24 +40,9 @@ def healthz_handler(pool: asyncpg.Pool) -> Callable[[web.Request], Awaitable[web
     return healthz
 
 
-def build_app(pool: asyncpg.Pool, settings: Settings) -> web.Application:
+def build_app(services: ConsoleServices) -> web.Application:
     """``/healthz`` and the console: what ``medbot web`` serves."""
     app = web.Application()
-    app.router.add_get("/healthz", healthz_handler(pool))
-    add_console(app, pool, settings)
+    app.router.add_get("/healthz", healthz_handler(services.pool))
+    add_console(app, services)
     return app
-
-
-async def serve(settings: Settings, *, host: str = "0.0.0.0") -> int:
-    """``medbot web``: serve :func:`build_app` on ``PORT`` until cancelled."""
-    async with await open_runtime(settings, pool_size=POOL_SIZE) as runtime:
-        runner = web.AppRunner(build_app(runtime.pool, settings), access_log=None)
-        await runner.setup()
-        try:
-            await web.TCPSite(runner, host, settings.port).start()
-            log.info("web.serving port=%d console=%s/", settings.port, PREFIX)
-            print(f"Clinic console on http://localhost:{settings.port}{PREFIX}/ (Ctrl-C to stop)")
-            await asyncio.Event().wait()
-        finally:
-            await runner.cleanup()
-    return 0

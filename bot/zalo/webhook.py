@@ -61,6 +61,7 @@ from aiohttp import web
 from bot.runtime import Runtime
 from bot.service import ChatService, Emergency
 from bot.web.app import add_console
+from bot.web.console.services import ConsoleServices
 from bot.zalo import CHANNEL
 from bot.zalo.bot import Incoming, ZaloBot, dedupe_key, parse_event
 from bot.zalo.client import ZaloClient
@@ -313,13 +314,13 @@ def zalo_routes(app: web.Application, channel: ZaloChannel, *, close_on_cleanup:
         app.on_cleanup.append(_close)
 
 
-async def build_app(runtime: Runtime, service: ChatService) -> web.Application:
+async def build_app(runtime: Runtime, service: ChatService, console: ConsoleServices) -> web.Application:
     """A Zalo-only app: ``POST /zalo/webhook``, ``GET /healthz`` and the clinic console (for a clinic without
     Telegram)."""
     app = web.Application()
     zalo_routes(app, await build_channel(runtime, service))
     app.router.add_get("/healthz", healthz)
-    add_console(app, runtime.pool, runtime.settings)
+    add_console(app, console)
     return app
 
 
@@ -328,10 +329,10 @@ def pool_size(settings: Settings) -> int:
     return pool_share(settings) + POOL_RESERVE
 
 
-async def serve(runtime: Runtime, service: ChatService) -> int:
+async def serve(runtime: Runtime, service: ChatService, console: ConsoleServices) -> int:
     """``medbot run`` with Zalo alone: serve :func:`build_app` on ``PORT`` until cancelled (the caller owns
     the runtime)."""
-    runner = web.AppRunner(await build_app(runtime, service))
+    runner = web.AppRunner(await build_app(runtime, service, console))
     try:
         await runner.setup()
         await web.TCPSite(runner, "0.0.0.0", runtime.settings.port).start()

@@ -13,7 +13,7 @@ from aiohttp import web
 from bot.runtime import Runtime
 from bot.telegram.app import build_dispatcher, webhook_app
 from bot.telegram.session import build_bot
-from bot.wiring import chat_service, embedder_for, verification_for
+from bot.wiring import chat_service, console_services, embedder_for, verification_for
 from db.pool import create_pool
 from db.settings import load_settings
 from testkit.database import drop_database, recreate_database
@@ -32,7 +32,7 @@ async def test_healthz_reports_a_status_and_logs_the_database_error(
         service, settings, verify_service=verification_for(runtime), embedder=embedder_for(runtime)
     )
     bot = build_bot(settings, runtime.pool)
-    runner = web.AppRunner(webhook_app(bot, dp, service, "secret"))
+    runner = web.AppRunner(webhook_app(bot, dp, service, "secret", console_services(runtime, service)))
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()

@@ -17,7 +17,7 @@ from aiohttp import web
 
 from bot.runtime import Runtime
 from bot.service import ChatService
-from bot.wiring import build_service
+from bot.wiring import build_service, console_services
 from bot.zalo.webhook import CHANNEL_KEY, ZaloChannel, build_app, sign
 from db.settings import Settings, load_settings
 from db.stores import PgEmbeddingCache
@@ -154,7 +154,7 @@ async def zalo_harness(pool: asyncpg.Pool, *, seed: bool = True, **settings: Any
     if seed:
         await seed_kb(pool, embedder, ENTRIES)
     service = await build_service(runtime)
-    app = await build_app(runtime, service)
+    app = await build_app(runtime, service, console_services(runtime, service))
     runner = web.AppRunner(app, shutdown_timeout=0.1)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

@@ -39,6 +39,7 @@ ROOT_MODULES = {
     "bot.console_cli",
     "bot.kb_cli",
     "bot.setup",
+    "bot.web_cli",
 }
 ENTRY_POINTS = ROOT_MODULES | {"bot.llm_cli", "bot.evaluate", "bot.dialogue_eval", "bot.verify_console"}
 

@@ -7,13 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import aiohttp_jinja2
-import asyncpg
 import jinja2
 from aiohttp import web
 
 from bot.web.console import audit, auth, kb
-from bot.web.console.security import POOL, SETTINGS, csrf_middleware, session_middleware
-from db.settings import Settings
+from bot.web.console.security import SERVICES, csrf_middleware, session_middleware
+from bot.web.console.services import ConsoleServices
 
 WEB_DIR = Path(__file__).resolve().parent.parent
 TEMPLATES = WEB_DIR / "templates"
@@ -23,11 +22,10 @@ STATIC = WEB_DIR / "static"
 ROUTES = [auth.routes, kb.routes, audit.routes]
 
 
-def console_app(pool: asyncpg.Pool, settings: Settings) -> web.Application:
+def console_app(services: ConsoleServices) -> web.Application:
     """The console as a sub-application, to be mounted at ``/console`` (``bot.web.app.add_console``)."""
     app = web.Application(middlewares=[session_middleware, csrf_middleware])
-    app[POOL] = pool
-    app[SETTINGS] = settings
+    app[SERVICES] = services
     aiohttp_jinja2.setup(
         app,
         loader=jinja2.FileSystemLoader(TEMPLATES),

@@ -30,14 +30,14 @@ import aiohttp_jinja2
 import asyncpg
 from aiohttp import web
 
+from bot.web.console.services import ConsoleServices
 from db import staff as staff_db
 from db.settings import Settings
 from db.staff import StaffAccount, StaffSession
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
-POOL: web.AppKey[asyncpg.Pool] = web.AppKey("console_pool", asyncpg.Pool)
-SETTINGS: web.AppKey[Settings] = web.AppKey("console_settings", Settings)
+SERVICES: web.AppKey[ConsoleServices] = web.AppKey("console_services", ConsoleServices)
 SESSION: web.RequestKey[StaffSession] = web.RequestKey("console_session", StaffSession)
 LOGIN_CSRF: web.RequestKey[str] = web.RequestKey("console_login_csrf", str)
 
@@ -56,12 +56,16 @@ FLASHES = {
 }
 
 
+def services(request: web.Request) -> ConsoleServices:
+    return request.app[SERVICES]
+
+
 def pool(request: web.Request) -> asyncpg.Pool:
-    return request.app[POOL]
+    return services(request).pool
 
 
 def settings(request: web.Request) -> Settings:
-    return request.app[SETTINGS]
+    return services(request).settings
 
 
 def session(request: web.Request) -> StaffSession:
