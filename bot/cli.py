@@ -163,7 +163,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
 
     add("web", _web, "Serve the web app alone on PORT: the clinic console (/console) and /healthz.")
 
-    p = add("staff", _staff, "Clinic console accounts: add, list, disable.")
+    p = add("staff", _staff, "Clinic console accounts: add, list, disable, enable, password.")
     ssub = p.add_subparsers(dest="staff_command", metavar="ACTION", required=True)
     sa = ssub.add_parser("add", help="create an account (the password is asked twice)")
     sa.add_argument("email", metavar="EMAIL")
@@ -176,6 +176,15 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     sd = ssub.add_parser("disable", help="disable an account: no login, its sessions end")
     sd.add_argument("email", metavar="EMAIL")
     sd.set_defaults(handler_name="staff")
+    se = ssub.add_parser("enable", help="enable a disabled account again")
+    se.add_argument("email", metavar="EMAIL")
+    se.set_defaults(handler_name="staff")
+    sp = ssub.add_parser(
+        "password", help="set a new password (asked twice): lifts a lockout, ends open sessions"
+    )
+    sp.add_argument("email", metavar="EMAIL")
+    sp.add_argument("--password-stdin", action="store_true", help="read the password as one line from stdin")
+    sp.set_defaults(handler_name="staff")
 
     p = add("chat", _chat, "Console chat on the same engine and database; a number taps a suggestion.")
     p.add_argument("--role", default=None, help="role to chat as (default: DEFAULT_ROLE)")

@@ -1,4 +1,5 @@
-"""``medbot staff add EMAIL --role admin|clinician`` / ``list`` / ``disable EMAIL``: the clinic console's
+"""``medbot staff add EMAIL --role admin|clinician`` / ``list`` / ``disable EMAIL`` / ``enable EMAIL`` /
+``password EMAIL`` (a new password: lifts a lockout, ends open sessions): the clinic console's
 accounts (``db.staff``). Messages are for the clinic's staff, in Vietnamese; bad input exits with 2, an
 unknown account with 1.
 
@@ -58,6 +59,19 @@ async def staff_command(args: argparse.Namespace, settings: Settings) -> int:
                 return _fail(str(exc))
         print(f"Đã tạo tài khoản {account.email} ({ROLE_LABELS[account.role]}).")
         return 0
+    if args.staff_command == "password":
+        password = read_password(args.password_stdin)
+        if password is None:
+            return 2
+        problem = staff_db.password_problem(password)
+        if problem:
+            return _fail(problem)
+        async with await open_runtime(settings, pool_size=2) as runtime:
+            account = await staff_db.set_password(runtime.pool, args.email, password)
+        if account is None:
+            return _fail(f"không có tài khoản nào với email {args.email}.", 1)
+        print(f"Đã đặt mật khẩu mới cho {account.email}; các phiên đang mở đã kết thúc.")
+        return 0
     async with await open_runtime(settings, pool_size=2) as runtime:
         if args.staff_command == "list":
             accounts = await staff_db.list_accounts(runtime.pool)
@@ -67,8 +81,12 @@ async def staff_command(args: argparse.Namespace, settings: Settings) -> int:
                 state = "đang dùng" if a.active else "đã khóa"
                 print(f"{a.email}\t{a.role}\t{state}\t{a.created_at:%Y-%m-%d}")
             return 0
-        account = await staff_db.set_active(runtime.pool, args.email, False)
+        enable = args.staff_command == "enable"
+        account = await staff_db.set_active(runtime.pool, args.email, enable)
     if account is None:
         return _fail(f"không có tài khoản nào với email {args.email}.", 1)
-    print(f"Đã khóa tài khoản {account.email}: không đăng nhập được nữa, các phiên đang mở đã kết thúc.")
+    if enable:
+        print(f"Đã mở lại tài khoản {account.email}.")
+    else:
+        print(f"Đã khóa tài khoản {account.email}: không đăng nhập được nữa, các phiên đang mở đã kết thúc.")
     return 0

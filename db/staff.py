@@ -194,6 +194,25 @@ async def set_active(db: Executor, email: str, active: bool) -> StaffAccount | N
     return account
 
 
+async def set_password(db: Executor, email: str, password: str) -> StaffAccount | None:
+    """A new password for the account (None when there is none): the lockout is lifted and every open session
+    ends, so whoever knew the old password is signed out. :class:`StaffError` for a password that cannot be used."""
+    problem = password_problem(password)
+    if problem:
+        raise StaffError(problem)
+    password_hash = await asyncio.to_thread(hash_password, password)
+    row = await db.fetchrow(
+        "UPDATE staff_accounts SET password_hash = $2, failed_logins = 0, locked_until = NULL "
+        f"WHERE lower(email) = lower($1) RETURNING {_COLUMNS}",
+        normalize_email(email),
+        password_hash,
+    )
+    account = _account(row)
+    if account is not None:
+        await db.execute("DELETE FROM staff_sessions WHERE staff_id = $1", account.id)
+    return account
+
+
 async def check_login(db: Executor, email: str, password: str) -> StaffAccount | None:
     """The account when ``password`` is right and the account active and not locked, else None.
 

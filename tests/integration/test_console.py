@@ -192,3 +192,12 @@ async def test_the_staff_commands_add_list_and_disable_accounts(
 
     missing = run_medbot(db_url, "staff", "disable", "khong.co@phongkham.vn")
     assert missing.returncode == 1 and "không có tài khoản" in missing.stderr
+
+    enabled = run_medbot(db_url, "staff", "enable", email)
+    assert enabled.returncode == 0 and "Đã mở lại tài khoản" in enabled.stdout
+    assert (await log_in(http, email, "mot-mat-khau-dai")).status_code == 303
+    reset = run_medbot(db_url, "staff", "password", email, "--password-stdin", input="mat-khau-moi-hon\n")
+    assert reset.returncode == 0 and "Đã đặt mật khẩu mới" in reset.stdout, reset.stderr
+    assert (await http.get("/console/")).status_code == 303  # the session opened with the old password ended
+    assert (await log_in(http, email, "mot-mat-khau-dai")).status_code == 401
+    assert (await log_in(http, email, "mat-khau-moi-hon")).status_code == 303
