@@ -53,6 +53,10 @@ FLASHES = {
     "logged_in": "Đăng nhập thành công.",
     "logged_out": "Bạn đã đăng xuất.",
     "session_ended": "Phiên làm việc đã hết hạn. Vui lòng đăng nhập lại.",
+    "verify_started": "Đã bắt đầu kiểm tra bài viết.",
+    "verify_done": "Đã duyệt xong mọi câu của bài viết.",
+    "verify_stopped": "Đã dừng kiểm tra. Các câu chưa duyệt vẫn có trong báo cáo.",
+    "verify_ended": "Phiên kiểm tra này đã kết thúc.",
 }
 
 
