@@ -33,6 +33,7 @@ from engine.verify.types import STATUS_VI
 routes = web.RouteTableDef()
 
 MAX_KEYWORDS = 300
+PASTED_TITLE_CHARS = 80  # a pasted article without a heading is named by its first sentence, shortened
 EVIDENCE_SHOWN = 3
 ICON = {"VALID": "✅", "FLAGGED": "⚠️", "UNCLEAR": "❔"}
 STATE_VI = {"done": "Đã hoàn tất", "stopped": "Đã dừng", "open": "Đang kiểm tra"}
@@ -150,6 +151,8 @@ async def start(request: web.Request) -> web.StreamResponse:
             raise ArticleProblem(UNREADABLE.format(error=str(exc))) from exc
         if not article.claims:
             raise ArticleProblem(NO_CLAIMS)
+        if not shown_name and article.title == Path(filename).stem:  # pasted, no heading: not "bai-viet"
+            article.title = _short(article.claims[0].text, PASTED_TITLE_CHARS)
     except ArticleProblem as problem:
         return await _start_page(request, error=str(problem), text=kept, status=400)
     await console_verify.stop_open(pool, staff.id)
@@ -164,6 +167,10 @@ async def start(request: web.Request) -> web.StreamResponse:
         pool, staff.id, "verify_article", subject=str(session.id), detail={"title": article.title}
     )
     raise security.redirect(request, "/console/verify", "verify_started")
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _idx(form: MultiDictProxy[str | bytes | web.FileField]) -> int | None:
