@@ -3,7 +3,7 @@ requests for a person, 👎), one conversation's messages in order, and who view
 ``view_conversation``, written by ``db.staff.audit``).
 
 A patient is never named here: the list carries the internal user id (the page shows a pseudonymous label),
-never the channel's id or display name. A patient who asked to be erased is gone: ``users.erase`` deletes
+never the channel's id or display name, and no message text (only the audited conversation page shows it). A patient who asked to be erased is gone: ``users.erase`` deletes
 the rows, and a deferred erasure (``retention.ERASE_REASON``) is hidden until housekeeping deletes it.
 """
 
@@ -31,7 +31,6 @@ class ConversationRow:
     messages: int
     asked_staff: bool
     downs: int
-    last_text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,9 +60,7 @@ SELECT c.id, c.user_id AS patient, u.channel, c.role, c.started_at, c.last_activ
        count(m.id) AS messages,
        bool_or(m.direction = 'in' AND m.input_type = ANY($5::text[])) AS asked_staff,
        (SELECT count(*) FROM feedback f JOIN messages fm ON fm.id = f.message_id
-        WHERE fm.conversation_id = c.id AND f.rating = -1) AS downs,
-       (SELECT l.text FROM messages l WHERE l.conversation_id = c.id
-        ORDER BY l.created_at DESC, l.id DESC LIMIT 1) AS last_text
+        WHERE fm.conversation_id = c.id AND f.rating = -1) AS downs
 FROM conversations c
 JOIN users u ON u.id = c.user_id
 JOIN messages m ON m.conversation_id = c.id

@@ -44,6 +44,7 @@ async def test_every_view_is_audited_and_shown_to_the_next_reader(
     assert listing.status_code == 200
     assert f"BN-{patient:05d}" in listing.text and f"/console/conversations/{conv}" in listing.text
     assert "5550001" not in listing.text and "Nguyễn Thị Hoa" not in listing.text  # pseudonymous
+    assert QUESTION not in listing.text and ANSWER not in listing.text  # no text before an audited view
     first = await http.get(f"/console/conversations/{conv}")
     assert first.status_code == 200
     assert QUESTION in first.text and ANSWER in first.text and "NK-001" in first.text
@@ -128,6 +129,12 @@ async def test_the_article_check_refuses_bad_input_in_vietnamese_and_posts_need_
         files={"file": ("bai.docx", b"not a zip", "application/octet-stream")},
     )
     assert broken.status_code == 400 and "Không đọc được bài viết" in broken.text
+    huge = await http.post(
+        "/console/verify",
+        data={"csrf_token": token},
+        files={"file": ("bai.txt", b"a" * (2 * 1024 * 1024), "text/plain")},
+    )
+    assert huge.status_code == 413 and "vượt quá giới hạn 1 MB" in huge.text
     assert await db.fetchval("SELECT count(*) FROM verification_sessions") == 0
 
 
@@ -142,6 +149,11 @@ async def test_a_check_is_its_owners_alone_and_a_stale_button_changes_nothing(
     first = await http.get("/console/verify")
     assert "Câu 1/2" in first.text and "Metformin là thuốc lựa chọn đầu tay." in first.text
     assert (await http.get("/console/verify")).text.count("Câu 1/2") == 1  # a reload stays on the sentence
+    await http.post(
+        f"/console/verify/{sid}/research", data={"csrf_token": token, "idx": "0", "keywords": "thuốc đầu tay"}
+    )
+    searched = (await http.get("/console/verify")).text
+    assert "Câu 1/2" in searched and "Đã tìm lại với: thuốc đầu tay" in searched
     idx = await db.fetchval("SELECT current_index FROM verification_sessions WHERE id = $1", sid)
     await http.post(f"/console/verify/{sid}/accept", data={"csrf_token": token, "idx": str(idx)})
     again = await http.post(f"/console/verify/{sid}/accept", data={"csrf_token": token, "idx": str(idx)})

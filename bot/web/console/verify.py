@@ -24,7 +24,6 @@ from bot.web.console.security import Handler
 from db import console_verify
 from db import staff as staff_db
 from db.verification import OPEN, Session
-from engine import vn_number
 from engine.verify.article import MAX_ARTICLE_BYTES, parse_article, pasted_name
 from engine.verify.documents import SUPPORTED_ARTICLE, DocumentError
 from engine.verify.report import DECISION_VI, report_stem
@@ -92,12 +91,12 @@ async def _read_article(request: web.Request) -> tuple[bytes | str, str, str]:
             raise ArticleProblem(WRONG_TYPE)
         data = upload.file.read(MAX_ARTICLE_BYTES + 1)
         if len(data) > MAX_ARTICLE_BYTES:
-            raise ArticleProblem(TOO_BIG.format(mb=vn_number(MAX_ARTICLE_BYTES // (1024 * 1024))))
+            raise ArticleProblem(TOO_BIG.format(mb=security.upload_limit_mb(request, MAX_ARTICLE_BYTES)))
         return data, name, name
     if not text:
         raise ArticleProblem(NO_ARTICLE)
     if len(text.encode("utf-8")) > MAX_ARTICLE_BYTES:
-        raise ArticleProblem(TOO_BIG.format(mb=vn_number(MAX_ARTICLE_BYTES // (1024 * 1024))))
+        raise ArticleProblem(TOO_BIG.format(mb=security.upload_limit_mb(request, MAX_ARTICLE_BYTES)))
     return text, pasted_name(text), ""
 
 
@@ -111,6 +110,7 @@ async def _start_page(
         "recent": [s for s in recent if s.status != OPEN],
         "states": STATE_VI,
         "accept": ", ".join(SUPPORTED_ARTICLE),
+        "max_mb": security.upload_limit_mb(request, MAX_ARTICLE_BYTES),
     }
     return await security.render(request, "verify_start.html", context, status=status)
 
