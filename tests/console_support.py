@@ -11,8 +11,9 @@ import asyncpg
 from bot.runtime import Runtime
 from bot.web.app import build_app
 from bot.wiring import build_service, console_services
-from db import kb
+from db import conversations, feedback, kb, users
 from db import staff as staff_db
+from db.conversations import StoredTurn
 from db.settings import load_settings
 from engine.types import KBEntry
 from kb_import.texts import content_hash, search_text
@@ -47,3 +48,24 @@ async def add_entry(
     )
     await kb.bump_version(pool, role)
     return entry_id
+
+
+async def add_conversation(
+    pool: asyncpg.Pool,
+    turns: list[StoredTurn],
+    *,
+    external_id: str = "5550001",
+    name: str | None = "Nguyễn Thị Hoa",
+    channel: str = "telegram",
+    role: str = "patient_dental",
+    down_on: int | None = None,
+) -> tuple[int, int]:
+    """A patient's conversation stored as a channel stores it; ``down_on``: the turn the patient gave 👎.
+    Returns (the patient's users.id, the conversation's id)."""
+    user = await users.get_or_create(pool, channel, external_id, name)
+    conversation_id = await conversations.new_conversation(pool, user.id, role)
+    for n, turn in enumerate(turns):
+        _, out_id = await conversations.store_turn(pool, conversation_id, user.id, turn)
+        if n == down_on:
+            assert await feedback.record(pool, user.id, out_id, -1)
+    return user.id, conversation_id

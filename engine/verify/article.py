@@ -30,6 +30,7 @@ from engine.verify.documents import Block, DocumentError, read_blocks
 
 MAX_ARTICLE_BYTES = 5 * MB
 MAX_ARTICLE_SENTENCES = 2000
+_PASTED_MD_HEADING = re.compile(r"(?m)^\s{0,3}#{1,6}\s+\S")
 MAX_TITLE_CHARS = 200
 
 ABBREVIATIONS = frozenset(
@@ -215,6 +216,12 @@ def article_from_blocks(
             "tra; hãy chia bài viết thành nhiều phần rồi gửi từng phần"
         )
     return article
+
+
+def pasted_name(text: str) -> str:
+    """The file name a pasted article is parsed as: Markdown when it has Markdown headings (copied from a
+    .md file or a chat), plain text otherwise (Telegram's /verify and the console's article check)."""
+    return "bai-viet.md" if _PASTED_MD_HEADING.search(text) else "bai-viet.txt"
 
 
 def parse_article(

@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import html
 import logging
-import re
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
@@ -54,7 +53,7 @@ from bot.verify_service import ItemView, VerificationService
 from db import users
 from db import verification as repo
 from engine import vn_number
-from engine.verify.article import parse_article
+from engine.verify.article import parse_article, pasted_name
 from engine.verify.documents import SUPPORTED_ARTICLE, SUPPORTED_GUIDELINE, DocumentError
 from engine.verify.report import Report, report_stem
 from engine.verify.types import STATUS_VI
@@ -70,7 +69,6 @@ WAITING = (Waiting.article, Waiting.guideline, Waiting.sentence)
 CHANNEL = "telegram"
 MAX_MESSAGE = 4096
 KB_SPREADSHEETS = (".csv", ".xlsx")
-_MD_HEADING = re.compile(r"(?m)^\s{0,3}#{1,6}\s+\S")
 ICON = {"VALID": "✅", "FLAGGED": "⚠️", "UNCLEAR": "❔"}
 # What one sentence message shows at most of each part (HTML-escaped characters), so that the message stays
 # under MAX_MESSAGE whatever the article holds; the report files always have everything in full.
@@ -327,11 +325,9 @@ async def _start(
     name: str,
     state: FSMContext,
 ) -> None:
-    # Pasted text is read as Markdown when it has Markdown headings (copied from a .md file or a chat).
-    markdown = isinstance(data, str) and _MD_HEADING.search(data) is not None
     try:
         # .docx unzipping and sentence splitting are CPU work: off the event loop, like any blocking call.
-        filename = name or ("bai-viet.md" if markdown else "bai-viet.txt")
+        filename = name or (pasted_name(data) if isinstance(data, str) else "bai-viet.txt")
         article = await asyncio.to_thread(parse_article, data, filename)
     except DocumentError as exc:
         await message.answer(texts.VERIFY_UNREADABLE.format(error=html.escape(str(exc))), parse_mode="HTML")

@@ -11,7 +11,12 @@ from db import staff as staff_db
 
 routes = web.RouteTableDef()
 
-ACTIONS = {"login": "Đăng nhập", "logout": "Đăng xuất"}
+ACTIONS = {
+    "login": "Đăng nhập",
+    "logout": "Đăng xuất",
+    "view_conversation": "Xem cuộc trò chuyện",
+    "verify_article": "Kiểm tra bài viết",
+}
 
 
 @routes.get("/audit")

@@ -53,6 +53,10 @@ FLASHES = {
     "logged_in": "Đăng nhập thành công.",
     "logged_out": "Bạn đã đăng xuất.",
     "session_ended": "Phiên làm việc đã hết hạn. Vui lòng đăng nhập lại.",
+    "verify_started": "Đã bắt đầu kiểm tra bài viết.",
+    "verify_done": "Đã duyệt xong mọi câu của bài viết.",
+    "verify_stopped": "Đã dừng kiểm tra. Các câu chưa duyệt vẫn có trong báo cáo.",
+    "verify_ended": "Phiên kiểm tra này đã kết thúc.",
 }
 
 
@@ -176,13 +180,22 @@ async def session_middleware(request: web.Request, handler: Handler) -> web.Stre
 @web.middleware
 async def csrf_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     if request.method == "POST":
-        form = await request.post()
+        try:
+            form = await request.post()
+        except web.HTTPRequestEntityTooLarge:  # aiohttp's limit (client_max_size), before any handler
+            return await render(request, "too_large.html", {"mb": upload_limit_mb(request)}, status=413)
         given = str(form.get("csrf_token", ""))
         current: StaffSession | None = request.get(SESSION)
         expected = current.csrf_token if current else request.cookies.get(LOGIN_COOKIE, "")
         if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
             return await forbidden(request)
     return await handler(request)
+
+
+def upload_limit_mb(request: web.Request, cap: int | None = None) -> int:
+    """The largest form (a file included) the server accepts, in whole MB, at most ``cap`` bytes."""
+    limit = request.client_max_size if cap is None else min(cap, request.client_max_size)
+    return max(1, limit // (1024 * 1024))
 
 
 def login_csrf(request: web.Request) -> str:

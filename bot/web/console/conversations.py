@@ -1,0 +1,105 @@
+"""Patients' conversations, for every staff member (a doctor reviews the bot's answers; the clinic's admins
+too): ``GET /console/conversations`` (the recent ones, filtered by role, by a request for a person, by a 👎)
+and ``GET /console/conversations/{id}`` (the messages in order, with the KB codes cited and the scores).
+
+A conversation is a patient's health data: the list shows a pseudonymous label (``BN-<internal id>``), never
+the channel's id or name, and every opening of a conversation is recorded in ``console_audit``
+(``view_conversation``) and listed on the page itself, so whoever reads it sees who read it before."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from bot.web.console import security
+from db import console_conversations as conv_db
+from db import staff as staff_db
+from engine import load_roles
+
+routes = web.RouteTableDef()
+LIMIT = 100
+
+CHANNELS = {"telegram": "Telegram", "zalo": "Zalo", "console": "Dòng lệnh"}
+# What the bot took a patient's message for (engine.classify's input types), in the staff's words.
+INPUT_TYPES = {
+    "medical_question": "Câu hỏi y khoa",
+    "emergency": "Cấp cứu",
+    "booking": "Đặt lịch",
+    "human": "Muốn gặp nhân viên",
+    "complaint": "Phàn nàn",
+    "praise": "Khen ngợi",
+    "clinic_info": "Thông tin phòng khám",
+    "thanks": "Cảm ơn",
+    "goodbye": "Chào tạm biệt",
+    "greeting": "Chào hỏi",
+    "statement": "Chia sẻ thông tin",
+    "topic_suggest": "Hỏi gợi ý chủ đề",
+    "english": "Tiếng Anh",
+    "nonsense": "Ngoài phạm vi",
+    "invalid": "Tin nhắn không hợp lệ",
+    "error": "Lỗi khi trả lời",
+}
+
+
+def patient_label(user_id: int) -> str:
+    """The pseudonymous label a patient is shown by (the internal id, not the channel's)."""
+    return f"BN-{user_id:05d}"
+
+
+def role_labels() -> dict[str, str]:
+    return {key: role.label for key, role in load_roles().items()}
+
+
+def _flag(request: web.Request, name: str) -> bool:
+    return request.query.get(name, "") == "1"
+
+
+@routes.get("/conversations")
+async def list_conversations(request: web.Request) -> web.Response:
+    roles = role_labels()
+    role = request.query.get("role", "")
+    if role not in roles:
+        role = ""
+    asked_staff, with_down = _flag(request, "staff"), _flag(request, "down")
+    rows = await conv_db.recent(
+        security.pool(request), role=role or None, asked_staff=asked_staff, with_down=with_down, limit=LIMIT
+    )
+    context = {
+        "rows": rows,
+        "roles": roles,
+        "role": role,
+        "asked_staff": asked_staff,
+        "with_down": with_down,
+        "channels": CHANNELS,
+        "label": patient_label,
+        "filtered": bool(role or asked_staff or with_down),
+        "limit": LIMIT,
+    }
+    return await security.render(request, "conversations.html", context)
+
+
+@routes.get("/conversations/{id:\\d+}")
+async def show_conversation(request: web.Request) -> web.Response:
+    pool = security.pool(request)
+    conversation_id = int(request.match_info["id"])
+    found = await conv_db.get(pool, conversation_id)
+    if found is None:
+        return await security.render(request, "not_found.html", status=404)
+    messages = await conv_db.messages(pool, conversation_id)
+    earlier = await conv_db.views(pool, conversation_id)
+    await staff_db.audit(
+        pool,
+        security.staff(request).id,
+        conv_db.VIEW_ACTION,
+        subject=str(conversation_id),
+        detail={"patient": patient_label(found.patient)},
+    )
+    context = {
+        "c": found,
+        "messages": messages,
+        "views": earlier,
+        "roles": role_labels(),
+        "channels": CHANNELS,
+        "input_types": INPUT_TYPES,
+        "label": patient_label,
+    }
+    return await security.render(request, "conversation.html", context)
