@@ -11,7 +11,15 @@ from db import staff as staff_db
 
 routes = web.RouteTableDef()
 
-ACTIONS = {"login": "Đăng nhập", "logout": "Đăng xuất"}
+ACTIONS = {
+    "login": "Đăng nhập",
+    "logout": "Đăng xuất",
+    "kb_edit": "Sửa mục kiến thức",
+    "kb_create": "Thêm mục kiến thức",
+    "kb_hide": "Ẩn mục kiến thức",
+    "kb_restore": "Hiện lại mục kiến thức",
+    "kb_revert": "Khôi phục phiên bản mục kiến thức",
+}
 
 
 @routes.get("/audit")

@@ -53,6 +53,14 @@ FLASHES = {
     "logged_in": "Đăng nhập thành công.",
     "logged_out": "Bạn đã đăng xuất.",
     "session_ended": "Phiên làm việc đã hết hạn. Vui lòng đăng nhập lại.",
+    "kb_saved": "Đã lưu thay đổi. Bot trả lời theo nội dung mới ngay từ bây giờ.",
+    "kb_unchanged": "Không có gì thay đổi nên không cần lưu.",
+    "kb_created": "Đã thêm mục mới vào kho kiến thức. Bot dùng mục này ngay từ bây giờ.",
+    "kb_hidden": "Đã ẩn mục này: bot không dùng nó để trả lời nữa.",
+    "kb_restored": "Đã hiện lại mục này: bot dùng lại nó để trả lời.",
+    "kb_reverted": "Đã khôi phục phiên bản cũ. Bot trả lời theo nội dung này ngay từ bây giờ.",
+    "kb_conflict": "Mục này vừa được người khác thay đổi; chưa có gì được khôi phục. Hãy xem lại lịch sử.",
+    "kb_embed_failed": "Không xử lý được nội dung lúc này (mô hình tìm kiếm không phản hồi). Chưa có gì thay đổi.",
 }
 
 
