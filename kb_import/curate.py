@@ -124,8 +124,8 @@ async def edit(
     *,
     seen: datetime | None,
     staff_id: int,
-) -> bool:
-    """Save a doctor's edit of the entry; False when nothing changed (nothing is written then).
+) -> list[str]:
+    """Save a doctor's edit of the entry; the names of the fields it changed (none: nothing is written).
     Raises :class:`NotFound`, :class:`Invalid` or :class:`Conflict` (changed since ``seen``)."""
     before = await kb_edit.read_entry(pool, entry_id)
     if before is None:
@@ -133,12 +133,14 @@ async def edit(
     new = content(check(values, before.role, before.code))
     if seen != before.updated_at:
         raise Conflict
-    if new == content(before):
-        return False
+    old = content(before)
+    changed = [name for name in CONTENT_FIELDS if new[name] != old[name]]
+    if not changed:
+        return []
     changed_text = (new["question"], new["answer"]) != (before.question, before.answer)
     vector = await _vector(embedder, new["question"], new["answer"]) if changed_text else None
     await _apply(pool, embedder, entry_id, new, vector, "edit", staff_id, seen=seen)
-    return True
+    return changed
 
 
 async def _apply(

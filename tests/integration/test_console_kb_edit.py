@@ -88,6 +88,9 @@ async def test_bad_input_is_refused_next_to_the_field_and_changes_nothing(consol
     c = console
     entry_id = await _entry(c)
     version = await kb.version(c.pool, ROLE)
+    for path in (f"/console/kb/{entry_id}/edit", "/console/kb/new", f"/console/kb/{entry_id}/history"):
+        signed_out = await c.http.get(path)
+        assert (signed_out.status_code, signed_out.headers["location"]) == (303, "/console/login")
     await log_in(c.http, *CLINICIAN)
     page = (await c.http.get(f"/console/kb/{entry_id}/edit")).text
     typed = "Câu hỏi mới mà bác sĩ vừa gõ"
@@ -165,6 +168,8 @@ async def test_hiding_stops_the_bot_using_the_entry_and_a_revert_brings_the_old_
     assert kinds == ["edit", "hide", "restore", "revert"]
     audited = [r["action"] for r in await c.pool.fetch("SELECT action FROM console_audit ORDER BY id")]
     assert audited[-4:] == ["kb_edit", "kb_hide", "kb_restore", "kb_revert"]
+    edit = await c.pool.fetchval("SELECT detail FROM console_audit WHERE action = 'kb_edit'")
+    assert edit == {"role": ROLE, "code": "NK-013", "fields": ["answer"]}
 
 
 async def test_a_new_entry_is_prefilled_gets_the_next_code_and_a_taken_code_is_refused(

@@ -149,7 +149,7 @@ async def edit_save(request: web.Request) -> web.Response:
         who.id,
         "kb_edit",
         subject=str(entry_id),
-        detail={"role": entry.role, "code": entry.code},
+        detail={"role": entry.role, "code": entry.code, "fields": changed},
     )
     raise security.redirect(request, f"/console/kb/{entry_id}", "kb_saved")
 
