@@ -164,6 +164,13 @@ async def test_hiding_stops_the_bot_using_the_entry_and_a_revert_brings_the_old_
     assert reverted.status_code == 303
     assert await _answer(c, entry_id) == OLD
     assert OLD in await _ask(c)
+    assert (
+        await c.http.post("/console/kb/999999/hide", data={"csrf_token": csrf_of(history)})
+    ).status_code == 404
+    wrong = await c.http.post(
+        f"/console/kb/{entry_id}/history/999999/revert", data={"csrf_token": csrf_of(history)}
+    )
+    assert wrong.status_code == 404
     kinds = [r["kind"] for r in await c.pool.fetch("SELECT kind FROM kb_entry_history ORDER BY id")]
     assert kinds == ["edit", "hide", "restore", "revert"]
     audited = [r["action"] for r in await c.pool.fetch("SELECT action FROM console_audit ORDER BY id")]
