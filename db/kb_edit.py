@@ -61,7 +61,8 @@ class HistoryRow:
     id: int
     entry_id: int
     kind: str
-    snapshot: dict[str, Any]
+    snapshot: dict[str, Any]  # the entry before the change (for ``create``: as created)
+    result: dict[str, Any]  # the entry as the change left it
     changed_by: str | None  # the staff member's email (None once the account is gone)
     changed_at: datetime
 
@@ -81,17 +82,21 @@ async def read_entry(db: Executor, entry_id: int) -> StoredEntry | None:
     return None if row is None else _stored(row)
 
 
-async def record(db: Executor, entry: StoredEntry, kind: str, staff_id: int | None) -> int:
-    """Keep ``entry`` (the version a change replaces; for ``create`` the new one) in the history."""
+async def record(
+    db: Executor, before: StoredEntry, after: StoredEntry, kind: str, staff_id: int | None
+) -> int:
+    """Keep a change in the history: the version it replaced (``before``; for ``create`` the new one) and
+    the one it left (``after``)."""
     value = await db.fetchval(
         """
-        INSERT INTO kb_entry_history (entry_id, role, code, snapshot, changed_by, kind)
-        VALUES ($1, $2, $3, $4, $5, $6) RETURNING id
+        INSERT INTO kb_entry_history (entry_id, role, code, snapshot, result, changed_by, kind)
+        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id
         """,
-        entry.id,
-        entry.role,
-        entry.code,
-        entry.snapshot(),
+        before.id,
+        before.role,
+        before.code,
+        before.snapshot(),
+        after.snapshot(),
         staff_id,
         kind,
     )
@@ -216,7 +221,7 @@ async def history(db: Executor, entry_id: int) -> list[HistoryRow]:
     """The entry's recorded changes, newest first."""
     rows = await db.fetch(
         """
-        SELECT h.id, h.entry_id, h.kind, h.snapshot, a.email AS changed_by, h.changed_at
+        SELECT h.id, h.entry_id, h.kind, h.snapshot, h.result, a.email AS changed_by, h.changed_at
         FROM kb_entry_history h LEFT JOIN staff_accounts a ON a.id = h.changed_by
         WHERE h.entry_id = $1 ORDER BY h.id DESC
         """,
@@ -228,7 +233,7 @@ async def history(db: Executor, entry_id: int) -> list[HistoryRow]:
 async def history_row(db: Executor, entry_id: int, history_id: int) -> HistoryRow | None:
     row = await db.fetchrow(
         """
-        SELECT h.id, h.entry_id, h.kind, h.snapshot, a.email AS changed_by, h.changed_at
+        SELECT h.id, h.entry_id, h.kind, h.snapshot, h.result, a.email AS changed_by, h.changed_at
         FROM kb_entry_history h LEFT JOIN staff_accounts a ON a.id = h.changed_by
         WHERE h.entry_id = $1 AND h.id = $2
         """,

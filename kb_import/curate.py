@@ -116,6 +116,13 @@ class _Fields:
         self.urgent: bool = bool(fields["urgent"])
 
 
+async def _after(conn: Any, entry_id: int) -> StoredEntry:
+    """The entry as the change being made left it (read in the change's transaction)."""
+    after = await kb_edit.read_entry(conn, entry_id)
+    assert after is not None  # locked by this transaction
+    return after
+
+
 async def edit(
     pool: asyncpg.Pool,
     embedder: Embedder,
@@ -160,8 +167,8 @@ async def _apply(
             raise NotFound
         if seen is not None and locked.updated_at != seen:
             raise Conflict  # saved by someone else while the text was being embedded
-        await kb_edit.record(conn, locked, kind, staff_id)
         await _store(conn, embedder, entry_id, new, vector)
+        await kb_edit.record(conn, locked, await _after(conn, entry_id), kind, staff_id)
         await kb.bump_version(conn, locked.role)
 
 
@@ -187,9 +194,8 @@ async def create(
         )
         if entry_id is None:  # added by someone else a moment ago
             raise Invalid({"code": f"Mã số “{row.code}” đã có trong kho kiến thức này; hãy chọn mã khác."})
-        created = await kb_edit.lock_entry(conn, entry_id)
-        assert created is not None
-        await kb_edit.record(conn, created, "create", staff_id)
+        created = await _after(conn, entry_id)
+        await kb_edit.record(conn, created, created, "create", staff_id)
         await kb.bump_version(conn, role)
     return entry_id
 
@@ -203,8 +209,10 @@ async def set_hidden(pool: asyncpg.Pool, entry_id: int, hidden: bool, *, staff_i
             raise NotFound
         if locked.active != hidden:
             return None
-        await kb_edit.record(conn, locked, "hide" if hidden else "restore", staff_id)
         await kb_edit.set_active(conn, entry_id, not hidden)
+        await kb_edit.record(
+            conn, locked, await _after(conn, entry_id), "hide" if hidden else "restore", staff_id
+        )
         await kb.bump_version(conn, locked.role)
     return locked
 

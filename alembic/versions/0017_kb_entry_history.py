@@ -2,8 +2,11 @@
 
 ``kb_entry_history`` holds one row per change: the entry (``entry_id``, with its ``role`` and ``code`` so a
 row still reads without the entry), ``snapshot`` — every stored field of the entry as it was BEFORE the
-change (for ``create``: as created) —, who (``changed_by``, a staff account) and when, and the ``kind`` of
-change: ``edit``, ``create``, ``hide``, ``restore`` (shown again) or ``revert`` (an older version put back).
+change (for ``create``: as created) —, ``result`` (the same fields as the change left them: a later change
+made outside the console, by a spreadsheet import, shows as the difference between one row's ``result``
+and the next state, never as a doctor's), who (``changed_by``, a staff account) and when, and the ``kind``
+of change: ``edit``, ``create``, ``hide``, ``restore`` (shown again) or ``revert`` (an older version put
+back).
 
 Revision ID: 0017
 Revises: 0016
@@ -29,6 +32,7 @@ def upgrade() -> None:
             role        text        NOT NULL,
             code        text        NOT NULL,
             snapshot    jsonb       NOT NULL,
+            result      jsonb       NOT NULL,
             changed_by  bigint      REFERENCES staff_accounts(id) ON DELETE SET NULL,
             changed_at  timestamptz NOT NULL DEFAULT now(),
             kind        text        NOT NULL CHECK (kind IN ('edit', 'create', 'hide', 'restore', 'revert'))

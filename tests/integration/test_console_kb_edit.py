@@ -130,6 +130,14 @@ async def test_an_edit_made_meanwhile_by_someone_else_is_not_overwritten(console
     assert await _answer(c, entry_id) == NEW
     assert await c.pool.fetchval("SELECT count(*) FROM kb_entry_history") == 1
 
+    # a later change outside the console (a spreadsheet import's write) is shown as such, not as the doctor's
+    imported = "Bản từ bảng tính của phòng khám."
+    await _entry(c, answer=imported)
+    history = (await c.http.get(f"/console/kb/{entry_id}/history")).text
+    outside, edit = history.split('<section class="change card')[1:]
+    assert "Thay đổi ngoài trang quản lý" in outside and NEW in outside and imported in outside
+    assert CLINICIAN[0] in edit and OLD in edit and NEW in edit and imported not in edit
+
 
 async def test_hiding_stops_the_bot_using_the_entry_and_a_revert_brings_the_old_text_back(
     console: Console,

@@ -259,21 +259,24 @@ async def history(request: web.Request) -> web.Response:
         return await _not_found(request)
     rows = await kb_edit.history(pool, entry.id)
     current = stored.snapshot()
-    versions = []
-    after = current
-    for row in rows:  # newest first: each change turned its snapshot into the state after it
+    versions: list[dict[str, Any]] = []
+    later = current  # the state that followed, walking from the newest change back
+    for row in rows:
+        outside = _changes(row.result, later)
+        if outside:  # changed after this change, but not in the console (a spreadsheet import)
+            versions.append({"row": None, "after": row, "changes": outside})
         versions.append(
             {
                 "row": row,
                 "kind": KIND_LABELS.get(row.kind, row.kind),
-                "changes": [] if row.kind == "create" else _changes(row.snapshot, after),
+                "changes": [] if row.kind == "create" else _changes(row.snapshot, row.result),
                 "created": [(FIELD_LABELS[n], _shown(n, row.snapshot.get(n))) for n in curate.CONTENT_FIELDS]
                 if row.kind == "create"
                 else [],
                 "revertible": curate.content(row.snapshot) != curate.content(current),
             }
         )
-        after = row.snapshot
+        later = row.snapshot
     return await security.render(request, "kb_history.html", {"e": entry, "versions": versions})
 
 
