@@ -34,6 +34,7 @@ class EntryRow:
     subtopic: str
     question: str
     updated_at: datetime
+    active: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,17 +82,30 @@ def _like(word: str) -> str:
     return f"%{escaped}%"
 
 
+# Which entries a search lists: those the bot uses, the hidden ones, or both.
+STATUSES = ("active", "hidden", "all")
+_STATUS_SQL = "(CASE $6 WHEN 'active' THEN active WHEN 'hidden' THEN NOT active ELSE true END)"
+
+
 async def search(
-    db: Executor, role: str, folded_words: list[str], *, limit: int = 20, offset: int = 0
+    db: Executor,
+    role: str,
+    folded_words: list[str],
+    *,
+    limit: int = 20,
+    offset: int = 0,
+    status: str = "active",
 ) -> tuple[list[EntryRow], int]:
-    """The role's active entries holding every word (folded), one page of them, and how many match."""
+    """The role's entries of ``status`` (``STATUSES``; the bot's active ones by default) holding every word
+    (folded), one page of them, and how many match."""
+    assert status in STATUSES, status
     patterns = [_like(w) for w in folded_words]
     phrase = " ".join(folded_words)
     rows = await db.fetch(
-        """
-        SELECT id, role, code, topic, subtopic, question, updated_at, count(*) OVER () AS total
+        f"""
+        SELECT id, role, code, topic, subtopic, question, updated_at, active, count(*) OVER () AS total
         FROM kb_entries
-        WHERE role = $1 AND active AND search_text LIKE ALL ($2::text[])
+        WHERE role = $1 AND {_STATUS_SQL} AND search_text LIKE ALL ($2::text[])
         ORDER BY ($3 <> '' AND strpos(search_text, $3) > 0) DESC, updated_at DESC, id DESC
         LIMIT $4 OFFSET $5
         """,
@@ -100,14 +114,18 @@ async def search(
         phrase,
         limit,
         offset,
+        status,
     )
     total = int(rows[0]["total"]) if rows else 0
     if not rows and offset:
         total = int(
             await db.fetchval(
-                "SELECT count(*) FROM kb_entries WHERE role = $1 AND active AND search_text LIKE ALL ($2::text[])",
+                "SELECT count(*) FROM kb_entries WHERE role = $1 AND "
+                + _STATUS_SQL.replace("$6", "$3")
+                + " AND search_text LIKE ALL ($2::text[])",
                 role,
                 patterns,
+                status,
             )
         )
     return [EntryRow(**{k: r[k] for k in EntryRow.__slots__}) for r in rows], total

@@ -711,3 +711,40 @@ def validate_files(
     if progress:
         progress("validate", validator.out.rows_seen, validator.out.rows_seen)
     return validator.out
+
+
+# Fields of an entry typed in the clinic console's form, in the columns of the one-row table it is checked as.
+FORM_FIELDS = ("code", "topic", "subtopic", "question", "answer", "keywords", "explanation", "urgent")
+
+
+def validate_entry(values: dict[str, str], role: str) -> tuple[Row | None, dict[str, str]]:
+    """One entry typed in a form (the console's edit and new-entry pages), checked by exactly the rules and
+    limits of a spreadsheet row: it is validated as the only row of a one-row table. ``values`` holds the
+    text of :data:`FORM_FIELDS` (``urgent``: ``"x"`` or ``""``; ``keywords``: ``;``-separated).
+
+    Returns the clean row, or None and the Vietnamese message of each field that is wrong (by field name)."""
+    columns = list(FORM_FIELDS)
+    table = [(1, [FIELD_HEADERS[name] for name in columns]), (2, [values.get(name, "") for name in columns])]
+    validator = _Validator(
+        role=role, known_roles=frozenset({role}), allow_blank_question=False, progress=None
+    )
+    validator.sheet(RawSheet(file="", sheet=None, rows=iter(table)), FileInfo(name="", sha256=""), only=True)
+    out = validator.out
+    by_letter = {column_letter(i): name for i, name in enumerate(columns)}
+    errors: dict[str, str] = {}
+    for problem in out.problems:
+        name = by_letter.get(problem.column or "", "answer")
+        message = problem.message_vi
+        if problem.code == "example_row":
+            name, message = (
+                "code",
+                f"Mã “{problem.value}” là mã của dòng ví dụ trong tệp mẫu; hãy dùng mã khác.",
+            )
+        errors.setdefault(name, message)
+    if out.rows and not out.errors and not out.fatal:
+        return out.rows[0], {}
+    if not errors:  # nothing but a topic: a spreadsheet would read it as a section heading
+        for name in ("code", "question", "answer"):
+            if not values.get(name, "").strip():
+                errors[name] = f"Thiếu {_FIELD_VI[name]}."
+    return None, errors

@@ -10,6 +10,7 @@ import asyncpg
 
 from bot.runtime import Runtime
 from bot.web.app import build_app
+from bot.web.console.services import ConsoleServices
 from bot.wiring import build_service, console_services
 from db import conversations, feedback, kb, users
 from db import staff as staff_db
@@ -24,12 +25,20 @@ ADMIN = ("lan.admin@phongkham.vn", "mat-khau-quan-tri-1")
 CLINICIAN = ("bs.minh@phongkham.vn", "mat-khau-bac-si-22")
 
 
-@asynccontextmanager
-async def console_server(pool: asyncpg.Pool, db_url: str) -> AsyncIterator[str]:
-    """The web app (``bot.web.app.build_app``) on 127.0.0.1; yields its base URL."""
+async def services_for(pool: asyncpg.Pool, db_url: str) -> ConsoleServices:
+    """The console's services as the composition root builds them (the ChatService patients are answered by)."""
     settings = load_settings(database_url=db_url, clinic_name=CLINIC, openai_api_key=None)
     runtime = Runtime(settings=settings, url=db_url, pool=pool)
-    async with serving(build_app(console_services(runtime, await build_service(runtime)))) as url:
+    return console_services(runtime, await build_service(runtime))
+
+
+@asynccontextmanager
+async def console_server(
+    pool: asyncpg.Pool, db_url: str, services: ConsoleServices | None = None
+) -> AsyncIterator[str]:
+    """The web app (``bot.web.app.build_app``) on 127.0.0.1, with ``services`` (by default: new ones);
+    yields its base URL."""
+    async with serving(build_app(services or await services_for(pool, db_url))) as url:
         yield url
 
 

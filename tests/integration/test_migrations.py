@@ -35,6 +35,7 @@ EXPECTED_TABLES = {
     "staff_accounts",  # 0016
     "staff_sessions",  # 0016
     "console_audit",  # 0016
+    "kb_entry_history",  # 0017
 }
 
 

@@ -16,6 +16,11 @@ ACTIONS = {
     "logout": "Đăng xuất",
     "view_conversation": "Xem cuộc trò chuyện",
     "verify_article": "Kiểm tra bài viết",
+    "kb_edit": "Sửa mục kiến thức",
+    "kb_create": "Thêm mục kiến thức",
+    "kb_hide": "Ẩn mục kiến thức",
+    "kb_restore": "Hiện lại mục kiến thức",
+    "kb_revert": "Khôi phục phiên bản mục kiến thức",
 }
 
 

@@ -1,6 +1,6 @@
 """The KB, read-only, for every staff member: ``GET /console`` (home: each KB's entry counts, version and
-last import), ``GET /console/kb?role=…&q=…&page=…`` (search one role's KB; without ``q`` the newest entries
-first) and ``GET /console/kb/{id}`` (one entry with every field)."""
+last import), ``GET /console/kb?role=…&q=…&status=…&page=…`` (search one role's KB — the entries the bot
+uses, the hidden ones (greyed) or both; without ``q`` the newest entries first) and ``GET /console/kb/{id}`` (one entry with every field)."""
 
 from __future__ import annotations
 
@@ -55,12 +55,24 @@ async def search(request: web.Request) -> web.Response:
         role = keys[0] if keys else ""
     q = request.query.get("q", "").strip()[:200]
     page = _page(request)
+    status = request.query.get("status", "active")
+    if status not in kb_browse.STATUSES:
+        status = "active"
     words = fold_plain(q).split()
     rows, total = await kb_browse.search(
-        security.pool(request), role, words, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE
+        security.pool(request), role, words, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE, status=status
     )
     pages = max(1, -(-total // PAGE_SIZE))
-    context = {"kbs": known, "role": role, "q": q, "rows": rows, "total": total, "page": page, "pages": pages}
+    context = {
+        "kbs": known,
+        "role": role,
+        "q": q,
+        "status": status,
+        "rows": rows,
+        "total": total,
+        "page": page,
+        "pages": pages,
+    }
     return await security.render(request, "kb_list.html", context)
 
 

@@ -57,6 +57,14 @@ FLASHES = {
     "verify_done": "Đã duyệt xong mọi câu của bài viết.",
     "verify_stopped": "Đã dừng kiểm tra. Các câu chưa duyệt vẫn có trong báo cáo.",
     "verify_ended": "Phiên kiểm tra này đã kết thúc.",
+    "kb_saved": "Đã lưu thay đổi. Bot trả lời theo nội dung mới ngay từ bây giờ.",
+    "kb_unchanged": "Không có gì thay đổi nên không cần lưu.",
+    "kb_created": "Đã thêm mục mới vào kho kiến thức. Bot dùng mục này ngay từ bây giờ.",
+    "kb_hidden": "Đã ẩn mục này: bot không dùng nó để trả lời nữa.",
+    "kb_restored": "Đã hiện lại mục này: bot dùng lại nó để trả lời.",
+    "kb_reverted": "Đã khôi phục phiên bản cũ. Bot trả lời theo nội dung này ngay từ bây giờ.",
+    "kb_conflict": "Mục này vừa được người khác thay đổi; chưa có gì được khôi phục. Hãy xem lại lịch sử.",
+    "kb_embed_failed": "Không xử lý được nội dung lúc này (mô hình tìm kiếm không phản hồi). Chưa có gì thay đổi.",
 }
 
 
