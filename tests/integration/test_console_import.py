@@ -159,3 +159,25 @@ async def test_export_then_import_is_unchanged_and_undo_restores_the_kb(
     assert audit["kb_export"]["entries"] == 3 and len(audit["kb_export"]["sha256"]) == 64
     assert audit["kb_undo"]["file"] == "v2.csv" and audit["kb_undo"]["removed"] == 1
     assert audit["kb_import"]["file"] == "v2.csv" and audit["kb_import"]["added"] == 1
+
+
+async def test_a_file_hiding_a_large_share_needs_the_separate_confirmation(
+    http: httpx.AsyncClient, db: asyncpg.Pool, tmp_path: Path
+) -> None:
+    await log_in(http, *ADMIN)
+    full = await check(http, "day-du.csv", csv_bytes(tmp_path, rows(12)))
+    assert (await apply(http, full)).status_code == 303
+    before = await kb_state(db)
+    partial = await check(http, "mot-phan.csv", csv_bytes(tmp_path, rows(2), "p.csv"))
+    assert "sẽ ẩn 10/12 mục đang dùng" in partial.text
+    assert 'value="force">Áp dụng và ẩn 10 mục' in partial.text and 'value="ok"' not in partial.text
+    forged = await apply(http, partial, "ok")  # the plain import was not offered: the job refuses it
+    assert forged.status_code == 409 and "Chưa nhập" in forged.text
+    assert await kb_state(db) == before
+    kept = await apply(http, await check(http, "mot-phan.csv", csv_bytes(tmp_path, rows(2), "p.csv")), "keep")
+    assert kept.status_code == 303 and await kb_state(db) == before  # add and update only: nothing hidden
+    forced = await apply(
+        http, await check(http, "mot-phan.csv", csv_bytes(tmp_path, rows(2), "p.csv")), "force"
+    )
+    assert forced.status_code == 303
+    assert await db.fetchval("SELECT count(*) FROM kb_entries WHERE active") == 2

@@ -218,7 +218,8 @@ async def _form(
 
 
 def _report_context(report: ImportReport) -> dict[str, Any]:
-    rows = [(role_label(role), c) for role, c in sorted(report.roles.items())]
+    labels = {k.key: k.label for k in kbs()}
+    rows = [(labels.get(role) or role_label(role), c) for role, c in sorted(report.roles.items())]
     return {
         "report": report,
         "status_label": STATUS_LABELS[
