@@ -21,7 +21,7 @@ import secrets
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -159,7 +159,7 @@ def _keep_upload(request: web.Request, data_file: Any, name: str, role: str | No
     pending = Pending(token, folder, name, "", role, skip, False)
     with pending.path.open("wb") as out:
         shutil.copyfileobj(data_file, out)
-    return Pending(token, folder, name, file_sha256(pending.path), role, skip, False)
+    return replace(pending, sha256=file_sha256(pending.path))
 
 
 def _save_meta(request: web.Request, pending: Pending) -> None:
@@ -199,6 +199,17 @@ def _load_pending(request: web.Request, token: str) -> Pending | None:
     return pending
 
 
+def _claim(pending: Pending) -> Pending | None:
+    """Take the upload for one "Áp dụng" (moved out of the tokens' reach), or None when another request —
+    a double click — took it first."""
+    claimed = pending.folder.with_name(f".applying-{pending.token}")
+    try:
+        pending.folder.rename(claimed)
+    except OSError:
+        return None
+    return replace(pending, folder=claimed)
+
+
 def _drop(pending: Pending) -> None:
     shutil.rmtree(pending.folder, ignore_errors=True)
 
@@ -206,14 +217,16 @@ def _drop(pending: Pending) -> None:
 # --- pages --------------------------------------------------------------------------------------------------
 
 
-def _options(request: web.Request) -> dict[str, Any]:
-    return {"kbs": kbs(), "max_mb": MAX_SPREADSHEET_BYTES // 2**20}
-
-
 async def _form(
     request: web.Request, *, error: str | None = None, role: str = "", skip: bool = False, status: int = 200
 ) -> web.Response:
-    context = {**_options(request), "error": error, "role": role, "skip": skip}
+    context = {
+        "kbs": kbs(),
+        "max_mb": MAX_SPREADSHEET_BYTES // 2**20,
+        "error": error,
+        "role": role,
+        "skip": skip,
+    }
     return await security.render(request, "import.html", context, status=status)
 
 
@@ -301,8 +314,7 @@ async def import_check(request: web.Request) -> web.Response:
     if report.ok:
         hidden = sum(h.hidden for h in report.hides)
         offered = decision.choices(needs_confirmation=report.needs_confirmation, hidden=hidden)
-        pending = Pending(pending.token, pending.folder, name, pending.sha256, pending.role, skip,
-                          report.needs_confirmation)  # fmt: skip
+        pending = replace(pending, confirm=report.needs_confirmation)
         _save_meta(request, pending)
     else:
         _drop(pending)  # nothing to apply: the file is not kept
@@ -316,7 +328,8 @@ async def import_check(request: web.Request) -> web.Response:
 @requires("admin")
 async def import_apply(request: web.Request) -> web.StreamResponse:
     form = await request.post()
-    pending = _load_pending(request, str(form.get("token", "")))
+    found = _load_pending(request, str(form.get("token", "")))
+    pending = _claim(found) if found is not None else None
     if pending is None:
         return await _form(request, error="Tệp đã kiểm tra không còn (quá hạn hoặc đã nhập). Hãy tải tệp lên lại.",
                            status=410)  # fmt: skip
@@ -400,10 +413,6 @@ async def undo(request: web.Request) -> web.StreamResponse:
     raise security.redirect(request, "/console/imports", "import_undone")
 
 
-def _export_file(folder: str, role: str) -> Path:
-    return Path(folder) / f"{role}.xlsx"
-
-
 @routes.get("/export")
 @requires("admin")
 async def export(request: web.Request) -> web.StreamResponse:
@@ -412,7 +421,7 @@ async def export(request: web.Request) -> web.StreamResponse:
         return await security.render(request, "not_found.html", status=404)
     pool = security.pool(request)
     with tempfile.TemporaryDirectory(prefix="medbot-export-") as tmp:
-        path = _export_file(tmp, role)
+        path = Path(tmp) / f"{role}.xlsx"
         counts = await export_kb(pool, path, [role])
         data = path.read_bytes()
     sha = hashlib.sha256(data).hexdigest()
