@@ -370,7 +370,7 @@ class HistoryRow:
     counts: dict[str, Any]
 
 
-def _history(rows: list[Any]) -> list[HistoryRow]:
+def _history(rows: list[Any], labels: dict[str, str]) -> list[HistoryRow]:
     return [
         HistoryRow(
             id=int(r["id"]),
@@ -378,7 +378,7 @@ def _history(rows: list[Any]) -> list[HistoryRow]:
             who=(r["requested_by"] or "(không rõ)").removeprefix("console:"),
             filename=r["filename"],
             status=HISTORY_STATUS["dry_run" if r["dry_run"] else r["status"]],
-            roles=", ".join(r["roles"] or []),
+            roles=", ".join(labels.get(role, role) for role in r["roles"] or []),
             counts=dict(r["counts"] or {}),
         )
         for r in rows
@@ -389,8 +389,8 @@ def _history(rows: list[Any]) -> list[HistoryRow]:
 @requires("admin")
 async def history(request: web.Request) -> web.Response:
     pool = security.pool(request)
-    rows = _history(await import_log.recent(pool, HISTORY_SIZE))
     labels = {k.key: k.label for k in kbs()}
+    rows = _history(await import_log.recent(pool, HISTORY_SIZE), labels)
     undo = [(u, labels.get(u.role, u.role), describe(u)[1]) for u in await undoable(pool)]
     return await security.render(request, "imports.html", {"rows": rows, "undo": undo, "kbs": kbs()})
 
