@@ -57,6 +57,7 @@ from db import kb, stats
 from db.settings import Settings
 from db.users import User
 from engine import Embedder, KBEntry
+from kb_import import decision
 from kb_import.add import add_entries
 from kb_import.limits import MAX_SPREADSHEET_BYTES
 from kb_import.review import mark_role_reviewed
@@ -129,16 +130,18 @@ async def document(message: Message, bot: Bot, user: User, service: ChatService,
         def button(text: str, action: str) -> InlineKeyboardButton:
             return InlineKeyboardButton(text=text, callback_data=ImportCb(action=action, token=token).pack())
 
+        offered = decision.choices(needs_confirmation=confirm, hidden=report.hidden)
         if confirm:  # a large share of a role would be hidden: a separate, explicit confirmation
-            rows = [
-                [button(texts.IMPORT_FORCE.format(n=report.hidden), "force")],
-                [button(texts.IMPORT_KEEP, "keep")],
-                [button(texts.IMPORT_CANCEL, "no")],
-            ]
+            labels = {
+                decision.FORCE: texts.IMPORT_FORCE.format(n=report.hidden),
+                decision.KEEP: texts.IMPORT_KEEP,
+            }
+            rows = [*([button(labels[d], d)] for d in offered), [button(texts.IMPORT_CANCEL, "no")]]
         else:
-            rows = [[button(texts.IMPORT_CONFIRM, "ok"), button(texts.IMPORT_CANCEL, "no")]]
-            if report.hidden:  # a few entries would be hidden: adding and updating only is one tap away
-                rows.insert(1, [button(texts.IMPORT_KEEP, "keep")])
+            rows = [[button(texts.IMPORT_CONFIRM, decision.IMPORT), button(texts.IMPORT_CANCEL, "no")]]
+            # a few entries would be hidden: adding and updating only is one tap away
+            if decision.KEEP in offered:
+                rows.insert(1, [button(texts.IMPORT_KEEP, decision.KEEP)])
         markup = InlineKeyboardMarkup(inline_keyboard=rows)
     await status.edit_text(html.escape(report.text), reply_markup=markup)
 
@@ -159,12 +162,12 @@ async def import_decision(
         return
     if isinstance(query.message, Message):
         await query.message.edit_reply_markup(reply_markup=None)  # the buttons are used up
-    if callback_data.action not in ("ok", "force", "keep"):
+    flags = decision.import_flags(callback_data.action, confirm_offered=bool(job.get("confirm")))
+    if flags is None:
         await query.answer()
         await bot.send_message(chat_id, texts.IMPORT_CANCELLED)
         return
-    force = callback_data.action == "force" and bool(job.get("confirm"))  # only when it was offered
-    keep_missing = callback_data.action == "keep"
+    force, keep_missing = flags  # force only when the confirmation was offered
     await query.answer(texts.IMPORT_STARTED)
     name = str(job["name"])
     progress_msg = await bot.send_message(

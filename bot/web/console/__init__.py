@@ -1,5 +1,6 @@
 """The clinic console (``/console``): an aiohttp sub-application, one module per feature, each with its own
-``routes`` table (``auth``, ``kb``, ``kb_edit``, ``audit``, ``conversations``, ``verify``), assembled by :func:`console_app`. How to add a page:
+``routes`` table (``auth``, ``kb``, ``kb_edit``, ``audit``, ``conversations``, ``verify``, ``imports``),
+assembled by :func:`console_app`. How to add a page:
 docs/console.md."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import aiohttp_jinja2
 import jinja2
 from aiohttp import web
 
-from bot.web.console import audit, auth, conversations, kb, kb_edit, verify
+from bot.web.console import audit, auth, conversations, imports, kb, kb_edit, verify
 from bot.web.console.security import SERVICES, csrf_middleware, session_middleware
 from bot.web.console.services import ConsoleServices
 
@@ -19,12 +20,20 @@ TEMPLATES = WEB_DIR / "templates"
 STATIC = WEB_DIR / "static"
 
 # Every feature's routes; a new page's module adds its table here.
-ROUTES = [auth.routes, kb.routes, kb_edit.routes, audit.routes, conversations.routes, verify.routes]
+ROUTES = [
+    auth.routes,
+    kb.routes,
+    kb_edit.routes,
+    audit.routes,
+    conversations.routes,
+    verify.routes,
+    imports.routes,
+]
 
 
 def console_app(services: ConsoleServices) -> web.Application:
     """The console as a sub-application, to be mounted at ``/console`` (``bot.web.app.add_console``)."""
-    app = web.Application(middlewares=[session_middleware, csrf_middleware])
+    app = web.Application(middlewares=[session_middleware, imports.upload_limit_middleware, csrf_middleware])
     app[SERVICES] = services
     aiohttp_jinja2.setup(
         app,

@@ -21,6 +21,10 @@ ACTIONS = {
     "kb_hide": "Ẩn mục kiến thức",
     "kb_restore": "Hiện lại mục kiến thức",
     "kb_revert": "Khôi phục phiên bản mục kiến thức",
+    "kb_import_check": "Kiểm tra thử tệp nhập",
+    "kb_import": "Nhập bảng tính",
+    "kb_undo": "Hoàn tác lần nhập",
+    "kb_export": "Xuất bảng tính",
 }
 
 
