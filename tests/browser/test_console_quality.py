@@ -75,3 +75,6 @@ async def test_the_unanswered_page_lists_a_low_score_question_with_the_add_link(
     await expect(link).to_have_attribute(
         "href", re.compile(r"^/console/kb/new\?role=patient_dental&question=R")
     )
+    await link.click()  # the new-entry form, the patient's question filled in
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Thêm mục mới")
+    await expect(page.get_by_label("Câu hỏi", exact=True)).to_have_value(question)
