@@ -7,6 +7,8 @@ A sender is staff when
 * on Zalo: ``zalo:<their Zalo user id>`` is in ``CLINICIAN_IDS``, or their user row has the admin flag
   (an anonymous Zalo chat, ``anon:<id>``, never is: it cannot be told apart from any other visitor);
 * on the console (``medbot chat`` / ``ask``): always — it runs on the operator's own machine;
+* in the web console's "try it" (channel ``db.stats.TRIAL_CHANNEL``): always — only a signed-in staff member
+  reaches it;
 * on any other channel: only with the admin flag.
 
 The rule needs nothing but the settings and the loaded user row (no query), so it costs nothing on the path
@@ -19,9 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from db.settings import Settings
+from db.stats import TRIAL_CHANNEL
 from db.users import User
 
-TRUSTED_CHANNELS = frozenset({"console"})
+TRUSTED_CHANNELS = frozenset({"console", TRIAL_CHANNEL})
 
 
 @dataclass(frozen=True, slots=True)

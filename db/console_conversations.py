@@ -5,6 +5,7 @@ requests for a person, 👎), one conversation's messages in order, and who view
 A patient is never named here: the list carries the internal user id (the page shows a pseudonymous label),
 never the channel's id or display name, and no message text (only the audited conversation page shows it). A patient who asked to be erased is gone: ``users.erase`` deletes
 the rows, and a deferred erasure (``retention.ERASE_REASON``) is hidden until housekeeping deletes it.
+Staff's "try it" trials (``db.stats.TRIAL_CHANNEL``) are not patients' conversations: never listed.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from db.retention import ERASE_REASON
+from db.stats import TRIAL_CHANNEL
 from db.types import Executor
 
 VIEW_ACTION = "view_conversation"
@@ -53,7 +55,9 @@ class View:
     at: datetime
 
 
-_VISIBLE = f"(u.active OR u.inactive_reason IS DISTINCT FROM '{ERASE_REASON}')"
+_VISIBLE = (
+    f"(u.active OR u.inactive_reason IS DISTINCT FROM '{ERASE_REASON}') AND u.channel <> '{TRIAL_CHANNEL}'"
+)
 
 _RECENT = f"""
 SELECT c.id, c.user_id AS patient, u.channel, c.role, c.started_at, c.last_activity_at,

@@ -10,6 +10,8 @@ from: ``payload["quotes"]`` is a list of ``{"message_id": int, "text": str}`` (t
 in ``payload["text"]``, between “ and ”) and ``payload["erased_quote"]`` the text that replaces a quote whose
 message is gone. :func:`scrub_quotes` does the replacing; it runs with every erasure (``db.users.erase``) and
 after the retention purge, so a quote in the outbox never outlives the message it came from.
+
+Staff's trials on the console (``db.stats.TRIAL_CHANNEL``) are not patients: no number here counts them.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from db.stats import NOT_TRIAL, TRIAL_CHANNEL
 from db.types import Executor
 
 _UNANSWERED = """
@@ -88,7 +91,7 @@ async def numbers(
             avg(o.latency_ms) FILTER (WHERE o.direction = 'out') AS latency_avg,
             percentile_cont(0.95) WITHIN GROUP (ORDER BY o.latency_ms)
                 FILTER (WHERE o.direction = 'out' AND o.latency_ms IS NOT NULL) AS latency_p95
-        FROM messages o WHERE o.created_at >= $1 AND o.created_at < $2
+        FROM messages o WHERE o.created_at >= $1 AND o.created_at < $2 AND o.user_id {NOT_TRIAL}
         """,
         start,
         end,
@@ -103,31 +106,35 @@ async def numbers(
     out.latency_avg_ms = float(row["latency_avg"]) if row["latency_avg"] is not None else None
     out.latency_p95_ms = float(row["latency_p95"]) if row["latency_p95"] is not None else None
     out.new_users = int(
-        await db.fetchval("SELECT count(*) FROM users WHERE created_at >= $1 AND created_at < $2", start, end)
+        await db.fetchval(
+            f"SELECT count(*) FROM users WHERE created_at >= $1 AND created_at < $2 AND channel <> '{TRIAL_CHANNEL}'",
+            start,
+            end,
+        )
     )
     fb = await db.fetchrow(
-        """
+        f"""
         SELECT count(*) FILTER (WHERE rating = 1) AS up, count(*) FILTER (WHERE rating = -1) AS down
-        FROM feedback WHERE created_at >= $1 AND created_at < $2
+        FROM feedback WHERE created_at >= $1 AND created_at < $2 AND user_id {NOT_TRIAL}
         """,
         start,
         end,
     )
     out.thumbs_up, out.thumbs_down = fb["up"], fb["down"]
     for r in await db.fetch(
-        """
+        f"""
         SELECT COALESCE(c.role, '?') AS role, count(*) AS n FROM messages o
         JOIN conversations c ON c.id = o.conversation_id
-        WHERE o.direction = 'in' AND o.created_at >= $1 AND o.created_at < $2 GROUP BY 1 ORDER BY 2 DESC, 1
+        WHERE o.direction = 'in' AND o.created_at >= $1 AND o.created_at < $2 AND o.user_id {NOT_TRIAL} GROUP BY 1 ORDER BY 2 DESC, 1
         """,
         start,
         end,
     ):
         out.by_role[r["role"]] = r["n"]
     for r in await db.fetch(
-        """
+        f"""
         SELECT COALESCE(input_type, '?') AS t, count(*) AS n FROM messages
-        WHERE direction = 'out' AND created_at >= $1 AND created_at < $2 GROUP BY 1 ORDER BY 2 DESC, 1
+        WHERE direction = 'out' AND created_at >= $1 AND created_at < $2 AND user_id {NOT_TRIAL} GROUP BY 1 ORDER BY 2 DESC, 1
         """,
         start,
         end,
@@ -154,7 +161,7 @@ async def numbers(
             SELECT o.id, o.retrieval_score, o.created_at, COALESCE(c.role, '?') AS role,
                    q.id AS question_id, q.text AS question
             FROM messages o JOIN conversations c ON c.id = o.conversation_id {_QUESTION}
-            WHERE o.created_at >= $1 AND o.created_at < $2 AND {_UNANSWERED}
+            WHERE o.created_at >= $1 AND o.created_at < $2 AND o.user_id {NOT_TRIAL} AND {_UNANSWERED}
             ORDER BY o.retrieval_score ASC NULLS FIRST, o.id LIMIT $4
             """,
             start,
@@ -171,7 +178,7 @@ async def numbers(
                    f.comment
             FROM feedback f JOIN messages o ON o.id = f.message_id
             JOIN conversations c ON c.id = o.conversation_id {_QUESTION}
-            WHERE f.rating = -1 AND f.created_at >= $1 AND f.created_at < $2
+            WHERE f.rating = -1 AND f.created_at >= $1 AND f.created_at < $2 AND f.user_id {NOT_TRIAL}
             ORDER BY f.created_at, f.id LIMIT $3
             """,
             start,

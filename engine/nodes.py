@@ -131,6 +131,8 @@ class RedFlagCheck(Node):
         shared["red_flag"] = res.is_emergency
         shared["red_flag_categories"] = list(res.categories)
         shared["triage"] = res.as_trace()
+        if res.is_emergency or res.topics:  # the verdict, for whoever reads the stored trace (the console)
+            self.trace_extra["triage"] = shared["triage"]
         if role_of(shared).clinician:
             if res.is_emergency or res.topics:
                 shared["emergency_card"] = triage.answer(res, clinician=True)

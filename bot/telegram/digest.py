@@ -5,7 +5,7 @@ The text quotes patients' questions (and 👎 comments); the payload names the m
 (``quotes``, format in ``db.digest``) so that when the patient erases their data, or retention deletes the
 message, the quote is replaced by ``ERASED_QUOTE`` in the queued or sent row (``db.digest.scrub_quotes``).
 
-The chart is drawn by ``bot.telegram.charts``, written to ``$MEDBOT_DATA_DIR/digests/digest-DATE.png``,
+The chart is drawn by ``bot.charts``, written to ``$MEDBOT_DATA_DIR/digests/digest-DATE.png``,
 and its bytes also travel in the payload (``data_b64``) so a sender on another machine needs no shared disk.
 A scheduled run skips a day already sent (a successful ``digest`` run with the same ``date`` in its counts);
 ``medbot worker --once digest`` sends it again. With no admin known, nothing is queued (counted, logged).
@@ -21,7 +21,7 @@ from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.telegram import charts
+from bot import charts
 from db import jobs as jobs_db
 from db import outbox, users
 from db.digest import DigestNumbers, numbers

@@ -43,9 +43,9 @@ from aiogram.types import (
 )
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
-from bot import llm_selfcheck
+from bot import charts, llm_selfcheck
 from bot.service import ChatService
-from bot.telegram import charts, kb_adapter, texts
+from bot.telegram import kb_adapter, texts
 from bot.telegram.callbacks import ImportCb, KbDraftCb, UnansweredCb
 from bot.telegram.commands import set_menus
 from bot.telegram.middlewares import AdminMiddleware

@@ -25,6 +25,7 @@ ACTIONS = {
     "kb_import": "Nhập bảng tính",
     "kb_undo": "Hoàn tác lần nhập",
     "kb_export": "Xuất bảng tính",
+    "view_unanswered": "Xem câu hỏi chưa trả lời",
 }
 
 

@@ -65,6 +65,10 @@ FLASHES = {
     "kb_reverted": "Đã khôi phục phiên bản cũ. Bot trả lời theo nội dung này ngay từ bây giờ.",
     "kb_conflict": "Mục này vừa được người khác thay đổi; chưa có gì được khôi phục. Hãy xem lại lịch sử.",
     "kb_embed_failed": "Không xử lý được nội dung lúc này (mô hình tìm kiếm không phản hồi). Chưa có gì thay đổi.",
+    "try_empty": "Hãy nhập một tin nhắn để thử.",
+    "try_too_long": "Tin nhắn quá dài: tối đa 4000 ký tự.",
+    "try_bad_role": "Chuyên khoa này không có trong phòng khám. Hãy chọn một chuyên khoa trong danh sách.",
+    "try_new": "Đã bắt đầu cuộc thử mới.",
 }
 
 

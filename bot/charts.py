@@ -1,5 +1,6 @@
-"""The bot's charts as PNG bytes, drawn in one place (matplotlib's object API on the Agg backend, no pyplot
-state, so a chart may be drawn off the event loop in any thread):
+"""The charts as PNG bytes, drawn in one place for every channel (Telegram's /stats and digest, the console's
+statistics page), with matplotlib's object API on the Agg backend: no pyplot state, so a chart may be drawn
+off the event loop in any thread.
 
 - ``messages_chart``: the /stats chart, messages per day over 30 days;
 - ``hourly_chart``: the daily digest's questions per local hour, the unanswered part highlighted.
