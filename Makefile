@@ -11,7 +11,7 @@ PIP_TOOLS := pip-tools==7.6.2
 COMPILE    = CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
              --no-emit-index-url --no-emit-find-links --no-emit-trusted-host $(UPGRADE)
 
-.PHONY: run test setup lint bench lock clean-data
+.PHONY: run test setup lint bench screenshots lock clean-data
 
 # Every dependency at its locked version, each file checked against the lock's hashes; then our own code,
 # editable, with no dependency resolution of its own. A changed lock or pyproject.toml re-installs.
@@ -36,6 +36,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# The README's pictures of the clinic console (docs/screenshots/), from this machine's database after `medbot
+# setup`, in the system's Chromium (testkit/screenshots.py).
+screenshots: $(STAMP)
+	$(BIN)/python -m testkit.screenshots
 
 # Re-resolve the locks from pyproject.toml, keeping every pin that still fits (the product's lock first, the
 # dev lock constrained by it, so both agree). Upgrade: `make lock UPGRADE="--upgrade-package openai"`, or

@@ -213,6 +213,16 @@ async def set_password(db: Executor, email: str, password: str) -> StaffAccount 
     return account
 
 
+async def delete_account(db: Executor, email: str) -> StaffAccount | None:
+    """Delete the account (None when there is none) and, by cascade, its sessions. What it did stays on record:
+    its audit rows and KB history keep their place, shown as a deleted account's."""
+    row = await db.fetchrow(
+        f"DELETE FROM staff_accounts WHERE lower(email) = lower($1) RETURNING {_COLUMNS}",
+        normalize_email(email),
+    )
+    return _account(row)
+
+
 async def check_login(db: Executor, email: str, password: str) -> StaffAccount | None:
     """The account when ``password`` is right and the account active and not locked, else None.
 
