@@ -40,7 +40,6 @@ async def test_a_clinician_tries_a_kb_question_and_reads_the_reasoning(
     await expect(page.get_by_label("Lượt 2").get_by_label("Câu trả lời của bot")).to_contain_text(
         "18 đến 24 tháng"
     )
-    await page.screenshot(path="/tmp/c4/try.png", full_page=True)
 
     await page.get_by_role("button", name="Cuộc thử mới").click()
     await expect(page.get_by_role("status")).to_have_text("Đã bắt đầu cuộc thử mới.")
