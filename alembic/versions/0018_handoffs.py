@@ -9,7 +9,7 @@
 * At most one open handoff per patient (a partial unique index); a topic leads to one handoff.
 
 Revision ID: 0018
-Revises: 0016
+Revises: 0017
 Create Date: 2026-11-28
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "0018"
-down_revision: str | None = "0016"
+down_revision: str | None = "0017"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
