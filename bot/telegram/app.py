@@ -23,6 +23,7 @@ import hashlib
 import hmac
 import logging
 import signal
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -52,6 +53,7 @@ from bot.verify_service import VerificationService
 from bot.web.app import add_console
 from bot.web.console.services import ConsoleServices
 from bot.zalo import zalo_configured
+from bot.zalo.outbox import ZaloOutboxKicker
 from bot.zalo.webhook import ZaloChannel, pool_share, zalo_routes
 from db.chat_states import PgStateStorage
 from db.settings import Settings
@@ -217,13 +219,18 @@ async def run_telegram(
     ``TELEGRAM_WEBHOOK_URL`` is set, else long polling. The caller owns the runtime behind ``service``."""
     bot = build_bot(settings, service.pool)
     kicker: OutboxKicker | None = None
+    zalo_kicker: ZaloOutboxKicker | None = None
     try:
         if settings.staff_chat_id is not None:  # the staff handoff (bot/handoff.py): checked, then attached
             await check_staff_chat(bot, settings.staff_chat_id)
             kicker = OutboxKicker(bot, service.pool)
             desk = TelegramDesk(bot, service.pool, settings.staff_chat_id, kicker)
             names = {key: role.name for key, role in load_roles().items()}
-            service.handoff = HandoffDesk(desk, names, {"telegram": kicker})
+            kicks: dict[str, Callable[[], object]] = {"telegram": kicker}
+            if zalo is not None:  # Zalo patients too: staff replies go out through the Zalo client
+                zalo_kicker = ZaloOutboxKicker(zalo.client, service.pool)
+                kicks["zalo"] = zalo_kicker
+            service.handoff = HandoffDesk(desk, names, kicks)
             log.info("handoff.ready staff_chat=%s", settings.staff_chat_id)
         await set_menus(bot, service.pool, settings)
         if settings.telegram_webhook_url:
@@ -254,7 +261,8 @@ async def run_telegram(
                 task.cancel()
             await asyncio.gather(polling, stop, return_exceptions=True)
     finally:
-        if kicker is not None:
-            await kicker.stop()
+        for running in (kicker, zalo_kicker):
+            if running is not None:
+                await running.stop()
         await bot.session.close()
     return 0

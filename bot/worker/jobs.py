@@ -22,6 +22,8 @@ outbox_drain           every 15s           ``bot.telegram.jobs``  hands pending 
                                                                   sender
 zalo_token_refresh     every 30m           ``bot.zalo.jobs``      refreshes the Zalo OA access token (when
                                                                   Zalo is configured)
+zalo_outbox            every 30s           ``bot.zalo.jobs``      sends pending Zalo outbox rows (the staff
+                                                                  handoff's), when Zalo is configured
 =====================  ==================  =====================  ==========================================
 """
 

@@ -1,7 +1,8 @@
 """The staff handoff: its repository functions (``db.handoffs``) and its policy in ``ChatService`` (the one
 every channel goes through), with the real Telegram desk (``bot.telegram.staff``) talking to the fake Bot API
-(a supergroup with topics) and the real database. A Zalo patient gets no handoff yet (their staff replies
-could not be delivered) and is told how to reach the clinic instead.
+(a supergroup with topics) and the real database; and a Zalo patient through the Zalo webhook (fake Zalo
+OpenAPI), whose staff replies go out through the Zalo outbox sender. A channel the desk cannot deliver to gets
+no handoff, and is told how to reach the clinic instead.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from bot.service import ChatService
 from bot.telegram.session import build_bot
 from bot.telegram.staff import OutboxKicker, TelegramDesk, check_staff_chat
 from bot.wiring import build_service
+from bot.zalo.outbox import ZaloOutboxKicker
 from db import handoffs, users
 from db.settings import SettingsError, load_settings
 from testkit.fakes.telegram_server import FakeTelegram
+from tests.integration.zalo_support import zalo_harness
 
 STAFF = -1001234500001
 TOKEN = "123:ABC"
@@ -218,11 +221,50 @@ async def test_no_topic_no_promise_and_zalo_gets_the_clinic_phone(db: asyncpg.Po
     assert not reply.handoff_opened and "0243 123 456" in reply.text and "đã chuyển" not in reply.text
     assert await handoffs.for_user(db, lan.id) == []
 
+    # A process whose desk has no Zalo sender (Telegram polling, Zalo served elsewhere): no promise either.
     zalo = await service.user("zalo", "z-8106")
     assert await service.set_role(zalo, "patient_dental")
     reply = await service.respond(zalo, "cho tôi gặp bác sĩ", channel="zalo")
     assert not reply.handoff_opened and "0243 123 456" in reply.text
     assert await handoffs.for_user(db, zalo.id) == []
+
+
+async def test_a_zalo_patient_is_handed_off_and_staff_replies_go_out_through_zalo(db: asyncpg.Pool) -> None:
+    async with FakeTelegram(TOKEN) as fake:
+        fake.add_forum(STAFF)
+        telegram = {"telegram_bot_token": TOKEN, "telegram_api_base": fake.base_url, "staff_chat_id": STAFF}
+        async with zalo_harness(db, seed=False, **telegram) as z:
+            bot = build_bot(z.settings, db)
+            zalo_kick = ZaloOutboxKicker(z.channel.client, db)
+            desk = TelegramDesk(bot, db, STAFF, OutboxKicker(bot, db))
+            z.service.handoff = ho.HandoffDesk(desk, {"patient_dental": "Nha khoa"}, {"zalo": zalo_kick})
+            try:
+                await z.choose_role("zp1")
+                await z.say("zp1", "cho tôi gặp nhân viên tư vấn")
+                told = z.fake.to("zp1")[-1]
+                assert "Nhân viên sẽ trả lời bạn ngay tại đây" in told.text
+                assert [b["payload"] for b in told.buttons] == ["#ketthuc"]
+                [(thread, name)] = fake.forums[STAFF]["topics"].items()
+                assert name.endswith("· Nha khoa") and "zp1" not in name
+                assert "Kênh: Zalo" in fake.topic_messages(STAFF, thread)[0].plain
+
+                n = len(z.fake.to("zp1"))
+                await z.say("zp1", "răng hàm dưới đau nhức")
+                assert fake.topic_messages(STAFF, thread)[-1].plain.endswith(": răng hàm dưới đau nhức")
+                await z.post(z.event("zp1", name="user_send_image"))
+                assert "đã gửi một ảnh" in fake.topic_messages(STAFF, thread)[-1].plain
+                assert len(z.fake.to("zp1")) == n  # not answered by the bot
+
+                assert await z.service.relay_to_patient(STAFF, thread, "Bạn ghé phòng khám chiều nay nhé.")
+                got = await z.fake.wait_for_messages(n + 1, "zp1")
+                assert got[n].text == "👩‍⚕️ Nhân viên phòng khám: Bạn ghé phòng khám chiều nay nhé."
+
+                await z.say("zp1", "#ketthuc")
+                assert z.fake.to("zp1")[-1].text == ho.CLOSED_BY_PATIENT
+                assert fake.topic_messages(STAFF, thread)[-1].plain == ho.TOPIC_CLOSED_BY_PATIENT
+            finally:
+                await zalo_kick.stop()
+                await bot.session.close()
 
 
 async def test_start_up_refuses_a_group_without_topics_or_rights(db: asyncpg.Pool) -> None:
