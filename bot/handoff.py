@@ -18,6 +18,9 @@ Decisions, written down here:
   offer (a button), not a handoff: the patient decides whether a question is worth the staff's time.
 - Hours: ``CLINIC_HOURS`` is free text, so the bot cannot know whether it is outside them; the patient is told
   the hours and that an answer outside them comes in the next opening hours. Nothing more is promised.
+- Reminder: a handoff nobody has answered for ``HANDOFF_REMIND_MINUTES`` (30) gets one reminder in its topic
+  (the worker's ``handoff_reminder`` job), not more: a topic with unread messages already shows in the group,
+  one nudge catches a forgotten one, and repeated ones would train staff to mute the group.
 - Patient-bound messages (staff replies, the closing notice) go through the outbox (``db.outbox``) of the
   patient's channel: sent at once by the channel's drainer, retried by the worker when a send fails.
 """
@@ -151,6 +154,10 @@ END_BUTTON = "Kết thúc hỗ trợ"
 # In the staff topic
 TOPIC_CLOSED_BY_STAFF = "✅ Đã kết thúc hỗ trợ ({who}). Bot trả lời bệnh nhân như trước."
 TOPIC_CLOSED_BY_PATIENT = "✅ Bệnh nhân đã kết thúc hỗ trợ. Bot trả lời bệnh nhân như trước."
+TOPIC_REMINDER = (
+    "⏰ {label} đang chờ nhân viên trả lời từ {since} (mở lúc {opened}). Trả lời ngay trong chủ đề này, "
+    "hoặc gửi /xong nếu không cần hỗ trợ nữa."
+)
 TOPIC_ALREADY_CLOSED = "Yêu cầu hỗ trợ này đã kết thúc rồi."
 EMERGENCY_MARK = "🚨 KHẨN CẤP (bot đã gửi hướng dẫn gọi 115 cho bệnh nhân)"
 ATTACHMENT_NOTE = {
@@ -170,3 +177,9 @@ def patient_line(user_id: int, text: str, *, emergency: bool = False) -> str:
 def staff_line(text: str) -> str:
     """A staff member's message as the patient reads it."""
     return f"{STAFF_PREFIX} {text}"
+
+
+def reminder(user_id: int, minutes: int, opened: str) -> str:
+    """The worker's reminder in a topic nobody answered."""
+    since = f"{minutes} phút" if minutes < 120 else f"{minutes // 60} giờ"
+    return TOPIC_REMINDER.format(label=label(user_id), since=since, opened=opened)

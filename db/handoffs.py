@@ -6,6 +6,7 @@ exists; ``discard`` removes a handoff whose topic could not be created (nothing 
 ``open_for_user`` / ``open_for_topic`` find the open handoff of a patient / of a staff topic (the staff
 group's chat id is part of the key, so a message in another chat never matches). ``close`` closes it once:
 closing a closed handoff returns None. ``staff_answered`` records the first staff message relayed.
+``claim_reminders`` marks and returns the open handoffs nobody has answered for a while, once each.
 Erasure: rows go with their user (``ON DELETE CASCADE``), so ``/xoadulieu`` and retention need nothing here.
 """
 
@@ -119,3 +120,29 @@ async def for_user(db: Executor, user_id: int) -> list[Handoff]:
     """Every handoff of a user, oldest first."""
     rows = await db.fetch(_SELECT + "WHERE h.user_id = $1 ORDER BY h.id", user_id)
     return [Handoff(**dict(r)) for r in rows]
+
+
+@dataclass(slots=True)
+class Waiting:
+    """An open handoff nobody has answered since ``opened_at`` (``claim_reminders``)."""
+
+    id: int
+    user_id: int
+    staff_chat_id: int
+    topic_id: int
+    opened_at: datetime
+
+
+async def claim_reminders(db: Executor, older_than_minutes: float) -> list[Waiting]:
+    """The open handoffs with a topic, opened more than ``older_than_minutes`` ago, that no staff message has
+    answered and that were not reminded yet; marked reminded in the same statement (each is returned once)."""
+    rows = await db.fetch(
+        """
+        UPDATE handoffs SET reminded_at = now()
+        WHERE status = 'open' AND topic_id IS NOT NULL AND staff_answered_at IS NULL AND reminded_at IS NULL
+          AND opened_at < now() - make_interval(secs => $1::float8 * 60)
+        RETURNING id, user_id, staff_chat_id, topic_id, opened_at
+        """,
+        older_than_minutes,
+    )
+    return [Waiting(**dict(r)) for r in sorted(rows, key=lambda r: r["id"])]

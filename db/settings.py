@@ -40,6 +40,8 @@ class Settings(BaseSettings):
     # The staff handoff (bot/handoff.py): a Telegram supergroup with topics, the bot an admin there; its id is
     # negative ("-100…"). Unset: no handoff, the bot gives the clinic's phone / booking link as before.
     staff_chat_id: int | None = None
+    # Minutes an open handoff may wait for a first staff answer before the worker reminds its topic (0: never).
+    handoff_remind_minutes: int = Field(default=30, ge=0)
 
     # Storage
     database_url: str | None = None

@@ -4,8 +4,8 @@
   retention job erase it by cascade), their ``channel``, the staff group (``staff_chat_id``) and the topic
   (``topic_id``, the forum topic's ``message_thread_id``; NULL only while the topic is being created),
   ``status`` open/closed, ``reason`` (human, complaint, unanswered), ``opened_at``, ``closed_at`` and
-  ``closed_by`` (``staff:<Telegram user id>``, ``patient`` or ``system``), ``staff_answered_at`` (the first
-  staff message relayed).
+  ``closed_by`` (``staff:<Telegram user id>`` or ``patient``), ``staff_answered_at`` (the first staff
+  message relayed), ``reminded_at`` (when the worker reminded the topic that nobody had answered yet).
 * At most one open handoff per patient (a partial unique index); a topic leads to one handoff.
 
 Revision ID: 0018
@@ -36,6 +36,7 @@ def upgrade() -> None:
             reason            text        NOT NULL,
             opened_at         timestamptz NOT NULL DEFAULT now(),
             staff_answered_at timestamptz,
+            reminded_at       timestamptz,
             closed_at         timestamptz,
             closed_by         text
         )

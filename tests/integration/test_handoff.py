@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import asyncpg
 import pytest
@@ -19,10 +20,13 @@ from bot.service import ChatService
 from bot.telegram.session import build_bot
 from bot.telegram.staff import OutboxKicker, TelegramDesk, check_staff_chat
 from bot.wiring import build_service
+from bot.worker.jobs import default_jobs
+from bot.worker.runner import run_job
 from bot.zalo.outbox import ZaloOutboxKicker
-from db import handoffs, users
+from db import handoffs, outbox, users
 from db.settings import SettingsError, load_settings
 from testkit.fakes.telegram_server import FakeTelegram
+from tests.integration.worker_helpers import make_ctx
 from tests.integration.zalo_support import zalo_harness
 
 STAFF = -1001234500001
@@ -56,6 +60,27 @@ async def test_repository_one_open_handoff_per_patient_closed_once(db: asyncpg.P
     await users.erase(db, lan.id)  # /xoadulieu: their handoffs go with them
     assert await handoffs.for_user(db, lan.id) == []
     assert await db.fetchval("SELECT count(*) FROM handoffs") == 1
+
+
+async def test_worker_reminds_a_topic_nobody_answered_once(db: asyncpg.Pool, tmp_path: Path) -> None:
+    job = next(j for j in default_jobs() if j.name == "handoff_reminder")
+    assert (await run_job(make_ctx(db, tmp_path), job)).status == "skipped"  # no STAFF_CHAT_ID
+    lan = await users.get_or_create(db, "telegram", "601")
+    minh = await users.get_or_create(db, "telegram", "602")
+    waiting = await handoffs.open_handoff(db, lan.id, "telegram", STAFF, "human")
+    answered = await handoffs.open_handoff(db, minh.id, "telegram", STAFF, "complaint")
+    assert waiting is not None and answered is not None
+    await handoffs.set_topic(db, waiting.id, 11)
+    await handoffs.set_topic(db, answered.id, 12)
+    await handoffs.staff_answered(db, answered.id)
+    await db.execute("UPDATE handoffs SET opened_at = now() - interval '45 minutes'")  # opened 45 minutes ago
+    ctx = make_ctx(db, tmp_path, telegram_bot_token=TOKEN, staff_chat_id=STAFF, handoff_remind_minutes=30)
+    first = await run_job(ctx, job)
+    assert first.status == "ok" and first.counts["reminded"] == 1
+    [queued] = await outbox.pending(db)
+    assert queued["chat_id"] == str(STAFF) and queued["payload"]["message_thread_id"] == 11
+    assert f"BN-{lan.id:05d} đang chờ nhân viên trả lời từ 45 phút" in queued["payload"]["text"]
+    assert (await run_job(ctx, job)).counts["reminded"] == 0  # once only
 
 
 @dataclass
