@@ -337,7 +337,12 @@ class ChatService:
         With a staff handoff open the message is relayed to the staff instead (``Reply.relayed``)."""
         if self.handoff is not None:
             open_handoff = await handoffs.open_for_user(self.db, user.id)
-            if open_handoff is not None:
+            if open_handoff is not None and open_handoff.topic_id is None:
+                # Opening runs under this chat's lock, as this does: a handoff without its topic here is one
+                # whose opening died half-way (nothing was promised): forget it and answer as usual.
+                log.warning("handoff.unfinished_discarded id=%s user=%s", open_handoff.id, user.id)
+                await handoffs.discard(self.db, open_handoff.id)
+            elif open_handoff is not None:
                 return await self._relay_to_staff(user, open_handoff, text, channel, emergency)
         role = self.answer_role(user)
         if role is None or role not in self.roles:

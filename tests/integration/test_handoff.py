@@ -246,6 +246,12 @@ async def test_no_topic_no_promise_and_zalo_gets_the_clinic_phone(db: asyncpg.Po
     assert not reply.handoff_opened and "0243 123 456" in reply.text and "đã chuyển" not in reply.text
     assert await handoffs.for_user(db, lan.id) == []
 
+    # An opening that died between its row and its topic (a crash): the next message is answered as usual.
+    await handoffs.open_handoff(db, lan.id, "telegram", STAFF, "human")
+    reply = await service.respond(lan, "niềng răng mất bao lâu", channel="telegram")
+    assert not reply.relayed and reply.text
+    assert await handoffs.for_user(db, lan.id) == []
+
     # A process whose desk has no Zalo sender (Telegram polling, Zalo served elsewhere): no promise either.
     zalo = await service.user("zalo", "z-8106")
     assert await service.set_role(zalo, "patient_dental")
