@@ -5,6 +5,7 @@ A patient asks for a person → a topic named by a pseudonymous label gets the s
 message is relayed there and not answered; a staff reply in the topic reaches the patient; an emergency gets
 the 115 answer first and reaches the topic marked 🚨; messages of another chat (even in a thread with the
 same number), bot commands and the bot's own posts are not relayed; /xong closes and the bot answers again.
+The buttons: the patient's "Kết thúc hỗ trợ", and the staff's under the summary (a second tap is harmless).
 """
 
 from __future__ import annotations
@@ -92,3 +93,27 @@ async def test_handoff_round_trip(db: asyncpg.Pool, fake: FakeTelegram, start_bo
     answer = (await fake.wait_for_messages(PATIENT, n + 2))[n + 1]
     assert shows(answer.plain, "D001")
     assert len(fake.topic_messages(STAFF, thread)) == topic_count  # no longer relayed
+
+    # The patient ends a new handoff with their button; the staff see it in the topic.
+    n = len(fake.messages[PATIENT])
+    await fake.send_text(PATIENT, "tôi muốn nói chuyện với nhân viên")
+    told = (await fake.wait_for_messages(PATIENT, n + 1))[n]
+    second = next(t for t in fake.forums[STAFF]["topics"] if t != thread)
+    await fake.wait_callback_answered(
+        await fake.tap(PATIENT, told.message_id, told.button("hoe")["callback_data"])
+    )
+    assert (await fake.wait_for_messages(PATIENT, n + 2))[n + 1].plain == ho.CLOSED_BY_PATIENT
+    assert fake.topic_messages(STAFF, second)[-1].plain == ho.TOPIC_CLOSED_BY_PATIENT
+
+    # A third one, closed by a staff member's button under the summary; tapping it again changes nothing.
+    n = len(fake.messages[PATIENT])
+    await fake.send_text(PATIENT, "cho tôi gặp bác sĩ")
+    await fake.wait_for_messages(PATIENT, n + 1)
+    third = next(t for t in fake.forums[STAFF]["topics"] if t not in (thread, second))
+    summary = fake.topic_messages(STAFF, third)[0]
+    close = summary.button("hoc")["callback_data"]
+    await fake.wait_callback_answered(await fake.tap(STAFF, summary.message_id, close, from_id=NURSE))
+    assert (await fake.wait_for_messages(PATIENT, n + 2))[n + 1].plain == ho.CLOSED_BY_STAFF
+    again = await fake.wait_callback_answered(await fake.tap(STAFF, summary.message_id, close, from_id=NURSE))
+    assert again.get("text") == ho.TOPIC_ALREADY_CLOSED
+    assert [h.status for h in await handoffs.for_user(db, patient.id)] == ["closed"] * 3
