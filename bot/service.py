@@ -35,6 +35,15 @@ between its platform and the service: ``sender`` (the user behind an update, act
 ``Reply.switch_role``; the offer is read back from the stored reply, never from what the channel sends),
 ``is_staff`` / ``is_admin`` (``bot.access``), ``erase`` (the user's rows and their queued messages). The
 engine's answer reaches the channel typed: ``Reply.result`` is the flow's ``engine.result.FlowResult``.
+
+The staff handoff (``bot.handoff``; with ``handoff`` attached, a ``HandoffDesk``): ``respond`` relays the
+message of a patient with an open handoff to the staff topic instead of answering it (``Reply.relayed``; an
+emergency was answered by the guard first and is relayed marked 🚨); ``handle_text`` opens a handoff when the
+flow marks the message (``FlowResult.handoff``: asked for a person, complained) and offers one after
+``UNANSWERED_STREAK`` replies in a row without a good answer; ``relay_to_patient`` (a staff message in a
+topic, through the patient channel's outbox), ``close_handoff`` (staff) and ``end_handoff`` (the patient)
+do the rest. Without a desk, or for a channel the desk cannot deliver to, nothing of this happens: the flow's
+own reply (the clinic's phone, booking link) goes out as before.
 """
 
 from __future__ import annotations
@@ -52,10 +61,11 @@ from typing import Any, Literal
 
 import asyncpg
 
+from bot import handoff as ho
 from bot.access import StaffRule
 from bot.fair_use import ADMITTED, Admission, FairUse
 from bot.logs import redact
-from db import conversations, feedback, outbox, suggestions, users
+from db import conversations, feedback, handoffs, outbox, suggestions, users
 from db.conversations import StoredTurn
 from db.locks import advisory_lock
 from db.stores import pair_turns
@@ -104,6 +114,8 @@ class Reply:
     switch_role: str | None = None
     switch_label: str = ""
     asked: str = ""  # from ``switch_and_answer``: the message answered again in the new role
+    relayed: bool = False  # a handoff is open: the message went to the staff topic, the bot says nothing
+    handoff_opened: bool = False  # this reply tells the patient a staff member answers (channels add "end")
 
 
 @dataclass(slots=True)
@@ -153,6 +165,7 @@ class ChatService:
         self.clinic = clinic or ClinicProfile()
         self.fair_use = fair_use  # None: no limits (tools, tests)
         self.history_turns = history_turns  # turns of memory read for the flow (EngineConfig.history_turns)
+        self.handoff: ho.HandoffDesk | None = None  # the staff handoff, attached by the Telegram channel
 
     # -- triage first ------------------------------------------------------------------------------------
 
@@ -320,7 +333,17 @@ class ChatService:
 
         Answered (``handle_text``) when ``user`` holds a configured role they may be answered in. Otherwise the
         reply is ``needs_role`` (with ``withheld_role`` when it is a clinician role and the user is not staff):
-        the channel shows its role picker; an emergency the guard already answered is recorded first."""
+        the channel shows its role picker; an emergency the guard already answered is recorded first.
+        With a staff handoff open the message is relayed to the staff instead (``Reply.relayed``)."""
+        if self.handoff is not None:
+            open_handoff = await handoffs.open_for_user(self.db, user.id)
+            if open_handoff is not None and open_handoff.topic_id is None:
+                # Opening runs under this chat's lock, as this does: a handoff without its topic here is one
+                # whose opening died half-way (nothing was promised): forget it and answer as usual.
+                log.warning("handoff.unfinished_discarded id=%s user=%s", open_handoff.id, user.id)
+                await handoffs.discard(self.db, open_handoff.id)
+            elif open_handoff is not None:
+                return await self._relay_to_staff(user, open_handoff, text, channel, emergency)
         role = self.answer_role(user)
         if role is None or role not in self.roles:
             if emergency is not None and emergency.delivered:
@@ -373,10 +396,20 @@ class ChatService:
             raise
         conversation_id = await opening
         shared["conversation_id"] = conversation_id
+        bot_text, questions = result.text, [q for q in result.suggestions if q][:MAX_SUGGESTIONS]
+        opened = False
+        if self._can_hand_off(channel):
+            if result.handoff:
+                opened = await self._open_handoff(user, role, channel, result.handoff, conversation_id, text)
+                if opened:
+                    bot_text, questions = ho.opened_text(self.clinic), []
+            elif await self._unanswered_streak(result, conversation_id) >= ho.UNANSWERED_STREAK:
+                bot_text = f"{bot_text}\n\n{ho.OFFER_LINE.format(ask=ho.ASK_PERSON)}"
+                questions = [ho.ASK_PERSON, *questions][:MAX_SUGGESTIONS]
         latency_ms = int((time.perf_counter() - started) * 1000)
         turn = StoredTurn(
             user_text=text,
-            bot_text=result.text,
+            bot_text=bot_text,
             input_type=result.input_type,
             confidence=result.confidence,
             retrieval_score=result.retrieval_score,
@@ -389,7 +422,6 @@ class ChatService:
         )
         if budgeted and self.fair_use is not None and result.usage.calls:
             await self.fair_use.spent(self.db, user, result.usage.calls)
-        questions = [q for q in result.suggestions if q][:MAX_SUGGESTIONS]
         # Both turns, the conversation's activity and the suggestion set: one statement (atomic by itself).
         _, out_id, set_id = await conversations.store_exchange(
             self.db, conversation_id, user.id, turn, questions
@@ -417,6 +449,7 @@ class ChatService:
             retrieval_score=float(turn.retrieval_score or 0.0),
             latency_ms=latency_ms,
             result=result,
+            handoff_opened=opened,
         )
 
     async def _open(
@@ -492,7 +525,152 @@ class ChatService:
         return await feedback.record(self.db, user.id, message_id, rating)
 
     async def erase(self, user: User) -> None:
-        """Forget ``user``: every row about them (``db.users.erase``) and what is still queued to their chat."""
+        """Forget ``user``: every row about them (``db.users.erase``; their handoffs go by cascade), what is
+        still queued to their chat, and the staff topics of their handoffs (best effort: a topic Telegram
+        does not delete now stays, without a handoff, and nothing more is relayed to or from it)."""
+        if self.handoff is not None:
+            for past in await handoffs.for_user(self.db, user.id):
+                if past.topic_id is not None and past.staff_chat_id == self.handoff.desk.chat_id:
+                    try:
+                        await self.handoff.desk.delete_topic(past.topic_id)
+                    except Exception as exc:
+                        log.warning("handoff.topic_delete_failed id=%s error=%r", past.id, exc)
         await users.erase(self.db, user.id)
         await outbox.delete_for_chat(self.db, user.external_id, user.channel)
         log.info("user.erased user=%s", user.id)
+
+    # -- staff handoff (bot.handoff) -------------------------------------------------------------------------
+
+    def _can_hand_off(self, channel: str) -> bool:
+        """A desk is attached and can deliver staff replies to ``channel``."""
+        return self.handoff is not None and channel in self.handoff.kicks
+
+    @staticmethod
+    def _no_good_answer(input_type: str | None, citations: list[str] | None) -> bool:
+        return input_type == "medical_question" and not citations
+
+    async def _unanswered_streak(self, result: FlowResult, conversation_id: int) -> int:
+        """How many replies in a row, this one included, gave a medical question no answer from the KB."""
+        if not self._no_good_answer(result.input_type, result.citations):
+            return 0
+        recent = await conversations.recent_messages(self.db, conversation_id, 2 * ho.UNANSWERED_STREAK)
+        streak = 1
+        for message in reversed([m for m in recent if m["direction"] == "out"]):
+            if not self._no_good_answer(message["input_type"], message["citations"]):
+                break
+            streak += 1
+        return streak
+
+    async def _open_handoff(
+        self, user: User, role: str, channel: str, reason: str, conversation_id: int, text: str
+    ) -> bool:
+        """Open ``user``'s handoff: the row, the staff topic with its summary. False (and nothing kept) when
+        the topic cannot be created: the flow's own reply (how to reach the clinic) goes out instead."""
+        assert self.handoff is not None
+        desk = self.handoff.desk
+        opened = await handoffs.open_handoff(self.db, user.id, channel, desk.chat_id, reason)
+        if opened is None:  # opened meanwhile (another process): the patient is in a handoff already
+            return True
+        section = self.handoff.role_names.get(role, role)
+        recent = await conversations.recent_messages(self.db, conversation_id, ho.SUMMARY_MESSAGES)
+        summary = ho.summary(user.id, channel, section, reason, recent, text)
+        try:
+            topic_id = await desk.open_topic(ho.topic_name(user.id, section), summary, opened.id)
+        except Exception:
+            log.exception("handoff.topic_failed user=%s channel=%s", user.id, channel)
+            await handoffs.discard(self.db, opened.id)
+            return False
+        await handoffs.set_topic(self.db, opened.id, topic_id)
+        log.info("handoff.opened id=%s user=%s channel=%s reason=%s", opened.id, user.id, channel, reason)
+        return True
+
+    async def _relay_to_staff(
+        self, user: User, handoff: handoffs.Handoff, text: str, channel: str, emergency: Emergency | None
+    ) -> Reply:
+        """A patient's message during a handoff: to the topic (marked 🚨 when the guard found an emergency,
+        whose answer it already sent; the exchange is recorded like any emergency), not answered."""
+        assert self.handoff is not None
+        marked = emergency is not None
+        if handoff.topic_id is not None:
+            await self.handoff.desk.post(handoff.topic_id, ho.patient_line(user.id, text, emergency=marked))
+        log.info("handoff.relayed_in id=%s user=%s emergency=%s", handoff.id, user.id, marked)
+        if emergency is not None and emergency.delivered:
+            reply = await self._record_emergency(user, text, channel, emergency)
+            reply.relayed = True
+            return reply
+        return Reply(text="", relayed=True, delivered=True)
+
+    async def relay_attachment(self, user: User, kind: str) -> bool:
+        """A photo, file, voice… from a patient: with a handoff open, staff get a note that one was sent
+        (``kind``: photo, document, voice, other) and True; otherwise False (the channel answers as before)."""
+        if self.handoff is None:
+            return False
+        open_handoff = await handoffs.open_for_user(self.db, user.id)
+        if open_handoff is None or open_handoff.topic_id is None:
+            return False
+        note = ho.ATTACHMENT_NOTE.get(kind, ho.ATTACHMENT_NOTE["other"])
+        await self.handoff.desk.post(open_handoff.topic_id, ho.patient_line(user.id, note))
+        return True
+
+    async def _to_patient(self, handoff: handoffs.Handoff, text: str) -> None:
+        """Queue ``text`` to the patient on their channel and have it sent now (retried when it fails)."""
+        assert self.handoff is not None
+        await outbox.enqueue(
+            self.db,
+            handoff.external_id,
+            {"type": "text", "text": outbox.fit(text), "kind": "handoff"},
+            channel=handoff.channel,
+        )
+        kick = self.handoff.kicks.get(handoff.channel)
+        if kick is not None:
+            kick()
+
+    async def relay_to_patient(self, staff_chat_id: int, topic_id: int, text: str) -> bool:
+        """A staff member's message in a topic of the staff group: to the patient of the topic's open
+        handoff. False (nothing sent) when ``staff_chat_id`` is not the staff group or no handoff is open there."""
+        if self.handoff is None or staff_chat_id != self.handoff.desk.chat_id:
+            return False
+        open_handoff = await handoffs.open_for_topic(self.db, staff_chat_id, topic_id)
+        if open_handoff is None:
+            return False
+        await self._to_patient(open_handoff, ho.staff_line(text))
+        await handoffs.staff_answered(self.db, open_handoff.id)
+        log.info("handoff.relayed_out id=%s user=%s", open_handoff.id, open_handoff.user_id)
+        return True
+
+    async def close_handoff(
+        self, staff_chat_id: int, *, topic_id: int | None = None, handoff_id: int | None = None, by: str
+    ) -> bool | None:
+        """Staff end a handoff (``/xong`` in its topic, or the button under the summary). True: closed now
+        (the patient is told); False: it was closed already (nothing happens); None: no such handoff here."""
+        if self.handoff is None or staff_chat_id != self.handoff.desk.chat_id:
+            return None
+        if handoff_id is not None:
+            found = await handoffs.get(self.db, handoff_id)
+        elif topic_id is not None:
+            found = await handoffs.open_for_topic(self.db, staff_chat_id, topic_id)
+        else:
+            found = None
+        if found is None or found.staff_chat_id != staff_chat_id:
+            return None
+        closed = await handoffs.close(self.db, found.id, by)
+        if closed is None:
+            return False
+        await self._to_patient(closed, ho.CLOSED_BY_STAFF)
+        log.info("handoff.closed id=%s by=%s", closed.id, by)
+        return True
+
+    async def end_handoff(self, user: User) -> str:
+        """The patient ends their handoff (``/ketthuc`` or the button): the text to show them."""
+        if self.handoff is None:
+            return ho.NOTHING_OPEN
+        open_handoff = await handoffs.open_for_user(self.db, user.id)
+        if open_handoff is None:
+            return ho.NOTHING_OPEN
+        closed = await handoffs.close(self.db, open_handoff.id, "patient")
+        if closed is None:
+            return ho.NOTHING_OPEN
+        if closed.topic_id is not None:
+            await self.handoff.desk.post(closed.topic_id, ho.TOPIC_CLOSED_BY_PATIENT)
+        log.info("handoff.closed id=%s by=patient", closed.id)
+        return ho.CLOSED_BY_PATIENT

@@ -73,6 +73,8 @@ def engine_deps(runtime: Runtime) -> EngineDeps:
             clinic=settings.clinic,
             llm_budget=settings.llm_budget_seconds,
             llm_steps=llm_steps(settings),
+            # the staff handoff's routes (bot/handoff.py); the Telegram channel attaches its desk
+            handoff=settings.staff_chat_id is not None and settings.telegram_bot_token is not None,
         ),
     )
 

@@ -19,7 +19,8 @@ Payload format (``outbox.payload`` jsonb), one message per row:
 * ``{"type": "document", "path": str, "caption": str, "data_b64": str, "filename": str}`` — a file, likewise.
 
 Optional keys every sender should honour when present: ``"parse_mode"`` (``"HTML"``), ``"kind"`` (what
-produced the row, e.g. ``"digest"`` or ``"kb_import_report"``, for logs and statistics).
+produced the row, e.g. ``"digest"``, ``"kb_import_report"`` or ``"handoff"``, for logs and statistics),
+``"message_thread_id"`` (a topic of a forum supergroup: the staff handoff's topics) and ``"reply_markup"``.
 """
 
 from __future__ import annotations

@@ -37,6 +37,11 @@ class Settings(BaseSettings):
     admin_ids: Annotated[list[int], NoDecode] = Field(default_factory=list)
     # Clinic staff besides the admins (bot/access.py): Telegram user ids and/or "zalo:<Zalo user id>".
     clinician_ids: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # The staff handoff (bot/handoff.py): a Telegram supergroup with topics, the bot an admin there; its id is
+    # negative ("-100…"). Unset: no handoff, the bot gives the clinic's phone / booking link as before.
+    staff_chat_id: int | None = None
+    # Minutes an open handoff may wait for a first staff answer before the worker reminds its topic (0: never).
+    handoff_remind_minutes: int = Field(default=30, ge=0)
 
     # Storage
     database_url: str | None = None
@@ -149,6 +154,13 @@ class Settings(BaseSettings):
                 raise ValueError(f"{entry!r} is neither a Telegram user id nor 'zalo:<user id>'")
             entries.append(entry)
         return entries
+
+    @field_validator("staff_chat_id")
+    @classmethod
+    def _staff_chat(cls, value: int | None) -> int | None:
+        if value is not None and value >= 0:
+            raise ValueError("must be the id of a Telegram supergroup (negative, like -1001234567890)")
+        return value
 
     @field_validator("clinic_file")
     @classmethod

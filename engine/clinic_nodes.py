@@ -3,8 +3,12 @@
 The routes ``booking``, ``human``, ``complaint``, ``praise``, ``clinic_info``, ``thanks``, ``goodbye`` and
 ``english`` of MainDecisionAgent all lead here (``engine.flows.MEDICAL_FLOW``). The reply comes from
 ``engine.clinic_replies`` with the clinic profile of the engine's config; it offers no topic list and carries
-no medical disclaimer (Finalize adds that to medical answers only). A later staff handoff re-points the
-``human`` and ``complaint`` routes at its own node; nothing here needs to change for that.
+no medical disclaimer (Finalize adds that to medical answers only).
+
+``StaffHandoff``: where the ``human`` and ``complaint`` routes lead when a staff handoff is available
+(``engine.flows.HANDOFF_FLOW``). It writes the same honest reply (what the patient gets if no handoff can be
+opened) and sets ``handoff`` to the intent; the caller (``bot.service.ChatService``) opens the handoff and
+replaces the reply. The engine itself knows no staff, no topic and no SQL.
 """
 
 from __future__ import annotations
@@ -36,3 +40,12 @@ class ClinicServiceResponse(Node):
             say(shared, clinic_replies.REPLIES.get(intent, clinic_replies.thanks)(profile))
         shared["suggestion_questions"] = []
         return "default"
+
+
+@register
+class StaffHandoff(ClinicServiceResponse):
+    """A request for a person, or a complaint, with staff available: mark it for the caller to hand over."""
+
+    async def post(self, shared: dict[str, Any], p: tuple[str, str, ClinicProfile], _: Any) -> str:
+        shared["handoff"] = p[0]
+        return await super().post(shared, p, _)

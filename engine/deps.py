@@ -82,6 +82,9 @@ class EngineConfig:
     # LLM steps switched on (classify, expand = rag_questions, prune, compose): ``medbot llm check`` switches
     # off the ones that hurt, the admin can override (engine/llm_steps.py).
     llm_steps: dict[str, bool] = field(default_factory=dict)
+    # A staff handoff is available (STAFF_CHAT_ID): the "human" and "complaint" routes lead to StaffHandoff
+    # (engine.flows.HANDOFF_FLOW), which marks the message for the caller to hand over.
+    handoff: bool = False
     search_timeout: float = 5.0
 
 

@@ -83,15 +83,30 @@ MEDICAL_FLOW: FlowDefinition = {
     ],
 }
 
-_flow: Flow | None = None
+# With a staff handoff (EngineConfig.handoff): the same graph, "human" and "complaint" re-pointed at it.
+HANDOFF_ROUTES = ("human", "complaint")
+HANDOFF_FLOW: FlowDefinition = {
+    **MEDICAL_FLOW,
+    "name": "medical_handoff",
+    "nodes": {**MEDICAL_FLOW["nodes"], "handoff": "StaffHandoff"},
+    "edges": [
+        *(
+            [src, action, "handoff" if src == "decide" and action in HANDOFF_ROUTES else dst]
+            for src, action, dst in MEDICAL_FLOW["edges"]
+        ),
+        ["handoff", "default", "finalize"],
+    ],
+}
+
+_flows: dict[bool, Flow] = {}
 
 
-def medical_flow() -> Flow:
-    """The graph, built once per process (nodes are copied per run, so sharing it is safe)."""
-    global _flow
-    if _flow is None:
-        _flow = build_flow(MEDICAL_FLOW)
-    return _flow
+def medical_flow(handoff: bool = False) -> Flow:
+    """The graph (with the handoff's routes when ``handoff``), built once per process (nodes are copied per
+    run, so sharing it is safe)."""
+    if handoff not in _flows:
+        _flows[handoff] = build_flow(HANDOFF_FLOW if handoff else MEDICAL_FLOW)
+    return _flows[handoff]
 
 
 def _result(shared: dict[str, Any], t0: float, deps: EngineDeps) -> FlowResult:
@@ -120,6 +135,7 @@ def _result(shared: dict[str, Any], t0: float, deps: EngineDeps) -> FlowResult:
         trace=list(shared.get("trace") or []),
         latency_ms=round((time.perf_counter() - t0) * 1000, 2),
         switch_role=switch,
+        handoff=str(shared.get("handoff") or ""),
         switch_label=texts.SWITCH_BUTTON.format(section=deps.roles[switch].name) if switch else "",
     )
 
@@ -140,7 +156,7 @@ async def run_medical_flow(deps: EngineDeps, shared: dict[str, Any]) -> FlowResu
     shared["llm_deadline"] = time.monotonic() + budget - llm_reserve(budget)
     try:
         with one_kb_check_per_message():
-            await medical_flow().run(shared)
+            await medical_flow(deps.config.handoff).run(shared)
     except Exception:
         log.exception("medical flow failed")
         shared.pop("switch_role", None)  # the reply is an apology: nothing to offer

@@ -46,4 +46,7 @@ class FlowResult:
     # no match (or only a clarify list) in this role's KB, but the KB of this other role (a key) answers the
     # message: the reply says so and the channel offers to switch (the flow never switches by itself)
     switch_role: str = ""
+    # with a staff handoff available: the message asks for one ("human" or "complaint"); ``text`` is then the
+    # honest reply for when none can be opened (the caller opens it and says so instead)
+    handoff: str = ""
     switch_label: str = ""  # its button: "Chuyển sang mục Tiểu đường"

@@ -23,6 +23,7 @@ import hashlib
 import hmac
 import logging
 import signal
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -32,6 +33,7 @@ from aiogram.filters import ExceptionTypeFilter
 from aiogram.types import ErrorEvent, Update
 from aiohttp import web
 
+from bot.handoff import HandoffDesk
 from bot.service import ChatService
 from bot.telegram import texts
 from bot.telegram.commands import set_menus
@@ -46,13 +48,16 @@ from bot.telegram.middlewares import (
 )
 from bot.telegram.routers import all_routers
 from bot.telegram.session import build_bot
+from bot.telegram.staff import OutboxKicker, TelegramDesk, check_staff_chat
 from bot.verify_service import VerificationService
 from bot.web.app import add_console
 from bot.web.console.services import ConsoleServices
 from bot.zalo import zalo_configured
+from bot.zalo.outbox import ZaloOutboxKicker
 from bot.zalo.webhook import ZaloChannel, pool_share, zalo_routes
 from db.chat_states import PgStateStorage
 from db.settings import Settings
+from engine import load_roles
 from engine.embedding import CachedEmbedder
 
 log = logging.getLogger("medbot.telegram")
@@ -101,10 +106,11 @@ def build_dispatcher(
     # aiogram puts its FSM middleware first; it reads the chat's state from the database, so it runs last,
     # after triage (an emergency is answered before any query), and for staff only (ChatStateMiddleware).
     dp.update.outer_middleware.unregister(dp.fsm)
-    dp.update.outer_middleware(TriageMiddleware(service))
+    dp.update.outer_middleware(TriageMiddleware(service, settings.staff_chat_id))
     dp.update.outer_middleware(ChatOrderMiddleware(service, concurrency))
     dp.update.outer_middleware(DedupeMiddleware(service, settings.update_lease_seconds))
-    dp.update.outer_middleware(UserMiddleware(service))
+    # no user for the staff group: so no fair-use count either (FairUseMiddleware needs one)
+    dp.update.outer_middleware(UserMiddleware(service, settings.staff_chat_id))
     dp.update.outer_middleware(FairUseMiddleware(service))  # after triage: emergencies always answered
     dp.update.outer_middleware(ChatStateMiddleware(dp.fsm))
     dp.include_routers(*all_routers(settings))
@@ -212,7 +218,20 @@ async def run_telegram(
     """Serve Telegram until SIGTERM/SIGINT: the webhook app on ``PORT`` (with ``zalo``'s route when given) when
     ``TELEGRAM_WEBHOOK_URL`` is set, else long polling. The caller owns the runtime behind ``service``."""
     bot = build_bot(settings, service.pool)
+    kicker: OutboxKicker | None = None
+    zalo_kicker: ZaloOutboxKicker | None = None
     try:
+        if settings.staff_chat_id is not None:  # the staff handoff (bot/handoff.py): checked, then attached
+            await check_staff_chat(bot, settings.staff_chat_id)
+            kicker = OutboxKicker(bot, service.pool)
+            desk = TelegramDesk(bot, service.pool, settings.staff_chat_id, kicker)
+            names = {key: role.name for key, role in load_roles().items()}
+            kicks: dict[str, Callable[[], object]] = {"telegram": kicker}
+            if zalo is not None:  # Zalo patients too: staff replies go out through the Zalo client
+                zalo_kicker = ZaloOutboxKicker(zalo.client, service.pool)
+                kicks["zalo"] = zalo_kicker
+            service.handoff = HandoffDesk(desk, names, kicks)
+            log.info("handoff.ready staff_chat=%s", settings.staff_chat_id)
         await set_menus(bot, service.pool, settings)
         if settings.telegram_webhook_url:
             secret = webhook_secret(settings)
@@ -242,5 +261,8 @@ async def run_telegram(
                 task.cancel()
             await asyncio.gather(polling, stop, return_exceptions=True)
     finally:
+        for running in (kicker, zalo_kicker):
+            if running is not None:
+                await running.stop()
         await bot.session.close()
     return 0

@@ -77,3 +77,14 @@ class VerifyCb(CallbackData, prefix="vf"):
     action: str
     sid: DbId
     idx: Index
+
+
+class HandoffCloseCb(CallbackData, prefix="hoc"):
+    """ "Kết thúc hỗ trợ" under a handoff's summary in the staff topic: ``h`` the handoff (the staff group's
+    chat id is checked server-side)."""
+
+    h: DbId
+
+
+class HandoffEndCb(CallbackData, prefix="hoe"):
+    """ "Kết thúc hỗ trợ" under the patient's "a staff member answers here" message (their own open handoff)."""

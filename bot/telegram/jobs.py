@@ -7,11 +7,18 @@
   429 → wait, 403 → user inactive) and lets only one process drain at a time (a lease row, renewed as it
   sends; ``WORKER_OUTBOX_LEASE_SECONDS`` is how long a dead drainer's claims hold before another takes over).
   Without ``TELEGRAM_BOT_TOKEN`` the job is unavailable: not scheduled, skipped by ``--once``.
+* ``handoff_reminder``: an open staff handoff (``bot.handoff``) nobody has answered for
+  ``HANDOFF_REMIND_MINUTES`` gets one reminder in its topic, queued in the outbox (sent by ``outbox_drain``).
+  Unavailable without ``STAFF_CHAT_ID`` or with the reminder off (0).
 """
 
 from __future__ import annotations
 
+import time
+
+from bot import handoff as ho
 from bot.telegram import digest
+from db import handoffs, outbox
 from db.job_context import Counts, Job, JobContext, worker_identity
 
 
@@ -35,6 +42,28 @@ async def outbox_drain(ctx: JobContext) -> Counts:
         await bot.session.close()
 
 
+def no_handoff(ctx: JobContext) -> str | None:
+    if ctx.settings.staff_chat_id is None or ctx.settings.telegram_bot_token is None:
+        return "STAFF_CHAT_ID (or TELEGRAM_BOT_TOKEN) is not set"
+    if ctx.settings.handoff_remind_minutes == 0:
+        return "HANDOFF_REMIND_MINUTES is 0"
+    return None
+
+
+async def handoff_reminder(ctx: JobContext) -> Counts:
+    minutes = ctx.settings.handoff_remind_minutes
+    reminded = 0
+    async with ctx.pool.acquire() as conn, conn.transaction():  # marked and queued together
+        for waiting in await handoffs.claim_reminders(conn, minutes):
+            waited = int((time.time() - waiting.opened_at.timestamp()) // 60)
+            opened = waiting.opened_at.astimezone(ctx.worker.tz).strftime("%H:%M %d/%m")
+            text = ho.reminder(waiting.user_id, waited, opened)
+            payload = {"type": "text", "text": text, "message_thread_id": waiting.topic_id, "kind": "handoff"}
+            await outbox.enqueue(conn, waiting.staff_chat_id, payload)
+            reminded += 1
+    return {"reminded": reminded}
+
+
 JOBS = [
     Job("digest", digest.run, "cron 0 7 * * *", "Daily digest of yesterday to the admins (outbox)"),
     Job(
@@ -43,5 +72,12 @@ JOBS = [
         "every 15s",
         "Send pending outbox rows through the Telegram sender",
         unavailable,
+    ),
+    Job(
+        "handoff_reminder",
+        handoff_reminder,
+        "every 5m",
+        "Remind a staff topic whose handoff nobody has answered yet",
+        no_handoff,
     ),
 ]

@@ -77,15 +77,24 @@ def chat_key(data: dict[str, Any]) -> int | None:
     return int(user.id) if user is not None else None
 
 
+def in_staff_chat(data: dict[str, Any], staff_chat_id: int | None) -> bool:
+    """Whether the update comes from the staff handoff's group (``STAFF_CHAT_ID``): staff, not patients."""
+    chat = data.get("event_chat")
+    return staff_chat_id is not None and chat is not None and chat.id == staff_chat_id
+
+
 class TriageMiddleware(BaseMiddleware):
-    def __init__(self, service: ChatService) -> None:
+    """``staff_chat_id``: the staff group, whose messages are about patients, not emergencies of the writer."""
+
+    def __init__(self, service: ChatService, staff_chat_id: int | None = None) -> None:
         self.service = service
+        self.staff_chat_id = staff_chat_id
 
     async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
         assert isinstance(event, Update)
         message = event.message
         text = (message.text or message.caption) if message is not None else None
-        if message is None or not text or text.startswith("/"):
+        if message is None or not text or text.startswith("/") or in_staff_chat(data, self.staff_chat_id):
             return await handler(event, data)
         bot: Bot = data["bot"]
         chat_id = message.chat.id
@@ -160,12 +169,17 @@ class DedupeMiddleware(BaseMiddleware):
 
 
 class UserMiddleware(BaseMiddleware):
-    def __init__(self, service: ChatService) -> None:
+    """No user is created for the staff group's members (``staff_chat_id``): they are not patients."""
+
+    def __init__(self, service: ChatService, staff_chat_id: int | None = None) -> None:
         self.service = service
+        self.staff_chat_id = staff_chat_id
 
     async def __call__(self, handler: Handler, event: TelegramObject, data: dict[str, Any]) -> Any:
         tg_user: User | None = data.get("event_from_user")
-        if tg_user is not None and not tg_user.is_bot:  # active again if they had blocked the bot
+        if (
+            tg_user is not None and not tg_user.is_bot and not in_staff_chat(data, self.staff_chat_id)
+        ):  # active again if they had blocked the bot
             data["user"] = await self.service.sender(CHANNEL, tg_user.id, tg_user.full_name)
         return await handler(event, data)
 

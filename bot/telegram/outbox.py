@@ -37,7 +37,9 @@ from db.pool import CONNECTION_ERRORS
 
 log = logging.getLogger("medbot.telegram.outbox")
 DEFAULT_LEASE_SECONDS = 120.0
-_SEND_FIELDS = {"text", "parse_mode", "reply_markup", "disable_notification", "link_preview_options"}
+_SEND_FIELDS = {
+    "text", "parse_mode", "reply_markup", "disable_notification", "link_preview_options", "message_thread_id"
+}  # fmt: skip
 
 
 async def send_payload(bot: Bot, chat_id: int, payload: dict[str, Any]) -> None:

@@ -14,10 +14,11 @@ import html
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
+from bot.handoff import END_BUTTON
 from bot.service import Reply
 from bot.splitting import PARAGRAPH, split_message
 from bot.telegram import texts
-from bot.telegram.callbacks import FeedbackCb, RoleCb, SuggestCb, SuggestPageCb, SwitchCb
+from bot.telegram.callbacks import FeedbackCb, HandoffEndCb, RoleCb, SuggestCb, SuggestPageCb, SwitchCb
 from bot.telegram.roles import role_label
 
 LIMIT = 4000  # a margin under Telegram's 4096
@@ -159,3 +160,10 @@ def role_keyboard(roles: list[str]) -> InlineKeyboardMarkup:
     for role in roles:
         kb.row(InlineKeyboardButton(text=role_label(role), callback_data=RoleCb(role=role).pack()))
     return kb.as_markup()
+
+
+def end_handoff_keyboard() -> InlineKeyboardMarkup:
+    """The patient's "Kết thúc hỗ trợ" under the message that says a staff member answers."""
+    return InlineKeyboardMarkup(
+        inline_keyboard=[[InlineKeyboardButton(text=END_BUTTON, callback_data=HandoffEndCb().pack())]]
+    )

@@ -20,8 +20,12 @@ digest                 cron 0 7 * * *      ``bot.telegram.jobs``  yesterday's nu
                                                                   questions, a chart
 outbox_drain           every 15s           ``bot.telegram.jobs``  hands pending outbox rows to the Telegram
                                                                   sender
+handoff_reminder       every 5m            ``bot.telegram.jobs``  reminds a staff topic nobody answered for
+                                                                  ``HANDOFF_REMIND_MINUTES`` (once)
 zalo_token_refresh     every 30m           ``bot.zalo.jobs``      refreshes the Zalo OA access token (when
                                                                   Zalo is configured)
+zalo_outbox            every 30s           ``bot.zalo.jobs``      sends pending Zalo outbox rows (the staff
+                                                                  handoff's), when Zalo is configured
 =====================  ==================  =====================  ==========================================
 """
 

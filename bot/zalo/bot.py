@@ -41,6 +41,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from bot import handoff as ho
 from bot.logs import redact
 from bot.service import ChatService, Emergency, Reply, RoleChoice
 from bot.zalo import CHANNEL
@@ -113,6 +114,10 @@ FAILED = "Xin lỗi, mình đang gặp sự cố khi trả lời. Bạn vui lòn
 ROLE_COMMANDS = {"chuyen khoa", "doi chuyen khoa", "chuyenkhoa", "/chuyenkhoa", "/start", "bat dau"}
 ERASE_COMMANDS = {"xoa du lieu", "xoadulieu", "/xoadulieu", "xoa du lieu cua toi"}
 HELP_COMMANDS = {"tro giup", "/help", "help", "huong dan", "/trogiup"}
+# The patient ends a staff handoff (bot.handoff): typed, or the button under "a staff member answers here".
+END_HANDOFF = "#ketthuc"
+END_HANDOFF_COMMANDS = {"/ketthuc", "ketthuc", "ket thuc", "ket thuc ho tro"}
+ATTACHMENT_KINDS = {"image": "photo", "gif": "photo", "file": "document", "audio": "voice", "voice": "voice"}
 
 
 def command_of(text: str) -> str:
@@ -199,7 +204,7 @@ class ZaloBot:
                 await self.welcome(user, incoming.recipient)
             elif incoming.event in TEXT_EVENTS:
                 await self.on_text(user, incoming.recipient, incoming.text, emergency)
-            else:
+            elif not await self.service.relay_attachment(user, attachment_kind(incoming.event)):
                 await self.send_text(user, incoming.recipient, NOT_TEXT)
         except Exception:
             log.exception("zalo.handle_failed user=%s event=%s", user.id, incoming.event)
@@ -231,6 +236,9 @@ class ZaloBot:
             await self.on_erase(user, recipient, text == "#erase:yes")
             return
         command = command_of(text)
+        if text == END_HANDOFF or command in END_HANDOFF_COMMANDS:
+            await self.send_text(user, recipient, await self.service.end_handoff(user))
+            return
         if command in ROLE_COMMANDS:
             await self.role_picker(user, recipient, PICK_ROLE)
             return
@@ -347,7 +355,11 @@ class ZaloBot:
         if reply.needs_role:  # an emergency is answered already: the picker follows it
             await self.ask_for_role(user, recipient, reply.withheld_role)
             return
-        if reply.delivered:
+        if reply.delivered or reply.relayed:  # sent by the guard, or gone to the staff (a handoff is open)
+            return
+        if reply.handoff_opened:  # "a staff member answers here", with the patient's way out
+            end = [Button(ho.END_BUTTON, END_HANDOFF)]
+            await self._deliver(user, recipient, self.client.send_answer(recipient, reply.text, end))
             return
         await self._deliver(
             user, recipient, self.client.send_answer(recipient, render_text(reply), answer_buttons(reply))
@@ -390,6 +402,11 @@ class ZaloBot:
                 except ZaloAPIError as again:
                     log.error("zalo.inform_failed user=%s code=%s", user.id, again.code)
             return False
+
+
+def attachment_kind(event: str) -> str:
+    """``user_send_image`` → "photo", … (``bot.handoff.ATTACHMENT_NOTE``'s kinds)."""
+    return ATTACHMENT_KINDS.get(event.removeprefix("user_send_").removeprefix("anonymous_send_"), "other")
 
 
 def render_text(reply: Reply) -> str:

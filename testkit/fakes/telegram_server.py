@@ -15,6 +15,12 @@ Updates reach the bot either through ``getUpdates`` (long polling) or as webhook
 chat waits for the previous one's HTTP 200) while different chats are delivered concurrently. With several
 ``webhook_targets`` the fake acts as a load balancer, alternating between them.
 
+Forum supergroups (the staff handoff): ``add_forum`` makes a supergroup with topics where the bot is an admin
+allowed to manage topics (or not: ``bot_admin=False``); ``getChat``, ``getChatMember``, ``createForumTopic``
+and ``deleteForumTopic`` behave as Telegram's, a ``sendMessage`` with ``message_thread_id`` goes into that
+topic (400 "message thread not found" for an unknown one), and ``send_group_text`` posts a member's message
+(in a topic: ``message_thread_id`` and ``is_topic_message``, as Telegram sends them).
+
 Driving API for tests: ``send_text``, ``send_command``, ``send_document``, ``send_sticker``, ``tap``,
 ``deliver`` (a raw update, e.g. twice), ``wait_for_messages``, ``wait_for``; sent messages are kept per
 chat (``messages[chat_id]``) with their ``reply_markup`` and edit history. Synchronisation uses an
@@ -131,6 +137,8 @@ class SentMessage:
     caption: str = ""
     edits: list[str] = field(default_factory=list)
     sent_at: float = field(default_factory=time.monotonic)
+    thread_id: int | None = None  # the forum topic it was sent in
+    chat_type: str = "private"
 
     @property
     def buttons(self) -> list[dict[str, Any]]:
@@ -148,9 +156,11 @@ class SentMessage:
         msg: dict[str, Any] = {
             "message_id": self.message_id,
             "date": int(time.time()),
-            "chat": {"id": self.chat_id, "type": "private"},
+            "chat": {"id": self.chat_id, "type": self.chat_type},
             "from": BOT_USER,
         }
+        if self.thread_id is not None:
+            msg.update(message_thread_id=self.thread_id, is_topic_message=True)
         if self.kind == "text":
             msg["text"] = self.plain
         elif self.kind == "photo":
@@ -185,6 +195,8 @@ class FakeTelegram:
         self.delivered: dict[int, int] = {}  # update_id → HTTP status of the (last) webhook delivery
         self.files: dict[str, tuple[bytes, str]] = {}
         self.blocked_chats: set[int] = set()  # users who blocked the bot: sends to them get 403
+        # forum supergroups: chat id → {"title", "bot_admin", "topics": {thread id: name}}
+        self.forums: dict[int, dict[str, Any]] = {}
         self.delivery_started: dict[int, float] = {}  # update_id → monotonic time of the first POST
         self._fail: deque[tuple[str, int, str, dict[str, Any] | None]] = deque()
         self._holds: list[Hold] = []
@@ -258,6 +270,39 @@ class FakeTelegram:
         self._holds.append(held)
         return held
 
+    def add_forum(self, chat_id: int, title: str = "Nhân viên phòng khám", *, bot_admin: bool = True,
+                  is_forum: bool = True) -> None:  # fmt: skip
+        """A supergroup (with topics unless ``is_forum`` is False) the bot is a member of; an admin allowed to
+        manage topics when ``bot_admin``."""
+        self.forums[chat_id] = {"title": title, "bot_admin": bot_admin, "is_forum": is_forum, "topics": {}}
+
+    def topic_messages(self, chat_id: int, thread_id: int) -> list[SentMessage]:
+        """What the bot sent into one topic of a forum, oldest first."""
+        return [m for m in self.messages[chat_id] if m.thread_id == thread_id]
+
+    async def send_group_text(self, chat_id: int, from_id: int, text: str, *, thread_id: int | None = None,
+                              first_name: str = "Hoa", is_bot: bool = False, **extra: Any) -> int:  # fmt: skip
+        """Member ``from_id`` writes ``text`` in supergroup ``chat_id`` (in topic ``thread_id``); the update id."""
+        message_id = next(self._message_ids[chat_id])
+        message: dict[str, Any] = {
+            "message_id": message_id,
+            "date": int(time.time()),
+            "chat": {"id": chat_id, "type": "supergroup", "title": "Nhóm",
+                     **({"is_forum": True} if chat_id in self.forums else {})},
+            "from": {"id": from_id, "is_bot": is_bot, "first_name": first_name, "language_code": "vi"},
+        }  # fmt: skip
+        if thread_id is not None:
+            message.update(message_thread_id=thread_id, is_topic_message=True)
+        if text:
+            message["text"] = text
+            if text.startswith("/"):
+                message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]
+        message.update(extra)
+        self.user_messages[chat_id].append(message)
+        update = {"update_id": next(self._update_ids), "message": message}
+        await self.deliver(update)
+        return update["update_id"]
+
     def _user(self, chat_id: int, first_name: str = "Lan") -> dict[str, Any]:
         return {"id": chat_id, "is_bot": False, "first_name": first_name, "language_code": "vi"}
 
@@ -303,7 +348,8 @@ class FakeTelegram:
         await self.deliver(update)
         return update["update_id"]
 
-    async def tap(self, chat_id: int, message_id: int, callback_data: str, *, forged: bool = False) -> str:
+    async def tap(self, chat_id: int, message_id: int, callback_data: str, *, forged: bool = False,
+                  from_id: int | None = None) -> str:  # fmt: skip
         """The user taps an inline button; returns the callback query id. ``forged``: the data need not be a
         button of the message (a tampered client sends any callback data it likes)."""
         original = next(m for m in self.messages[chat_id] if m.message_id == message_id)
@@ -318,7 +364,7 @@ class FakeTelegram:
             "update_id": next(self._update_ids),
             "callback_query": {
                 "id": cq_id,
-                "from": self._user(chat_id),
+                "from": self._user(chat_id if from_id is None else from_id),
                 "chat_instance": f"ci{chat_id}",
                 "message": original.as_api(),
                 "data": callback_data,
@@ -528,13 +574,73 @@ class FakeTelegram:
         chat_id = int(p["chat_id"])
         if chat_id in self.blocked_chats:
             raise ApiError(403, "Forbidden: bot was blocked by the user")
+        thread = int(p["message_thread_id"]) if p.get("message_thread_id") not in (None, "") else None
+        forum = self.forums.get(chat_id)
+        if thread is not None and (forum is None or thread not in forum["topics"]):
+            raise ApiError(400, "Bad Request: message thread not found")
         plain = self._render_text(p.get("text", ""), p.get("parse_mode"))
         markup = self._check_markup(p.get("reply_markup"))
         msg = SentMessage(
             chat_id, next(self._message_ids[chat_id]), p["text"], plain, p.get("parse_mode"), markup
         )
+        msg.thread_id = thread
+        msg.chat_type = "supergroup" if forum is not None else "private"
         self.messages[chat_id].append(msg)
         return msg.as_api()
+
+    def _m_getChat(self, p: dict[str, Any]) -> dict[str, Any]:
+        chat_id = int(p["chat_id"])
+        forum = self.forums.get(chat_id)
+        if forum is None:
+            if chat_id < 0:
+                raise ApiError(400, "Bad Request: chat not found")
+            return {"id": chat_id, "type": "private", "first_name": "Lan", "accent_color_id": 0,
+                    "max_reaction_count": 11, "accepted_gift_types": _GIFT_TYPES}  # fmt: skip
+        return {"id": chat_id, "type": "supergroup", "title": forum["title"], "is_forum": forum["is_forum"],
+                "accent_color_id": 0, "max_reaction_count": 11, "accepted_gift_types": _GIFT_TYPES}  # fmt: skip
+
+    def _m_getChatMember(self, p: dict[str, Any]) -> dict[str, Any]:
+        chat_id, user_id = int(p["chat_id"]), int(p["user_id"])
+        forum = self.forums.get(chat_id)
+        if forum is None:
+            raise ApiError(400, "Bad Request: chat not found")
+        user = BOT_USER if user_id == BOT_USER["id"] else self._user(user_id)
+        if user_id == BOT_USER["id"] and forum["bot_admin"]:
+            rights = dict.fromkeys(_ADMIN_RIGHTS, False)
+            return {"status": "administrator", "user": user, **rights, "can_manage_topics": True,
+                    "can_delete_messages": True}  # fmt: skip
+        return {"status": "member", "user": user}
+
+    def _forum_admin(self, chat_id: int) -> dict[str, Any]:
+        forum = self.forums.get(chat_id)
+        if forum is None:
+            raise ApiError(400, "Bad Request: chat not found")
+        if not forum["is_forum"]:
+            raise ApiError(400, "Bad Request: the chat is not a forum")
+        if not forum["bot_admin"]:
+            raise ApiError(400, "Bad Request: not enough rights to create a topic")
+        return forum
+
+    def _m_createForumTopic(self, p: dict[str, Any]) -> dict[str, Any]:
+        chat_id = int(p["chat_id"])
+        forum = self._forum_admin(chat_id)
+        name = str(p.get("name") or "")
+        if not 1 <= len(name) <= 128:
+            raise ApiError(
+                400, "Bad Request: TOPIC_TITLE_EMPTY" if not name else "Bad Request: topic name too long"
+            )
+        # As in Telegram, the topic's id is the id of its "topic created" service message.
+        thread = next(self._message_ids[chat_id])
+        forum["topics"][thread] = name
+        return {"message_thread_id": thread, "name": name, "icon_color": 7322096}
+
+    def _m_deleteForumTopic(self, p: dict[str, Any]) -> bool:
+        chat_id, thread = int(p["chat_id"]), int(p["message_thread_id"])
+        forum = self._forum_admin(chat_id)
+        if forum["topics"].pop(thread, None) is None:
+            raise ApiError(400, "Bad Request: message thread not found")
+        self.messages[chat_id] = [m for m in self.messages[chat_id] if m.thread_id != thread]
+        return True
 
     def _find(self, p: dict[str, Any]) -> SentMessage:
         chat_id, message_id = int(p["chat_id"]), int(p["message_id"])
@@ -604,6 +710,15 @@ class FakeTelegram:
             "file_size": len(data),
             "file_path": path,
         }
+
+
+_GIFT_TYPES = {"unlimited_gifts": False, "limited_gifts": False, "unique_gifts": False,
+               "premium_subscription": False, "gifts_from_channels": False}  # fmt: skip
+_ADMIN_RIGHTS = (
+    "can_be_edited", "is_anonymous", "can_manage_chat", "can_delete_messages", "can_manage_video_chats",
+    "can_restrict_members", "can_promote_members", "can_change_info", "can_invite_users", "can_post_stories",
+    "can_edit_stories", "can_delete_stories", "can_send_welcome_messages",
+)  # fmt: skip
 
 
 def _chat_of(update: dict[str, Any]) -> int:

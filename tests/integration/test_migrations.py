@@ -36,6 +36,7 @@ EXPECTED_TABLES = {
     "staff_sessions",  # 0016
     "console_audit",  # 0016
     "kb_entry_history",  # 0017
+    "handoffs",  # 0018
 }
 
 

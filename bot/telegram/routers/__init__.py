@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from aiogram import Router
 
-from bot.telegram.routers import account, admin, fallback, questions, start, verify
+from bot.telegram.routers import account, admin, fallback, handoff, questions, start, verify
 from db.settings import Settings
 
 
@@ -13,7 +13,10 @@ def all_routers(settings: Settings) -> list[Router]:
     # verify goes before admin and questions: its handlers only claim a chat that waits for an article or a
     # guideline file, or has an open sentence (bot.telegram.states.Waiting); otherwise the admin router would
     # take every document (and refuse a clinician's article file) and questions every text.
+    # The staff group's updates (the handoff) go first: none of them may reach a patient's handler.
     return [
+        handoff.staff_router(settings),
+        handoff.patient_router,
         start.router,
         account.router,
         verify.router,

@@ -13,7 +13,9 @@ import logging
 from aiogram import F, Router
 from aiogram.types import CallbackQuery, Message
 
+from bot.service import ChatService
 from bot.telegram import texts
+from db.users import User
 
 log = logging.getLogger("medbot.telegram")
 router = Router(name="fallback")
@@ -25,8 +27,21 @@ async def unknown_command(message: Message) -> None:
 
 
 @router.message()
-async def not_text(message: Message) -> None:
+async def not_text(message: Message, service: ChatService, user: User | None = None) -> None:
+    """Not text: with a staff handoff open, the staff get a note that something was sent; else the hint."""
+    if user is not None and await service.relay_attachment(user, _kind(message)):
+        return
     await message.answer(texts.NOT_TEXT)
+
+
+def _kind(message: Message) -> str:
+    if message.photo:
+        return "photo"
+    if message.document:
+        return "document"
+    if message.voice or message.audio:
+        return "voice"
+    return "other"
 
 
 @router.callback_query()

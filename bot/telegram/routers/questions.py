@@ -3,6 +3,8 @@
 When the engine takes longer than ``TYPING_AFTER_S`` the chat shows "typing…" until the answer is sent
 (an answer quicker than that would only flash it, at the cost of a Bot API call per message). The answer is rendered in HTML (engine/KB text escaped),
 split on paragraph boundaries under the 4096 limit, with suggestion and 👍/👎 buttons on the last part only.
+A patient with a staff handoff open gets no answer (``Reply.relayed``: the message went to the staff); the
+reply that opens one carries a "Kết thúc hỗ trợ" button (``bot.telegram.routers.handoff``).
 A reply that offers another section (``Reply.switch_role``) has "➡️ Chuyển sang mục …" first; pressing it
 switches the role and answers the same message there (``ChatService.switch_and_answer``).
 """
@@ -23,6 +25,7 @@ from bot.telegram.callbacks import FeedbackCb, SuggestCb, SuggestPageCb, SwitchC
 from bot.telegram.render import (
     answer_html,
     answer_keyboard,
+    end_handoff_keyboard,
     role_keyboard,
     split_html,
     suggestion_keyboard,
@@ -58,7 +61,10 @@ async def ask(
         )
         await bot.send_message(chat_id, ask_again, reply_markup=role_keyboard(service.roles_for(user)))
         return
-    if reply.delivered:
+    if reply.delivered or reply.relayed:  # sent by the guard, or gone to the staff (a handoff is open)
+        return
+    if reply.handoff_opened:  # "a staff member answers here", with the patient's way out
+        await bot.send_message(chat_id, html.escape(reply.text), reply_markup=end_handoff_keyboard())
         return
     await send_reply(bot, chat_id, reply, asked=text if tapped else None)
     if emergency is not None:  # a clinician's answer carries the card after it
