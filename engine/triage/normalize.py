@@ -16,6 +16,8 @@ Steps, each for a way the rules were missed before:
 - folded with the engine's one folding table (lowercase, no diacritics, đ→d), every other character a space;
 - a hedge opening a clause ("chắc chỉ là trào ngược thôi nhưng…", "probably nothing but…") made a clause of
   its own, so the writer's guess does not exclude or soften the signs that follow;
+- laughter typed as a face ("=))", ":)))", "=]]", 😂, 🤣) read as the word "haha" (round 14: "OT tôi tim ngừng
+  đập luôn rồi =))" is a joke, and the rules' joke markers read words, not punctuation); a plain smile ":)" is not;
 - a clock time's "giờ" written "h" ("lúc 6h còn tỉnh táo" is a time, not "giờ … tỉnh táo");
 - numbers said in words, as phone dictation writes them, read as digits when they are made with "trăm" or
   "mươi" ("hai trăm hai mươi trên một trăm hai mươi" → "220 tren 120", "ba mươi sáu tuần" → "36 tuan"); a lone
@@ -42,6 +44,8 @@ _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u034f")
 _SENTENCE_BREAK = re.compile(r"(?:[!?;…\n]|\.(?!\d)|(?<!\d)\.)+")
 _CLAUSE_BREAK = re.compile(r"(?:[:]|,(?!\d)|(?<!\d),)+")
 _NON_WORD = re.compile(r"[^a-z0-9]+")
+# laughter typed as a face: "=))", ":)))", "=]]", 😂 🤣 😆 😅
+_LAUGH = re.compile(r"[=:;]-?(?:\){2,}|\]{2,})|[\U0001F602\U0001F923\U0001F606\U0001F605]")
 _ELONGATED = re.compile(r"([^\W\d_])\1{2,}")
 _WORD = re.compile(r"[^\W_]+")
 _GLUED_UNIT = re.compile(r"(?<=\d)(?=[^\W\d_])")  # between a digit and the letter right after it
@@ -404,7 +408,7 @@ def is_english(text: str) -> bool:
 
 def normalize(text: str, words: dict[str, str]) -> Normalized:
     """The message as triage reads it (see the module docstring)."""
-    visible = untelex(strip_invisible(text), words)
+    visible = untelex(_LAUGH.sub(" haha ", strip_invisible(text)), words)
     english = is_english(visible)
     if english:
         words = {}
