@@ -17,7 +17,6 @@ it, so nothing queued here waits for the worker's next run. Failed sends stay in
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 import asyncpg
@@ -27,6 +26,7 @@ from aiogram.exceptions import TelegramAPIError
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot import handoff as ho
+from bot.kicker import DrainKicker
 from bot.telegram.callbacks import HandoffCloseCb
 from bot.telegram.outbox import drain
 from db import outbox
@@ -104,29 +104,8 @@ class TelegramDesk:
         await self.bot.delete_forum_topic(self.chat_id, topic_id)
 
 
-class OutboxKicker:
-    """Drain the Telegram outbox now, in the background; kicks during a drain run one more drain after it."""
+class OutboxKicker(DrainKicker):
+    """Drain the Telegram outbox now, in the background (``bot.kicker``)."""
 
     def __init__(self, bot: Bot, pool: asyncpg.Pool) -> None:
-        self.bot = bot
-        self.pool = pool
-        self._wanted = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-
-    def __call__(self) -> None:
-        self._wanted.set()
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._run())
-
-    async def _run(self) -> None:
-        while self._wanted.is_set():
-            self._wanted.clear()
-            try:
-                await drain(self.bot, self.pool, holder=None)
-            except Exception:  # the worker's drain sends it later
-                log.exception("handoff.drain_failed")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        super().__init__(lambda: drain(bot, pool, holder=None), "handoff")

@@ -10,7 +10,6 @@ is queued; the worker's ``zalo_outbox`` job (``bot.zalo.jobs``) retries what fai
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import socket
@@ -18,6 +17,7 @@ import uuid
 
 import asyncpg
 
+from bot.kicker import DrainKicker
 from bot.zalo.client import ZaloAPIError, ZaloClient, ZaloUserUnreachable
 from db import outbox, users
 
@@ -51,29 +51,8 @@ async def drain(client: ZaloClient, pool: asyncpg.Pool, *, holder: str | None = 
     return sent
 
 
-class ZaloOutboxKicker:
-    """Drain the Zalo outbox now, in the background; kicks during a drain run one more drain after it."""
+class ZaloOutboxKicker(DrainKicker):
+    """Drain the Zalo outbox now, in the background (``bot.kicker``)."""
 
     def __init__(self, client: ZaloClient, pool: asyncpg.Pool) -> None:
-        self.client = client
-        self.pool = pool
-        self._wanted = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-
-    def __call__(self) -> None:
-        self._wanted.set()
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._run())
-
-    async def _run(self) -> None:
-        while self._wanted.is_set():
-            self._wanted.clear()
-            try:
-                await drain(self.client, self.pool)
-            except Exception:  # the worker's job sends it later
-                log.exception("zalo.outbox.drain_failed")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        super().__init__(lambda: drain(client, pool), "zalo.outbox")
