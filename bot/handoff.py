@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from db.conversations import STAFF_REPLY
 from engine import ClinicProfile
 
 # Consecutive replies with no good answer (no KB answer to a medical question) before a person is offered.
@@ -108,7 +109,10 @@ def summary(
         "Trao đổi gần đây:",
     ]
     for m in messages:
-        who = "👤 Bệnh nhân" if m["direction"] == "in" else "🤖 Bot"
+        if m["direction"] == "in":
+            who = "👤 Bệnh nhân"
+        else:  # a staff reply of an earlier handoff in this conversation is no bot's
+            who = "👩‍⚕️ Nhân viên" if m["input_type"] == STAFF_REPLY else "🤖 Bot"
         lines.append(f"{who}: {_cut(m['text'] or '')}")
     lines.append(f"👤 Bệnh nhân: {_cut(asked)}")
     lines += [

@@ -42,7 +42,8 @@ emergency was answered by the guard first and is relayed marked 🚨); ``handle_
 flow marks the message (``FlowResult.handoff``: asked for a person, complained) and offers one after
 ``UNANSWERED_STREAK`` replies in a row without a good answer; ``relay_to_patient`` (a staff message in a
 topic, through the patient channel's outbox), ``close_handoff`` (staff) and ``end_handoff`` (the patient)
-do the rest. Without a desk, or for a channel the desk cannot deliver to, nothing of this happens: the flow's
+do the rest; the messages relayed both ways are stored in the patient's conversation
+(``conversations.store_relayed``: not the bot's exchanges, so not its memory nor its statistics). Without a desk, or for a channel the desk cannot deliver to, nothing of this happens: the flow's
 own reply (the clinic's phone, booking link) goes out as before.
 """
 
@@ -553,7 +554,10 @@ class ChatService:
         """How many replies in a row, this one included, gave a medical question no answer from the KB."""
         if not self._no_good_answer(result.input_type, result.citations):
             return 0
-        recent = await conversations.recent_messages(self.db, conversation_id, 2 * ho.UNANSWERED_STREAK)
+        # the bot's replies only: a staff reply of a handoff neither counts nor breaks the streak
+        recent = await conversations.recent_messages(
+            self.db, conversation_id, 2 * ho.UNANSWERED_STREAK, handoff=False
+        )
         streak = 1
         for message in reversed([m for m in recent if m["direction"] == "out"]):
             if not self._no_good_answer(message["input_type"], message["citations"]):
@@ -588,7 +592,8 @@ class ChatService:
         self, user: User, handoff: handoffs.Handoff, text: str, channel: str, emergency: Emergency | None
     ) -> Reply:
         """A patient's message during a handoff: to the topic (marked 🚨 when the guard found an emergency,
-        whose answer it already sent; the exchange is recorded like any emergency), not answered."""
+        whose answer it already sent; the exchange is recorded like any emergency), not answered; stored in
+        the conversation as relayed (``conversations.store_relayed``)."""
         assert self.handoff is not None
         marked = emergency is not None
         if handoff.topic_id is not None:
@@ -598,6 +603,7 @@ class ChatService:
             reply = await self._record_emergency(user, text, channel, emergency)
             reply.relayed = True
             return reply
+        await conversations.store_relayed(self.db, user.id, "in", text, red_flag=marked)
         return Reply(text="", relayed=True, delivered=True)
 
     async def relay_attachment(self, user: User, kind: str) -> bool:
@@ -610,6 +616,7 @@ class ChatService:
             return False
         note = ho.ATTACHMENT_NOTE.get(kind, ho.ATTACHMENT_NOTE["other"])
         await self.handoff.desk.post(open_handoff.topic_id, ho.patient_line(user.id, note))
+        await conversations.store_relayed(self.db, user.id, "in", note)
         return True
 
     async def _to_patient(self, handoff: handoffs.Handoff, text: str) -> None:
@@ -627,12 +634,14 @@ class ChatService:
 
     async def relay_to_patient(self, staff_chat_id: int, topic_id: int, text: str) -> bool:
         """A staff member's message in a topic of the staff group: to the patient of the topic's open
-        handoff. False (nothing sent) when ``staff_chat_id`` is not the staff group or no handoff is open there."""
+        handoff, and stored in their conversation as a staff reply (``conversations.STAFF_REPLY``, the text as
+        typed). False (nothing sent) when ``staff_chat_id`` is not the staff group or no handoff is open there."""
         if self.handoff is None or staff_chat_id != self.handoff.desk.chat_id:
             return False
         open_handoff = await handoffs.open_for_topic(self.db, staff_chat_id, topic_id)
         if open_handoff is None:
             return False
+        await conversations.store_relayed(self.db, open_handoff.user_id, "out", text)
         await self._to_patient(open_handoff, ho.staff_line(text))
         await handoffs.staff_answered(self.db, open_handoff.id)
         log.info("handoff.relayed_out id=%s user=%s", open_handoff.id, open_handoff.user_id)

@@ -1,4 +1,11 @@
-"""Conversations and their messages: the active conversation, storing turns, memory for the engine."""
+"""Conversations and their messages: the active conversation, storing turns, memory for the engine.
+
+A staff handoff's messages (``bot.handoff``) are stored in the patient's conversation too (``store_relayed``),
+so retention, erasure and the console cover them like any message: a patient message relayed to the staff
+(direction "in", input type ``TO_STAFF``) and a staff reply relayed to the patient ("out", ``STAFF_REPLY``).
+They are not the bot's exchanges: the bot's memory (``memory``, ``open_with_memory``) leaves them out, and
+statistics skip them (``not_handoff``).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,16 @@ from db.types import Executor
 
 # A conversation idle for longer than this is closed; the next message starts a new one.
 IDLE_MINUTES = 60
+# Input types of a staff handoff's messages (``store_relayed``).
+TO_STAFF = "to_staff"  # a patient's message relayed to the staff topic (direction "in")
+STAFF_REPLY = "staff_reply"  # a staff member's reply relayed to the patient (direction "out")
+HANDOFF_TYPES = (TO_STAFF, STAFF_REPLY)
+
+
+def not_handoff(alias: str = "") -> str:
+    """An SQL condition true for a message that is not a staff handoff's (``alias``: the messages table's)."""
+    column = f"{alias}.input_type" if alias else "input_type"
+    return f"coalesce({column}, '') NOT IN ('{TO_STAFF}', '{STAFF_REPLY}')"
 
 
 @dataclass(slots=True)
@@ -128,23 +145,59 @@ async def store_turn(db: Executor, conversation_id: int, user_id: int, turn: Sto
     return in_id, out_id
 
 
-async def recent_messages(db: Executor, conversation_id: int, limit: int) -> list[dict[str, Any]]:
-    """The last ``limit`` messages, oldest first."""
+_STORE_RELAYED = """
+WITH found AS (
+    SELECT id FROM conversations WHERE user_id = $1 ORDER BY last_activity_at DESC, id DESC LIMIT 1
+), created AS (
+    INSERT INTO conversations (user_id, role)
+    SELECT $1, (SELECT role FROM users WHERE id = $1) WHERE NOT EXISTS (SELECT 1 FROM found)
+    RETURNING id
+), conv AS (
+    SELECT id FROM found UNION ALL SELECT id FROM created
+), msg AS (
+    INSERT INTO messages (conversation_id, user_id, direction, text, input_type, red_flag)
+    SELECT id, $1, $2, $3, $4, $5 FROM conv
+    RETURNING id
+), touched AS (
+    UPDATE conversations SET last_activity_at = now() WHERE id = (SELECT id FROM conv)
+)
+SELECT id FROM msg
+"""
+
+
+async def store_relayed(
+    db: Executor, user_id: int, direction: str, text: str, *, red_flag: bool = False
+) -> int:
+    """Store a staff handoff's message in the patient's latest conversation (the one the handoff was opened
+    in, kept active by these messages; a new one in the user's role if they have none) and touch it: a patient
+    message relayed to the staff (``direction`` "in", ``TO_STAFF``) or a staff reply ("out", ``STAFF_REPLY``).
+    Returns the message's id."""
+    input_type = TO_STAFF if direction == "in" else STAFF_REPLY
+    return int(await db.fetchval(_STORE_RELAYED, user_id, direction, text, input_type, red_flag))
+
+
+async def recent_messages(
+    db: Executor, conversation_id: int, limit: int, *, handoff: bool = True
+) -> list[dict[str, Any]]:
+    """The last ``limit`` messages, oldest first; ``handoff=False`` leaves a staff handoff's out (the bot's
+    exchanges alone)."""
     rows = await db.fetch(
-        """
+        f"""
         SELECT direction, text, input_type, citations FROM (
             SELECT id, direction, text, input_type, citations FROM messages
-            WHERE conversation_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2
+            WHERE conversation_id = $1 AND ($3 OR {not_handoff()}) ORDER BY created_at DESC, id DESC LIMIT $2
         ) last ORDER BY id
         """,
         conversation_id,
         limit,
+        handoff,
     )
     return [dict(r) for r in rows]
 
 
 # The memory of a conversation ``{conv}``: its summary, the last ``{limit}`` messages (each bot message with the
-# suggestions shown under it) and whether it already had an answer from the KB. One fragment for ``memory`` and
+# suggestions shown under it; a staff handoff's messages left out: the bot did not say them, nor was it asked
+# them) and whether it already had an answer from the KB. One fragment for ``memory`` and
 # ``open_with_memory``, so both read the same thing.
 _MEMORY_SELECT = """
 SELECT {conv}.id AS conversation_id, {conv}.summary,
@@ -161,11 +214,12 @@ SELECT {conv}.id AS conversation_id, {conv}.summary,
 FROM {source}
 LEFT JOIN LATERAL (
     SELECT id, direction, text, input_type, citations, created_at FROM messages
-    WHERE conversation_id = {conv}.id ORDER BY created_at DESC, id DESC LIMIT {limit}
+    WHERE conversation_id = {conv}.id AND {not_handoff} ORDER BY created_at DESC, id DESC LIMIT {limit}
 ) last ON true
 {where}
 ORDER BY last.id
 """
+_MEMORY_SELECT = _MEMORY_SELECT.replace("{not_handoff}", not_handoff())
 _MEMORY = _MEMORY_SELECT.format(conv="c", source="conversations c", limit="$2", where="WHERE c.id = $1")
 _MEMORY_KEYS = ("direction", "text", "input_type", "citations", "suggestions")
 

@@ -11,7 +11,8 @@ in ``payload["text"]``, between “ and ”) and ``payload["erased_quote"]`` the
 message is gone. :func:`scrub_quotes` does the replacing; it runs with every erasure (``db.users.erase``) and
 after the retention purge, so a quote in the outbox never outlives the message it came from.
 
-Staff's trials on the console (``db.stats.TRIAL_CHANNEL``) are not patients: no number here counts them.
+Staff's trials on the console (``db.stats.TRIAL_CHANNEL``) are not patients: no number here counts them; nor
+a staff handoff's messages (``db.conversations.not_handoff``), which are not the bot's traffic.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from db.conversations import not_handoff
 from db.stats import NOT_TRIAL, TRIAL_CHANNEL
 from db.types import Executor
 
@@ -91,7 +93,8 @@ async def numbers(
             avg(o.latency_ms) FILTER (WHERE o.direction = 'out') AS latency_avg,
             percentile_cont(0.95) WITHIN GROUP (ORDER BY o.latency_ms)
                 FILTER (WHERE o.direction = 'out' AND o.latency_ms IS NOT NULL) AS latency_p95
-        FROM messages o WHERE o.created_at >= $1 AND o.created_at < $2 AND o.user_id {NOT_TRIAL}
+        FROM messages o
+        WHERE o.created_at >= $1 AND o.created_at < $2 AND o.user_id {NOT_TRIAL} AND {not_handoff("o")}
         """,
         start,
         end,
@@ -125,7 +128,8 @@ async def numbers(
         f"""
         SELECT COALESCE(c.role, '?') AS role, count(*) AS n FROM messages o
         JOIN conversations c ON c.id = o.conversation_id
-        WHERE o.direction = 'in' AND o.created_at >= $1 AND o.created_at < $2 AND o.user_id {NOT_TRIAL} GROUP BY 1 ORDER BY 2 DESC, 1
+        WHERE o.direction = 'in' AND o.created_at >= $1 AND o.created_at < $2 AND o.user_id {NOT_TRIAL}
+          AND {not_handoff("o")} GROUP BY 1 ORDER BY 2 DESC, 1
         """,
         start,
         end,
@@ -134,7 +138,8 @@ async def numbers(
     for r in await db.fetch(
         f"""
         SELECT COALESCE(input_type, '?') AS t, count(*) AS n FROM messages
-        WHERE direction = 'out' AND created_at >= $1 AND created_at < $2 AND user_id {NOT_TRIAL} GROUP BY 1 ORDER BY 2 DESC, 1
+        WHERE direction = 'out' AND created_at >= $1 AND created_at < $2 AND user_id {NOT_TRIAL}
+          AND {not_handoff()} GROUP BY 1 ORDER BY 2 DESC, 1
         """,
         start,
         end,
@@ -145,7 +150,7 @@ async def numbers(
         SELECT extract(hour FROM o.created_at AT TIME ZONE $4)::int AS h,
                count(*) FILTER (WHERE o.direction = 'in') AS n_in,
                count(*) FILTER (WHERE {_UNANSWERED}) AS n_un
-        FROM messages o WHERE o.created_at >= $1 AND o.created_at < $2 GROUP BY 1
+        FROM messages o WHERE o.created_at >= $1 AND o.created_at < $2 AND {not_handoff("o")} GROUP BY 1
         """,
         start,
         end,

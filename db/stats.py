@@ -5,7 +5,9 @@ question cited at least one KB entry; *clarified* means it cited none (the bot a
 topics). Top topics count the topics of the cited KB entries.
 
 Staff's trials on the console ("try it": users of channel :data:`TRIAL_CHANNEL`, one per staff member) are
-not patients: every number here and in the digest (``db.digest``) leaves them out.
+not patients: every number here and in the digest (``db.digest``) leaves them out. Nor do they count a staff
+handoff's messages (``db.conversations.not_handoff``): the patient's messages relayed to the staff and the
+staff's replies are the clinic's conversation, not the bot's traffic (the console shows them).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 
+from db.conversations import not_handoff
 from db.types import Executor
 
 # The channel of the console's "try it" users (``bot.web.console.quality``): never counted as patients.
@@ -38,7 +41,8 @@ async def window(db: Executor, days: int, top: int = 5) -> Window:
     row = await db.fetchrow(
         f"""
         WITH since AS (SELECT now() - make_interval(days => $1) AS t),
-        m AS (SELECT * FROM messages, since WHERE created_at >= since.t AND user_id {NOT_TRIAL})
+        m AS (SELECT * FROM messages, since
+              WHERE created_at >= since.t AND user_id {NOT_TRIAL} AND {not_handoff("messages")})
         SELECT
           (SELECT count(DISTINCT user_id) FROM m WHERE direction = 'in') AS users,
           (SELECT count(*) FROM users, since WHERE created_at >= since.t AND channel <> '{TRIAL_CHANNEL}')
@@ -89,6 +93,7 @@ async def daily_messages(db: Executor, days: int = 30) -> list[tuple[date, int]]
         SELECT d::date AS day, count(m.id) AS n
         FROM generate_series(current_date - ($1 - 1), current_date, interval '1 day') AS d
         LEFT JOIN messages m ON m.direction = 'in' AND m.created_at::date = d::date AND m.user_id {NOT_TRIAL}
+            AND {not_handoff("m")}
         GROUP BY 1 ORDER BY 1
         """,
         days,
@@ -117,10 +122,11 @@ async def unanswered(db: Executor, threshold: float, days: int = 30, limit: int 
         CROSS JOIN LATERAL (
             SELECT id, retrieval_score, citations, input_type FROM messages o
             WHERE o.conversation_id = i.conversation_id AND o.direction = 'out' AND o.id > i.id
+              AND {not_handoff("o")}
             ORDER BY o.id LIMIT 1
         ) o
         WHERE i.direction = 'in' AND i.created_at >= now() - make_interval(days => $2)
-          AND i.user_id {NOT_TRIAL}
+          AND i.user_id {NOT_TRIAL} AND {not_handoff("i")}
           AND (
             EXISTS (SELECT 1 FROM feedback f WHERE f.message_id = o.id AND f.rating = -1)
             OR (o.input_type = 'medical_question'
@@ -166,7 +172,7 @@ async def by_role(db: Executor, days: int) -> list[RoleNumbers]:
         JOIN conversations c ON c.id = m.conversation_id
         LEFT JOIN feedback f ON f.message_id = m.id
         WHERE m.direction = 'out' AND m.created_at >= now() - make_interval(days => $1)
-          AND m.user_id {NOT_TRIAL} AND c.role IS NOT NULL
+          AND m.user_id {NOT_TRIAL} AND c.role IS NOT NULL AND {not_handoff("m")}
         GROUP BY c.role ORDER BY questions DESC, c.role
         """,
         days,

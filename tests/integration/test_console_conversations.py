@@ -101,6 +101,7 @@ async def test_filters_by_role_request_for_a_person_and_thumbs_down(
     assert await shown("down=1") == {down_conv}
     assert await shown("role=patient_diabetes") == {down_conv}
     assert await shown("role=patient_diabetes&staff=1") == set()
+    assert await shown("handoff=1") == set()  # asked for a person, but no handoff happened
     assert (
         "Không có cuộc trò chuyện nào khớp với bộ lọc."
         in (await http.get("/console/conversations?down=1&staff=1")).text

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
+import httpx
 import pytest
 
 from bot import handoff as ho
@@ -23,9 +24,11 @@ from bot.wiring import build_service
 from bot.worker.jobs import default_jobs
 from bot.worker.runner import run_job
 from bot.zalo.outbox import ZaloOutboxKicker
-from db import handoffs, outbox, users
+from db import console_conversations, conversations, handoffs, outbox, stats, users
 from db.settings import SettingsError, load_settings
 from testkit.fakes.telegram_server import FakeTelegram
+from tests.console_support import CLINICIAN, add_staff, console_server
+from tests.integration.test_console import log_in
 from tests.integration.worker_helpers import make_ctx
 from tests.integration.zalo_support import zalo_harness
 
@@ -127,7 +130,7 @@ async def patient(service: ChatService, chat: int) -> users.User:
 
 
 async def test_asking_for_a_person_opens_a_topic_relays_both_ways_and_closes(
-    db: asyncpg.Pool, desk: Desk
+    db: asyncpg.Pool, db_url: str, desk: Desk
 ) -> None:
     service, fake = desk.service, desk.fake
     lan = await patient(service, 8101)
@@ -156,6 +159,8 @@ async def test_asking_for_a_person_opens_a_topic_relays_both_ways_and_closes(
                                        f"👤 BN-{lan.id:05d}: cho tôi gặp bác sĩ"]  # fmt: skip
     assert await service.relay_attachment(lan, "photo")
     assert "đã gửi một ảnh" in desk.topic(thread)[-1]
+    [listed] = await console_conversations.recent(db, handed_off=True)
+    assert listed.handoff == "open"
 
     # Staff answer in the topic: the patient gets it through the outbox.
     assert await service.relay_to_patient(STAFF, thread, "Chào bạn, bạn đau ở răng nào?")
@@ -175,6 +180,44 @@ async def test_asking_for_a_person_opens_a_topic_relays_both_ways_and_closes(
     # The bot answers again.
     after = await service.respond(lan, "niềng răng mất bao lâu", channel="telegram")
     assert not after.relayed and after.text and not after.handoff_opened
+
+    # The handoff's messages are the conversation's, in order, each told apart from the bot's exchanges.
+    stored = await db.fetch(
+        "SELECT conversation_id, direction, input_type, text FROM messages WHERE user_id = $1 ORDER BY id",
+        lan.id,
+    )
+    assert len({r["conversation_id"] for r in stored}) == 1
+    handoff_part = [(r["direction"], r["input_type"], r["text"]) for r in stored[4:8]]
+    assert handoff_part[:2] == [
+        ("in", "to_staff", "em bị đau từ hôm qua"),
+        ("in", "to_staff", "cho tôi gặp bác sĩ"),
+    ]
+    assert handoff_part[2][:2] == ("in", "to_staff") and "đã gửi một ảnh" in handoff_part[2][2]
+    assert handoff_part[3] == ("out", "staff_reply", "Chào bạn, bạn đau ở răng nào?")
+    # Not the bot's memory, nor its statistics: three questions, no more.
+    remembered, _, _ = await conversations.memory(db, stored[0]["conversation_id"], 20)
+    assert [m["text"] for m in remembered if m["direction"] == "in"] == [
+        "răng khôn mọc lệch có cần nhổ không", "cho tôi gặp bác sĩ", "niềng răng mất bao lâu"
+    ]  # fmt: skip
+    window = await stats.window(db, 1)
+    assert (window.users, window.messages) == (1, 3)
+    assert "em bị đau từ hôm qua" not in {u.text for u in await stats.unanswered(db, 0.99)}
+
+    # The console shows the handoff, the relayed messages and the staff reply as the staff's.
+    await add_staff(db)
+    async with (
+        console_server(db, db_url) as url,
+        httpx.AsyncClient(base_url=url, timeout=30) as http,
+    ):
+        await log_in(http, *CLINICIAN)
+        listing = (await http.get("/console/conversations?handoff=1")).text
+        conv = stored[0]["conversation_id"]
+        assert f'/console/conversations/{conv}"' in listing and "Đã chuyển nhân viên" in listing
+        page = (await http.get(f"/console/conversations/{conv}")).text
+    assert "lý do: Bệnh nhân muốn gặp nhân viên" in page and "bởi nhân viên (Telegram 42)" in page
+    staff_item = page.split('class="message staff"')[1].split("</li>")[0]
+    assert "Nhân viên phòng khám" in staff_item and "Chào bạn, bạn đau ở răng nào?" in staff_item
+    assert page.count('class="message staff"') == 1 and page.count("Chuyển cho nhân viên</span>") == 3
 
 
 async def test_an_emergency_during_a_handoff_is_relayed_marked_and_recorded(
@@ -218,6 +261,7 @@ async def test_the_patient_ends_it_and_erasing_deletes_the_topic(db: asyncpg.Poo
     assert await service.end_handoff(lan) == ho.CLOSED_BY_PATIENT
     assert desk.topic(thread)[-1] == ho.TOPIC_CLOSED_BY_PATIENT
     assert await service.end_handoff(lan) == ho.NOTHING_OPEN  # twice: harmless
+    assert await service.relay_to_patient(STAFF, thread, "tin cũ") is False  # closed: nothing stored
     await service.erase(lan)
     assert desk.topics() == {} and desk.fake.topic_messages(STAFF, thread) == []
     assert await db.fetchval("SELECT count(*) FROM handoffs") == 0

@@ -1,6 +1,13 @@
 """Patients' conversations, for every staff member (a doctor reviews the bot's answers; the clinic's admins
-too): ``GET /console/conversations`` (the recent ones, filtered by role, by a request for a person, by a 👎)
-and ``GET /console/conversations/{id}`` (the messages in order, with the KB codes cited and the scores).
+too): ``GET /console/conversations`` (the recent ones, filtered by role, by a request for a person, by a staff
+handoff, by a 👎) and ``GET /console/conversations/{id}`` (the messages in order, with the KB codes cited and
+the scores; a staff handoff with when it was opened, why, when and by whom it was closed, and the staff's
+replies marked as theirs, not the bot's).
+
+Both "asked for a person" (what the patient typed: the flow's human / complaint intents) and the handoff
+state (what happened: none, open, closed) are kept, in one "Gặp nhân viên" column: a request that became no
+handoff (no staff group set, the topic could not be created) is one the clinic may want to call back, and a
+handoff opened from the "no good answer twice" offer is one the patient never typed a request for.
 
 A conversation is a patient's health data: the list shows a pseudonymous label (``BN-<internal id>``), never
 the channel's id or name, and every opening of a conversation is recorded in ``console_audit``
@@ -25,6 +32,7 @@ INPUT_TYPES = {
     "emergency": "Cấp cứu",
     "booking": "Đặt lịch",
     "human": "Muốn gặp nhân viên",
+    "to_staff": "Chuyển cho nhân viên",
     "complaint": "Phàn nàn",
     "praise": "Khen ngợi",
     "clinic_info": "Thông tin phòng khám",
@@ -38,6 +46,24 @@ INPUT_TYPES = {
     "invalid": "Tin nhắn không hợp lệ",
     "error": "Lỗi khi trả lời",
 }
+
+
+# A staff handoff: why it was opened (``db.handoffs.REASONS``) and its state in the list.
+HANDOFF_REASONS = {
+    "human": "Bệnh nhân muốn gặp nhân viên",
+    "complaint": "Bệnh nhân phàn nàn",
+    "unanswered": "Bot chưa trả lời được, bệnh nhân chọn gặp nhân viên",
+}
+HANDOFF_STATES = {"open": "Đang chuyển nhân viên", "closed": "Đã chuyển nhân viên"}
+
+
+def closed_by(who: str | None) -> str:
+    """Who closed a handoff, in the staff's words (a staff member is known by their Telegram id only)."""
+    if who == "patient":
+        return "bệnh nhân"
+    if who and who.startswith("staff:"):
+        return f"nhân viên (Telegram {who.removeprefix('staff:')})"
+    return "nhân viên"
 
 
 def patient_label(user_id: int) -> str:
@@ -60,8 +86,14 @@ async def list_conversations(request: web.Request) -> web.Response:
     if role not in roles:
         role = ""
     asked_staff, with_down = _flag(request, "staff"), _flag(request, "down")
+    handed_off = _flag(request, "handoff")
     rows = await conv_db.recent(
-        security.pool(request), role=role or None, asked_staff=asked_staff, with_down=with_down, limit=LIMIT
+        security.pool(request),
+        role=role or None,
+        asked_staff=asked_staff,
+        with_down=with_down,
+        handed_off=handed_off,
+        limit=LIMIT,
     )
     context = {
         "rows": rows,
@@ -69,9 +101,11 @@ async def list_conversations(request: web.Request) -> web.Response:
         "role": role,
         "asked_staff": asked_staff,
         "with_down": with_down,
+        "handed_off": handed_off,
+        "handoff_states": HANDOFF_STATES,
         "channels": CHANNELS,
         "label": patient_label,
-        "filtered": bool(role or asked_staff or with_down),
+        "filtered": bool(role or asked_staff or with_down or handed_off),
         "limit": LIMIT,
     }
     return await security.render(request, "conversations.html", context)
@@ -85,6 +119,7 @@ async def show_conversation(request: web.Request) -> web.Response:
     if found is None:
         return await security.render(request, "not_found.html", status=404)
     messages = await conv_db.messages(pool, conversation_id)
+    handoffs = await conv_db.handoffs(pool, conversation_id)
     earlier = await conv_db.views(pool, conversation_id)
     await staff_db.audit(
         pool,
@@ -96,6 +131,10 @@ async def show_conversation(request: web.Request) -> web.Response:
     context = {
         "c": found,
         "messages": messages,
+        "handoffs": handoffs,
+        "handoff_reasons": HANDOFF_REASONS,
+        "handoff_states": HANDOFF_STATES,
+        "closed_by": closed_by,
         "views": earlier,
         "roles": role_labels(),
         "channels": CHANNELS,
