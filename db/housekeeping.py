@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from db import chat_states, digest, rate_limits, suggestions, updates
+from db import chat_states, digest, rate_limits, staff, suggestions, updates
 from db import jobs as jobs_db
 from db import retention as retention_db
 from db.job_context import Counts, Job, JobContext
@@ -50,6 +50,7 @@ async def cleanup(ctx: JobContext) -> Counts:
         "outbox": await retention_db.delete_outbox_done_older_than(ctx.pool, w.worker_outbox_keep_days),
         "rate_counters": await rate_limits.delete_stale(ctx.pool),
         "chat_states": await chat_states.delete_idle(ctx.pool),
+        "staff_sessions": await staff.delete_expired_sessions(ctx.pool),
     }
     charts = 0
     folder = ctx.settings.digests_dir
@@ -65,5 +66,10 @@ async def cleanup(ctx: JobContext) -> Counts:
 
 JOBS = [
     Job("retention", retention, "cron 30 2 * * *", "Delete messages and traces older than RETENTION_DAYS"),
-    Job("cleanup", cleanup, "every 1h", "Expired suggestion sets, old processed updates and job runs"),
+    Job(
+        "cleanup",
+        cleanup,
+        "every 1h",
+        "Expired suggestion sets and console sessions, old processed updates and job runs",
+    ),
 ]

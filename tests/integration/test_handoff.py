@@ -24,7 +24,7 @@ from bot.wiring import build_service
 from bot.worker.jobs import default_jobs
 from bot.worker.runner import run_job
 from bot.zalo.outbox import ZaloOutboxKicker
-from db import console_conversations, conversations, handoffs, outbox, stats, users
+from db import console_conversations, conversations, feedback, handoffs, outbox, stats, users
 from db.settings import SettingsError, load_settings
 from testkit.fakes.telegram_server import FakeTelegram
 from tests.console_support import CLINICIAN, add_staff, console_server
@@ -183,7 +183,7 @@ async def test_asking_for_a_person_opens_a_topic_relays_both_ways_and_closes(
 
     # The handoff's messages are the conversation's, in order, each told apart from the bot's exchanges.
     stored = await db.fetch(
-        "SELECT conversation_id, direction, input_type, text FROM messages WHERE user_id = $1 ORDER BY id",
+        "SELECT id, conversation_id, direction, input_type, text FROM messages WHERE user_id = $1 ORDER BY id",
         lan.id,
     )
     assert len({r["conversation_id"] for r in stored}) == 1
@@ -194,6 +194,8 @@ async def test_asking_for_a_person_opens_a_topic_relays_both_ways_and_closes(
     ]
     assert handoff_part[2][:2] == ("in", "to_staff") and "đã gửi một ảnh" in handoff_part[2][2]
     assert handoff_part[3] == ("out", "staff_reply", "Chào bạn, bạn đau ở răng nào?")
+    assert not await feedback.record(db, lan.id, stored[7]["id"], -1)  # a forged 👎 on staff's reply: refused
+    assert await feedback.record(db, lan.id, stored[3]["id"], 1)  # the bot's own answers are rated as before
     # Not the bot's memory, nor its statistics: three questions, no more.
     remembered, _, _ = await conversations.memory(db, stored[0]["conversation_id"], 20)
     assert [m["text"] for m in remembered if m["direction"] == "in"] == [

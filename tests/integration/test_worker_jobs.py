@@ -15,7 +15,7 @@ from bot.worker import cli as worker_cli
 from bot.worker.jobs import default_jobs
 from bot.worker.runner import run_job
 from db import jobs as jobs_db
-from db import kb, users
+from db import kb, staff, users
 from db.backfill import kb_embedding_text
 from db.job_context import Job
 from db.settings import load_settings
@@ -257,8 +257,18 @@ async def test_cleanup_removes_expired_suggestions_old_updates_and_runs(
     await db.execute(
         "INSERT INTO job_runs (job, started_at, status) VALUES ('x', now() - interval '40 days', 'ok')"
     )
+    clinician = await staff.create_account(db, "bs.an@phongkham.vn", "clinician", "mat-khau-bac-si-9")
+    live, _ = await staff.create_session(db, clinician.id)
+    expired, _ = await staff.create_session(db, clinician.id)
+    await db.execute(
+        "UPDATE staff_sessions SET expires_at = now() - interval '1 minute' WHERE token_hash = $1",
+        staff.token_hash(expired),
+    )
     result = await run_job(ctx, JOBS["cleanup"])
     assert result.status == "ok", result.error
+    assert result.counts["staff_sessions"] == 1  # a console session that ended is removed, a live one stays
+    assert await staff.session_for(db, live) is not None
+    assert await db.fetchval("SELECT count(*) FROM staff_sessions") == 1
     assert result.counts["suggestion_sets"] == 1
     assert result.counts["processed_updates"] == 1
     assert result.counts["job_runs"] == 1
