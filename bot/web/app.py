@@ -33,6 +33,7 @@ def healthz_handler(pool: asyncpg.Pool) -> Callable[[web.Request], Awaitable[web
         try:
             await pool.fetchval("SELECT 1")
         except Exception as exc:
+            # The detail (host, database, driver message) is for the operator's log, never the response.
             log.warning("healthz.degraded error=%r", exc)
             return web.json_response({"status": "degraded"}, status=503)
         return web.json_response({"status": "ok"})
