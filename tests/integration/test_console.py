@@ -4,28 +4,16 @@ role checks, and the ``medbot staff`` commands an admin runs in a shell (as a su
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 
 import asyncpg
 import httpx
-import pytest
 
 from db import staff as staff_db
-from tests.console_support import ADMIN, CLINICIAN, add_staff, console_server
+from tests.console_support import ADMIN, CLINICIAN
 from tests.medbot_cli import run_medbot
 
 LOGIN_FAILED = "Email hoặc mật khẩu không đúng"
 FORBIDDEN = "Không có quyền truy cập"
-
-
-@pytest.fixture
-async def http(db: asyncpg.Pool, db_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    await add_staff(db)
-    async with (
-        console_server(db, db_url) as url,
-        httpx.AsyncClient(base_url=url, timeout=30, follow_redirects=False) as client,
-    ):
-        yield client
 
 
 def csrf_of(page: str) -> str:

@@ -4,16 +4,13 @@ filters; the article check is per staff member, CSRF-checked, and refuses bad in
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import asyncpg
 import httpx
-import pytest
 
 from db import users
 from db.conversations import StoredTurn
 from db.retention import ERASE_REASON
-from tests.console_support import ADMIN, CLINICIAN, add_conversation, add_staff, console_server
+from tests.console_support import ADMIN, CLINICIAN, add_conversation
 from tests.integration.test_console import FORBIDDEN, csrf_of, log_in
 
 QUESTION = "Răng em bị ê buốt khi uống nước lạnh thì phải làm sao?"
@@ -23,16 +20,6 @@ TURNS = [
     StoredTurn("Cho em gặp nhân viên với", "Phòng khám sẽ liên hệ lại với bạn.", "human"),
 ]
 ARTICLE = "Metformin là thuốc lựa chọn đầu tay. Nên đi khám răng định kỳ 6 tháng một lần."
-
-
-@pytest.fixture
-async def http(db: asyncpg.Pool, db_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    await add_staff(db)
-    async with (
-        console_server(db, db_url) as url,
-        httpx.AsyncClient(base_url=url, timeout=30, follow_redirects=False) as client,
-    ):
-        yield client
 
 
 async def test_every_view_is_audited_and_shown_to_the_next_reader(

@@ -6,30 +6,18 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import httpx
 import openpyxl
-import pytest
 
-from tests.console_support import ADMIN, CLINICIAN, add_entry, add_staff, console_server
+from tests.console_support import ADMIN, CLINICIAN, add_entry
 from tests.integration.test_console import FORBIDDEN, csrf_of, log_in
 from tests.kb_files import entry, rows, write_csv
 
 ROLE = "patient_dental"
-
-
-@pytest.fixture
-async def http(db: asyncpg.Pool, db_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    await add_staff(db)
-    async with (
-        console_server(db, db_url) as url,
-        httpx.AsyncClient(base_url=url, timeout=60, follow_redirects=False) as client,
-    ):
-        yield client
 
 
 async def kb_state(db: asyncpg.Pool) -> list[tuple[Any, ...]]:

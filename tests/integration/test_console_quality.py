@@ -4,30 +4,18 @@ list's link, and the chart images (PNG, behind the session)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import asyncpg
 import httpx
-import pytest
 
 from db import console_conversations, conversations, digest, stats, users
 from db.conversations import StoredTurn
-from tests.console_support import ADMIN, CLINICIAN, add_entry, add_staff, console_server
+from tests.console_support import ADMIN, CLINICIAN, add_entry
 from tests.integration.test_console import FORBIDDEN, csrf_of, log_in
 
 QUESTION = "Răng khôn mọc lệch có cần nhổ ngay không?"
-
-
-@pytest.fixture
-async def http(db: asyncpg.Pool, db_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    await add_staff(db)
-    async with (
-        console_server(db, db_url) as url,
-        httpx.AsyncClient(base_url=url, timeout=60, follow_redirects=False) as client,
-    ):
-        yield client
 
 
 async def patient_exchange(db: asyncpg.Pool, text: str, score: float, citations: list[str]) -> int:
