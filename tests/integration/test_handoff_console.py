@@ -13,7 +13,8 @@ import httpx
 
 from bot import handoff as ho
 from bot.runtime import Runtime
-from bot.wiring import attach_handoff, console_services
+from bot.telegram.topic_queue import QueuedDesk
+from bot.wiring import attach_handoff, build_service, console_services
 from bot.zalo.outbox import ZaloOutboxKicker
 from db import handoffs, outbox, users
 from db.settings import load_settings
@@ -176,25 +177,44 @@ async def test_a_console_reply_reaches_the_telegram_topic_too(
     assert "Nhân viên phòng khám (lan.admin@phongkham.vn, trên trang quản trị)" in shown
 
 
-async def test_medbot_web_queues_the_reply_for_the_worker(http: httpx.AsyncClient, db: asyncpg.Pool) -> None:
+async def test_medbot_web_queues_the_reply_and_the_topic_post_for_the_worker(
+    db: asyncpg.Pool, db_url: str
+) -> None:
+    # as bot.web_cli.serve builds it: no channel sender, the staff group reached through the outbox only
+    settings = load_settings(database_url=db_url, openai_api_key=None, staff_chat_id=STAFF)
+    runtime = Runtime(settings=settings, url=db_url, pool=db)
+    service = await build_service(runtime)
+    attach_handoff(runtime, service, desk=QueuedDesk(db, STAFF))
     minh = await users.get_or_create(db, "zalo", "zc3")
-    opened = await handoffs.open_handoff(db, minh.id, "zalo", None, "human")
+    opened = await handoffs.open_handoff(db, minh.id, "zalo", STAFF, "human")
     assert opened is not None
-    assert (await http.get("/console/handoffs")).status_code == 303  # signed out: the login page
-    await log_in(http, *CLINICIAN)
-    page = (await http.get(f"/console/handoffs/{opened.id}")).text
-    sent = await http.post(
-        f"/console/handoffs/{opened.id}/reply", data={"text": "Chào bạn.", "csrf_token": csrf_of(page)}
-    )
-    assert sent.status_code == 303
-    [queued] = await outbox.pending(
-        db, "zalo"
-    )  # no sender in medbot web: the worker's zalo_outbox job sends it
-    assert queued["chat_id"] == "zc3" and queued["payload"]["text"] == "👩‍⚕️ Nhân viên phòng khám: Chào bạn."
-    await handoffs.close(db, opened.id, handoffs.PATIENT)
-    late = await http.post(
-        f"/console/handoffs/{opened.id}/reply", data={"text": "Còn đó không?", "csrf_token": csrf_of(page)}
-    )
-    assert "đã kết thúc; tin nhắn chưa được gửi" in (await http.get(late.headers["location"])).text
-    assert len(await outbox.pending(db, "zalo")) == 1
-    assert (await http.get("/console/handoffs/999999")).status_code == 404
+    await handoffs.set_topic(db, opened.id, 77)
+    await add_staff(db)
+    services = console_services(runtime, service)
+    async with (
+        console_server(db, db_url, services) as url,
+        httpx.AsyncClient(base_url=url, timeout=30) as http,
+    ):
+        assert (await http.get("/console/handoffs")).status_code == 303  # signed out: the login page
+        await log_in(http, *CLINICIAN)
+        page = (await http.get(f"/console/handoffs/{opened.id}")).text
+        sent = await http.post(
+            f"/console/handoffs/{opened.id}/reply", data={"text": "Chào bạn.", "csrf_token": csrf_of(page)}
+        )
+        assert sent.status_code == 303
+        # no sender here: the worker's zalo_outbox and outbox_drain jobs send them
+        [queued] = await outbox.pending(db, "zalo")
+        assert (
+            queued["chat_id"] == "zc3" and queued["payload"]["text"] == "👩‍⚕️ Nhân viên phòng khám: Chào bạn."
+        )
+        [topic] = await outbox.pending(db)
+        assert topic["chat_id"] == str(STAFF) and topic["payload"]["message_thread_id"] == 77
+        assert topic["payload"]["text"] == f"👩‍⚕️ {CLINICIAN[0]} (trả lời từ trang quản trị): Chào bạn."
+        await handoffs.close(db, opened.id, handoffs.PATIENT)
+        late = await http.post(
+            f"/console/handoffs/{opened.id}/reply",
+            data={"text": "Còn đó không?", "csrf_token": csrf_of(page)},
+        )
+        assert "đã kết thúc; tin nhắn chưa được gửi" in (await http.get(late.headers["location"])).text
+        assert len(await outbox.pending(db, "zalo")) == 1
+        assert (await http.get("/console/handoffs/999999")).status_code == 404
