@@ -18,9 +18,19 @@ Decisions, written down here:
   offer (a button), not a handoff: the patient decides whether a question is worth the staff's time.
 - Hours: ``CLINIC_HOURS`` is free text, so the bot cannot know whether it is outside them; the patient is told
   the hours and that an answer outside them comes in the next opening hours. Nothing more is promised.
+- The clinic console (``CONSOLE_HANDOFF``, page "Hỗ trợ trực tiếp", ``bot.web.console.handoffs``): staff may
+  answer from there too (``ChatService.console_reply`` / ``console_close``), exactly like a topic reply (same
+  outbox, stored as a staff reply), and a console reply is also posted in the handoff's topic when there is
+  one, so the group sees it. With ``CONSOLE_HANDOFF`` and no staff group a handoff has no topic at all (the
+  desk is None): the console is where staff read and answer it.
+- Who answered: each staff reply and each close records the staff member (``db.handoffs.by_telegram``: the
+  Telegram user's id and first name; ``by_console``: the account's email). Staff see it in the console; the
+  patient never does (a reply reads "👩‍⚕️ Nhân viên phòng khám: …" whoever wrote it).
 - Reminder: a handoff nobody has answered for ``HANDOFF_REMIND_MINUTES`` (30) gets one reminder in its topic
   (the worker's ``handoff_reminder`` job), not more: a topic with unread messages already shows in the group,
-  one nudge catches a forgotten one, and repeated ones would train staff to mute the group.
+  one nudge catches a forgotten one, and repeated ones would train staff to mute the group. Only handoffs with
+  a topic are reminded: a console-only one has nowhere to be reminded but the console itself, whose menu shows
+  how many handoffs wait for a reply.
 - Patient-bound messages (staff replies, the closing notice) go through the outbox (``db.outbox``) of the
   patient's channel: sent at once by the channel's drainer, retried by the worker when a send fails.
 """
@@ -67,12 +77,15 @@ class StaffDesk(Protocol):
 
 @dataclass(slots=True)
 class HandoffDesk:
-    """What ``ChatService`` needs to hand off: the staff desk, the section names, and per patient channel a
-    ``kick`` that has the channel's outbox sent now (channels without one get no handoff)."""
+    """What ``ChatService`` needs to hand off: the Telegram staff desk (None: no staff group, staff answer from
+    the clinic console only, ``CONSOLE_HANDOFF``), the section names, and per patient channel a ``kick`` that
+    has the channel's outbox sent now (channels without one get no handoff: this process cannot reach them).
+    Built by the composition root (``bot.wiring.attach_handoff``)."""
 
-    desk: StaffDesk
+    desk: StaffDesk | None
     role_names: dict[str, str] = field(default_factory=dict)
     kicks: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    console: bool = False  # CONSOLE_HANDOFF: staff answer from the console too (a failed topic is no failure)
 
 
 def label(user_id: int) -> str:
@@ -163,6 +176,11 @@ TOPIC_REMINDER = (
     "hoặc gửi /xong nếu không cần hỗ trợ nữa."
 )
 TOPIC_ALREADY_CLOSED = "Yêu cầu hỗ trợ này đã kết thúc rồi."
+# A reply / close made from the clinic console, as the staff group reads it in the topic
+TOPIC_CONSOLE_REPLY = "👩‍⚕️ {email} (trả lời từ trang quản trị): {text}"
+TOPIC_CLOSED_BY_CONSOLE = (
+    "✅ Đã kết thúc hỗ trợ ({email}, trên trang quản trị). Bot trả lời bệnh nhân như trước."
+)
 EMERGENCY_MARK = "🚨 KHẨN CẤP (bot đã gửi hướng dẫn gọi 115 cho bệnh nhân)"
 ATTACHMENT_NOTE = {
     "photo": "[đã gửi một ảnh — bot không chuyển tệp; nếu cần xem, hãy hỏi bệnh nhân cách gửi]",

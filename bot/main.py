@@ -8,12 +8,16 @@ services from the composition root (``bot.wiring``) and hands them to the channe
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot import llm_selfcheck
+from bot.handoff import StaffDesk
 from bot.runtime import open_runtime
 from bot.telegram import app as telegram
-from bot.wiring import chat_service, console_services, embedder_for, verification_for
+from bot.wiring import attach_handoff, chat_service, console_services, embedder_for, verification_for
 from bot.zalo import webhook as zalo
 from bot.zalo import zalo_configured
+from bot.zalo.outbox import ZaloOutboxKicker
 from db.settings import Settings
 
 
@@ -29,11 +33,24 @@ async def run(settings: Settings) -> int:
             same_app = settings.telegram_webhook_url and zalo_configured(settings)
             channel = await zalo.build_channel(runtime, service) if same_app else None
             console = console_services(runtime, service)  # the clinic console, served with the webhook
-            return await telegram.run_telegram(settings, service, dp, console=console, zalo=channel)
+
+            def handoff(desk: StaffDesk | None, kicks: dict[str, Callable[[], object]]) -> None:
+                attach_handoff(runtime, service, desk=desk, kicks=kicks)
+
+            return await telegram.run_telegram(
+                settings, service, dp, console=console, zalo=channel, attach_handoff=handoff
+            )
     if zalo_configured(settings):
         async with await open_runtime(settings, pool_size=zalo.pool_size(settings)) as runtime:
             service = await chat_service(runtime)
-            return await zalo.serve(runtime, service, console_services(runtime, service))
+            channel = await zalo.build_channel(runtime, service)
+            # no Telegram bot here: with CONSOLE_HANDOFF, staff answer Zalo patients from the console
+            kicker = ZaloOutboxKicker(channel.client, runtime.pool)
+            attach_handoff(runtime, service, kicks={"zalo": kicker})
+            try:
+                return await zalo.serve(runtime, service, console_services(runtime, service), channel=channel)
+            finally:
+                await kicker.stop()
     print("TELEGRAM_BOT_TOKEN is not set: starting the console chat (Ctrl-D to quit).")
     async with await open_runtime(settings) as runtime:
         return await console.chat(await chat_service(runtime), settings, role=None)

@@ -41,9 +41,12 @@ message of a patient with an open handoff to the staff topic instead of answerin
 emergency was answered by the guard first and is relayed marked 🚨); ``handle_text`` opens a handoff when the
 flow marks the message (``FlowResult.handoff``: asked for a person, complained) and offers one after
 ``UNANSWERED_STREAK`` replies in a row without a good answer; ``relay_to_patient`` (a staff message in a
-topic, through the patient channel's outbox), ``close_handoff`` (staff) and ``end_handoff`` (the patient)
-do the rest; the messages relayed both ways are stored in the patient's conversation
-(``conversations.store_relayed``: not the bot's exchanges, so not its memory nor its statistics). Without a desk, or for a channel the desk cannot deliver to, nothing of this happens: the flow's
+topic, through the patient channel's outbox), ``console_reply`` (the same from the clinic console, also posted
+in the topic when there is one), ``close_handoff`` / ``console_close`` (staff) and ``end_handoff`` (the
+patient) do the rest; the messages relayed both ways are stored in the patient's conversation
+(``conversations.store_relayed``: not the bot's exchanges, so not its memory nor its statistics), each staff
+reply and close with who did it. The desk's Telegram group is optional (``HandoffDesk.desk`` None: console
+only, no topic). Without a ``HandoffDesk``, or for a channel it cannot deliver to, no handoff opens: the flow's
 own reply (the clinic's phone, booking link) goes out as before.
 """
 
@@ -166,7 +169,7 @@ class ChatService:
         self.clinic = clinic or ClinicProfile()
         self.fair_use = fair_use  # None: no limits (tools, tests)
         self.history_turns = history_turns  # turns of memory read for the flow (EngineConfig.history_turns)
-        self.handoff: ho.HandoffDesk | None = None  # the staff handoff, attached by the Telegram channel
+        self.handoff: ho.HandoffDesk | None = None  # the staff handoff (bot.wiring.attach_handoff)
 
     # -- triage first ------------------------------------------------------------------------------------
 
@@ -338,7 +341,11 @@ class ChatService:
         With a staff handoff open the message is relayed to the staff instead (``Reply.relayed``)."""
         if self.handoff is not None:
             open_handoff = await handoffs.open_for_user(self.db, user.id)
-            if open_handoff is not None and open_handoff.topic_id is None:
+            if (
+                open_handoff is not None
+                and open_handoff.topic_id is None
+                and open_handoff.staff_chat_id is not None
+            ):
                 # Opening runs under this chat's lock, as this does: a handoff without its topic here is one
                 # whose opening died half-way (nothing was promised): forget it and answer as usual.
                 log.warning("handoff.unfinished_discarded id=%s user=%s", open_handoff.id, user.id)
@@ -489,7 +496,11 @@ class ChatService:
         reply.asked = question
         return reply
 
-    async def _record_emergency(self, user: User, text: str, channel: str, emergency: Emergency) -> Reply:
+    async def _record_emergency(
+        self, user: User, text: str, channel: str, emergency: Emergency, *, handoff: bool = False
+    ) -> Reply:
+        """Store an emergency the guard answered: in the active conversation, or (``handoff``: typed during a
+        staff handoff) in the handoff's, however long the patient was silent, next to its relayed messages."""
         role = self.answer_role(user) or self.default_role
         turn = StoredTurn(
             user_text=text,
@@ -505,7 +516,10 @@ class ChatService:
             trace=[{"node": "guard", "action": "emergency", "triage": emergency.verdict.as_trace()}],
         )
         try:
-            conversation_id = await conversations.active_conversation(self.db, user.id, role)
+            if handoff:
+                conversation_id = await conversations.handoff_conversation(self.db, user.id)
+            else:
+                conversation_id = await conversations.active_conversation(self.db, user.id, role)
             _, out_id, _ = await conversations.store_exchange(self.db, conversation_id, user.id, turn, [])
         except Exception:
             log.exception("triage.store_failed user=%s channel=%s", user.id, channel)
@@ -529,11 +543,12 @@ class ChatService:
         """Forget ``user``: every row about them (``db.users.erase``; their handoffs go by cascade), what is
         still queued to their chat, and the staff topics of their handoffs (best effort: a topic Telegram
         does not delete now stays, without a handoff, and nothing more is relayed to or from it)."""
-        if self.handoff is not None:
+        desk = self.handoff.desk if self.handoff is not None else None
+        if desk is not None:
             for past in await handoffs.for_user(self.db, user.id):
-                if past.topic_id is not None and past.staff_chat_id == self.handoff.desk.chat_id:
+                if past.topic_id is not None and past.staff_chat_id == desk.chat_id:
                     try:
-                        await self.handoff.desk.delete_topic(past.topic_id)
+                        await desk.delete_topic(past.topic_id)
                     except Exception as exc:
                         log.warning("handoff.topic_delete_failed id=%s error=%r", past.id, exc)
         await users.erase(self.db, user.id)
@@ -545,6 +560,14 @@ class ChatService:
     def _can_hand_off(self, channel: str) -> bool:
         """A desk is attached and can deliver staff replies to ``channel``."""
         return self.handoff is not None and channel in self.handoff.kicks
+
+    def _topic_desk(self, handoff: handoffs.Handoff) -> ho.StaffDesk | None:
+        """The staff desk that holds ``handoff``'s topic; None when it has none (console only) or it is another
+        staff group's (``STAFF_CHAT_ID`` changed since)."""
+        desk = self.handoff.desk if self.handoff is not None else None
+        if desk is None or handoff.topic_id is None or handoff.staff_chat_id != desk.chat_id:
+            return None
+        return desk
 
     @staticmethod
     def _no_good_answer(input_type: str | None, citations: list[str] | None) -> bool:
@@ -568,12 +591,19 @@ class ChatService:
     async def _open_handoff(
         self, user: User, role: str, channel: str, reason: str, conversation_id: int, text: str
     ) -> bool:
-        """Open ``user``'s handoff: the row, the staff topic with its summary. False (and nothing kept) when
-        the topic cannot be created: the flow's own reply (how to reach the clinic) goes out instead."""
+        """Open ``user``'s handoff: the row, the staff topic with its summary (with a staff group). False (and
+        nothing kept) when the topic cannot be created and the console is no desk either: the flow's own reply
+        (how to reach the clinic) goes out instead. With the console as a desk, a handoff whose topic could
+        not be created stays open, answered from the console."""
         assert self.handoff is not None
         desk = self.handoff.desk
-        opened = await handoffs.open_handoff(self.db, user.id, channel, desk.chat_id, reason)
+        chat_id = desk.chat_id if desk is not None else None
+        opened = await handoffs.open_handoff(self.db, user.id, channel, chat_id, reason)
         if opened is None:  # opened meanwhile (another process): the patient is in a handoff already
+            return True
+        if desk is None:  # CONSOLE_HANDOFF without a staff group: the console's "Hỗ trợ trực tiếp" lists it
+            log.info("handoff.opened id=%s user=%s channel=%s reason=%s desk=console", opened.id, user.id,
+                     channel, reason)  # fmt: skip
             return True
         section = self.handoff.role_names.get(role, role)
         recent = await conversations.recent_messages(self.db, conversation_id, ho.SUMMARY_MESSAGES)
@@ -582,6 +612,9 @@ class ChatService:
             topic_id = await desk.open_topic(ho.topic_name(user.id, section), summary, opened.id)
         except Exception:
             log.exception("handoff.topic_failed user=%s channel=%s", user.id, channel)
+            if self.handoff.console:
+                await handoffs.console_only(self.db, opened.id)
+                return True
             await handoffs.discard(self.db, opened.id)
             return False
         await handoffs.set_topic(self.db, opened.id, topic_id)
@@ -594,13 +627,13 @@ class ChatService:
         """A patient's message during a handoff: to the topic (marked 🚨 when the guard found an emergency,
         whose answer it already sent; the exchange is recorded like any emergency), not answered; stored in
         the conversation as relayed (``conversations.store_relayed``)."""
-        assert self.handoff is not None
         marked = emergency is not None
-        if handoff.topic_id is not None:
-            await self.handoff.desk.post(handoff.topic_id, ho.patient_line(user.id, text, emergency=marked))
+        desk = self._topic_desk(handoff)
+        if desk is not None and handoff.topic_id is not None:
+            await desk.post(handoff.topic_id, ho.patient_line(user.id, text, emergency=marked))
         log.info("handoff.relayed_in id=%s user=%s emergency=%s", handoff.id, user.id, marked)
         if emergency is not None and emergency.delivered:
-            reply = await self._record_emergency(user, text, channel, emergency)
+            reply = await self._record_emergency(user, text, channel, emergency, handoff=True)
             reply.relayed = True
             return reply
         await conversations.store_relayed(self.db, user.id, "in", text, red_flag=marked)
@@ -612,47 +645,93 @@ class ChatService:
         if self.handoff is None:
             return False
         open_handoff = await handoffs.open_for_user(self.db, user.id)
-        if open_handoff is None or open_handoff.topic_id is None:
+        if open_handoff is None:
             return False
+        desk = self._topic_desk(open_handoff)
+        if desk is None and open_handoff.staff_chat_id is not None:
+            return False  # its topic is being created, or belongs to another staff group: not relayed
         note = ho.ATTACHMENT_NOTE.get(kind, ho.ATTACHMENT_NOTE["other"])
-        await self.handoff.desk.post(open_handoff.topic_id, ho.patient_line(user.id, note))
+        if desk is not None and open_handoff.topic_id is not None:
+            await desk.post(open_handoff.topic_id, ho.patient_line(user.id, note))
         await conversations.store_relayed(self.db, user.id, "in", note)
         return True
 
     async def _to_patient(self, handoff: handoffs.Handoff, text: str) -> None:
-        """Queue ``text`` to the patient on their channel and have it sent now (retried when it fails)."""
-        assert self.handoff is not None
+        """Queue ``text`` to the patient on their channel and have it sent now when this process can (else
+        the worker's outbox job sends it; retried when it fails)."""
         await outbox.enqueue(
             self.db,
             handoff.external_id,
             {"type": "text", "text": outbox.fit(text), "kind": "handoff"},
             channel=handoff.channel,
         )
-        kick = self.handoff.kicks.get(handoff.channel)
+        kick = self.handoff.kicks.get(handoff.channel) if self.handoff is not None else None
         if kick is not None:
             kick()
 
-    async def relay_to_patient(self, staff_chat_id: int, topic_id: int, text: str) -> bool:
+    def _staff_group(self, staff_chat_id: int) -> bool:
+        desk = self.handoff.desk if self.handoff is not None else None
+        return desk is not None and staff_chat_id == desk.chat_id
+
+    async def relay_to_patient(
+        self, staff_chat_id: int, topic_id: int, text: str, *, by: str | None = None
+    ) -> bool:
         """A staff member's message in a topic of the staff group: to the patient of the topic's open
         handoff, and stored in their conversation as a staff reply (``conversations.STAFF_REPLY``, the text as
-        typed). False (nothing sent) when ``staff_chat_id`` is not the staff group or no handoff is open there."""
-        if self.handoff is None or staff_chat_id != self.handoff.desk.chat_id:
+        typed, ``by``: who wrote it, ``handoffs.by_telegram``). False (nothing sent) when ``staff_chat_id`` is
+        not the staff group or no handoff is open there."""
+        if not self._staff_group(staff_chat_id):
             return False
         open_handoff = await handoffs.open_for_topic(self.db, staff_chat_id, topic_id)
         if open_handoff is None:
             return False
-        await conversations.store_relayed(self.db, open_handoff.user_id, "out", text)
-        await self._to_patient(open_handoff, ho.staff_line(text))
-        await handoffs.staff_answered(self.db, open_handoff.id)
-        log.info("handoff.relayed_out id=%s user=%s", open_handoff.id, open_handoff.user_id)
+        await self._staff_reply(open_handoff, text, by)
         return True
+
+    async def _staff_reply(self, handoff: handoffs.Handoff, text: str, by: str | None) -> None:
+        """A staff reply: stored (with who wrote it), queued to the patient, the handoff marked answered."""
+        await conversations.store_relayed(self.db, handoff.user_id, "out", text, staff_by=by)
+        await self._to_patient(handoff, ho.staff_line(text))
+        await handoffs.staff_answered(self.db, handoff.id)
+        log.info("handoff.relayed_out id=%s user=%s", handoff.id, handoff.user_id)
+
+    async def console_reply(self, handoff_id: int, text: str, *, email: str) -> bool:
+        """A reply typed in the clinic console by the account ``email``: to the patient exactly as a topic
+        reply goes (``relay_to_patient``), stored as the account's, and posted in the handoff's topic when it
+        has one, so the staff group sees it. False (nothing sent) when the handoff is not open."""
+        open_handoff = await handoffs.open_by_id(self.db, handoff_id)
+        if open_handoff is None:
+            return False
+        await self._staff_reply(open_handoff, text, handoffs.by_console(email))
+        desk = self._topic_desk(open_handoff)
+        if desk is not None and open_handoff.topic_id is not None:
+            await desk.post(open_handoff.topic_id, ho.TOPIC_CONSOLE_REPLY.format(email=email, text=text))
+        return True
+
+    async def console_close(self, handoff_id: int, *, email: str) -> bool:
+        """The console's "Kết thúc hỗ trợ": closed as ``/xong`` closes it (the patient told, the topic told).
+        False when it was not open."""
+        closed = await handoffs.close(self.db, handoff_id, handoffs.by_console(email))
+        if closed is None:
+            return False
+        await self._closed_by_staff(closed, topic_note=ho.TOPIC_CLOSED_BY_CONSOLE.format(email=email))
+        return True
+
+    async def _closed_by_staff(self, closed: handoffs.Handoff, *, topic_note: str | None = None) -> None:
+        """Tell the patient; ``topic_note`` goes to the topic, if any (a ``/xong`` there is answered by the
+        channel itself, with the staff member's name)."""
+        await self._to_patient(closed, ho.CLOSED_BY_STAFF)
+        desk = self._topic_desk(closed)
+        if topic_note and desk is not None and closed.topic_id is not None:
+            await desk.post(closed.topic_id, topic_note)
+        log.info("handoff.closed id=%s by=%s", closed.id, closed.closed_by)
 
     async def close_handoff(
         self, staff_chat_id: int, *, topic_id: int | None = None, handoff_id: int | None = None, by: str
     ) -> bool | None:
         """Staff end a handoff (``/xong`` in its topic, or the button under the summary). True: closed now
         (the patient is told); False: it was closed already (nothing happens); None: no such handoff here."""
-        if self.handoff is None or staff_chat_id != self.handoff.desk.chat_id:
+        if not self._staff_group(staff_chat_id):
             return None
         if handoff_id is not None:
             found = await handoffs.get(self.db, handoff_id)
@@ -665,8 +744,7 @@ class ChatService:
         closed = await handoffs.close(self.db, found.id, by)
         if closed is None:
             return False
-        await self._to_patient(closed, ho.CLOSED_BY_STAFF)
-        log.info("handoff.closed id=%s by=%s", closed.id, by)
+        await self._closed_by_staff(closed)
         return True
 
     async def end_handoff(self, user: User) -> str:
@@ -676,10 +754,11 @@ class ChatService:
         open_handoff = await handoffs.open_for_user(self.db, user.id)
         if open_handoff is None:
             return ho.NOTHING_OPEN
-        closed = await handoffs.close(self.db, open_handoff.id, "patient")
+        closed = await handoffs.close(self.db, open_handoff.id, handoffs.PATIENT)
         if closed is None:
             return ho.NOTHING_OPEN
-        if closed.topic_id is not None:
-            await self.handoff.desk.post(closed.topic_id, ho.TOPIC_CLOSED_BY_PATIENT)
+        desk = self._topic_desk(closed)
+        if desk is not None and closed.topic_id is not None:
+            await desk.post(closed.topic_id, ho.TOPIC_CLOSED_BY_PATIENT)
         log.info("handoff.closed id=%s by=patient", closed.id)
         return ho.CLOSED_BY_PATIENT

@@ -4,7 +4,8 @@
 * :func:`searcher_for` / :func:`engine_deps` — the KB searcher and what the medical flow runs on;
 * :func:`chat_service` — the channel-independent ChatService every channel (Telegram, Zalo, console) answers
   through; :func:`build_service` builds a fresh one (tests build several on one runtime);
-* :func:`verification_for` — the article-check service of ``/verify`` and ``medbot verify``.
+* :func:`verification_for` — the article-check service of ``/verify`` and ``medbot verify``;
+* :func:`attach_handoff` — whether and how the ChatService hands patients off to the clinic's staff.
 
 Entry points (``bot.main``, the command modules of ``bot.cli``) take these and hand them to the channels;
 channels and features never build them and never import this module, so every arrow runs from the entry
@@ -14,10 +15,12 @@ points down (docs/architecture.md).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from bot.access import StaffRule
 from bot.fair_use import FairUse, Limits
+from bot.handoff import HandoffDesk, StaffDesk
 from bot.llm_selfcheck import current_check, start_background_check
 from bot.runtime import Runtime, embedder_for, llm_for
 from bot.service import ChatService
@@ -60,6 +63,49 @@ def llm_steps(settings: Settings) -> dict[str, bool]:
     return steps
 
 
+def handoff_possible(settings: Settings) -> bool:
+    """Whether a process may hand a patient off: a Telegram staff group, or the console as the staff's desk."""
+    return (settings.staff_chat_id is not None and settings.telegram_bot_token is not None) or (
+        settings.console_handoff
+    )
+
+
+def attach_handoff(
+    runtime: Runtime,
+    service: ChatService,
+    *,
+    desk: StaffDesk | None = None,
+    kicks: Mapping[str, Callable[[], object]] | None = None,
+) -> bool:
+    """Attach the staff handoff (``bot.handoff.HandoffDesk``) to ``service``, or not: the one place that decides.
+
+    ``desk``: the Telegram staff group, as the process reaches it (``bot.telegram.staff.TelegramDesk`` under
+    ``medbot run`` with ``STAFF_CHAT_ID``; an outbox-only ``QueuedDesk`` under ``medbot web``); ``kicks``: per
+    patient channel this process can deliver to, its outbox kicker. A handoff opens only for those channels.
+    With ``CONSOLE_HANDOFF`` a desk is attached even without a staff group (staff answer from the console;
+    handoffs have no topic); without both, none is, and the flow's own reply (the clinic's phone) goes out.
+
+    What each process gets: the Telegram app (``medbot run`` with a token, webhook or polling): the staff
+    group's desk when ``STAFF_CHAT_ID`` is set, and kicks for Telegram and (same webhook app) Zalo; the Zalo-only
+    app: no staff group (it has no Telegram bot), a kick for Zalo, so it hands off with ``CONSOLE_HANDOFF`` only;
+    ``medbot web``: no kicks (it serves no patient and opens no handoff): its console replies and closes are
+    queued in the outbox and sent by the worker's outbox jobs (Telegram every 15 s, Zalo every 30 s), and
+    posted in the topic through the outbox too. Returns whether a desk was attached."""
+    settings = runtime.settings
+    if desk is None and not settings.console_handoff:
+        service.handoff = None
+        return False
+    names = {key: role.name for key, role in load_roles().items()}
+    service.handoff = HandoffDesk(desk, names, dict(kicks or {}), console=settings.console_handoff)
+    log.info(
+        "handoff.ready staff_chat=%s console=%s channels=%s",
+        getattr(desk, "chat_id", None),
+        settings.console_handoff,
+        ",".join(sorted(service.handoff.kicks)) or "-",
+    )
+    return True
+
+
 def engine_deps(runtime: Runtime) -> EngineDeps:
     settings = runtime.settings
     return EngineDeps(
@@ -73,8 +119,8 @@ def engine_deps(runtime: Runtime) -> EngineDeps:
             clinic=settings.clinic,
             llm_budget=settings.llm_budget_seconds,
             llm_steps=llm_steps(settings),
-            # the staff handoff's routes (bot/handoff.py); the Telegram channel attaches its desk
-            handoff=settings.staff_chat_id is not None and settings.telegram_bot_token is not None,
+            # the staff handoff's routes (bot/handoff.py; attach_handoff attaches the desk)
+            handoff=handoff_possible(settings),
         ),
     )
 

@@ -54,6 +54,7 @@ class MessageRow:
     red_flag: bool
     rating: int | None  # the patient's 👍 (1) / 👎 (-1) on a bot message
     created_at: datetime
+    staff_by: str | None = None  # on a staff reply: who wrote it (``db.handoffs.Staff.parse``)
 
     @property
     def staff(self) -> bool:
@@ -74,7 +75,7 @@ class HandoffRow:
     opened_at: datetime
     staff_answered_at: datetime | None
     closed_at: datetime | None
-    closed_by: str | None  # "staff:<Telegram user id>" or "patient"
+    closed_by: str | None  # "patient" or a staff member (``db.handoffs.Staff.parse``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,21 +147,34 @@ async def get(db: Executor, conversation_id: int) -> ConversationRow | None:
     return ConversationRow(**{**dict(row), "asked_staff": bool(row["asked_staff"])}) if row else None
 
 
-async def messages(db: Executor, conversation_id: int) -> list[MessageRow]:
-    """The conversation's messages in order, each bot message with the patient's rating."""
+async def messages(db: Executor, conversation_id: int, *, last: int | None = None) -> list[MessageRow]:
+    """The conversation's messages in order (``last``: only the last so many), each bot message with the
+    patient's rating."""
     rows = await db.fetch(
         """
-        SELECT m.id, m.direction, m.text, m.input_type, m.confidence, m.retrieval_score, m.citations,
-               m.red_flag, f.rating, m.created_at
-        FROM messages m
-        LEFT JOIN LATERAL (SELECT rating FROM feedback WHERE message_id = m.id ORDER BY id DESC LIMIT 1) f
-            ON true
-        WHERE m.conversation_id = $1
-        ORDER BY m.created_at, m.id
+        SELECT * FROM (
+            SELECT m.id, m.direction, m.text, m.input_type, m.confidence, m.retrieval_score, m.citations,
+                   m.red_flag, f.rating, m.created_at, m.staff_by
+            FROM messages m
+            LEFT JOIN LATERAL (SELECT rating FROM feedback WHERE message_id = m.id ORDER BY id DESC LIMIT 1) f
+                ON true
+            WHERE m.conversation_id = $1
+            ORDER BY m.created_at DESC, m.id DESC LIMIT $2
+        ) last ORDER BY created_at, id
         """,
         conversation_id,
+        last,
     )
     return [MessageRow(**dict(r)) for r in rows]
+
+
+async def latest_of(db: Executor, user_id: int) -> int | None:
+    """The patient's latest conversation (where a staff handoff's messages are stored), None when they have none."""
+    found = await db.fetchval(
+        "SELECT id FROM conversations WHERE user_id = $1 ORDER BY last_activity_at DESC, id DESC LIMIT 1",
+        user_id,
+    )
+    return None if found is None else int(found)
 
 
 async def handoffs(db: Executor, conversation_id: int) -> list[HandoffRow]:

@@ -155,8 +155,8 @@ WITH found AS (
 ), conv AS (
     SELECT id FROM found UNION ALL SELECT id FROM created
 ), msg AS (
-    INSERT INTO messages (conversation_id, user_id, direction, text, input_type, red_flag)
-    SELECT id, $1, $2, $3, $4, $5 FROM conv
+    INSERT INTO messages (conversation_id, user_id, direction, text, input_type, red_flag, staff_by)
+    SELECT id, $1, $2, $3, $4, $5, $6 FROM conv
     RETURNING id
 ), touched AS (
     UPDATE conversations SET last_activity_at = now() WHERE id = (SELECT id FROM conv)
@@ -166,14 +166,37 @@ SELECT id FROM msg
 
 
 async def store_relayed(
-    db: Executor, user_id: int, direction: str, text: str, *, red_flag: bool = False
+    db: Executor,
+    user_id: int,
+    direction: str,
+    text: str,
+    *,
+    red_flag: bool = False,
+    staff_by: str | None = None,
 ) -> int:
     """Store a staff handoff's message in the patient's latest conversation (the one the handoff was opened
     in, kept active by these messages; a new one in the user's role if they have none) and touch it: a patient
-    message relayed to the staff (``direction`` "in", ``TO_STAFF``) or a staff reply ("out", ``STAFF_REPLY``).
-    Returns the message's id."""
+    message relayed to the staff (``direction`` "in", ``TO_STAFF``) or a staff reply ("out", ``STAFF_REPLY``,
+    with ``staff_by``: who wrote it, ``db.handoffs.by_telegram`` / ``by_console``). Returns the message's id."""
     input_type = TO_STAFF if direction == "in" else STAFF_REPLY
-    return int(await db.fetchval(_STORE_RELAYED, user_id, direction, text, input_type, red_flag))
+    return int(await db.fetchval(_STORE_RELAYED, user_id, direction, text, input_type, red_flag, staff_by))
+
+
+async def handoff_conversation(db: Executor, user_id: int) -> int:
+    """The conversation a staff handoff's messages go to (as ``store_relayed`` picks it): the patient's latest,
+    whatever its role and however long idle, or a new one in their role."""
+    found = await db.fetchval(
+        "SELECT id FROM conversations WHERE user_id = $1 ORDER BY last_activity_at DESC, id DESC LIMIT 1",
+        user_id,
+    )
+    if found is not None:
+        return int(found)
+    return int(
+        await db.fetchval(
+            "INSERT INTO conversations (user_id, role) SELECT $1, role FROM users WHERE id = $1 RETURNING id",
+            user_id,
+        )
+    )
 
 
 async def recent_messages(

@@ -42,6 +42,10 @@ class Settings(BaseSettings):
     staff_chat_id: int | None = None
     # Minutes an open handoff may wait for a first staff answer before the worker reminds its topic (0: never).
     handoff_remind_minutes: int = Field(default=30, ge=0)
+    # Staff also answer handed-off patients from the clinic console ("Hỗ trợ trực tiếp"); with it, a process
+    # whose channel can reach the patient hands off even without STAFF_CHAT_ID (a Zalo-only clinic). Turn it
+    # on only when staff watch the console in opening hours: the patient is told a person answers "here".
+    console_handoff: bool = False
 
     # Storage
     database_url: str | None = None

@@ -33,7 +33,7 @@ from aiogram.filters import ExceptionTypeFilter
 from aiogram.types import ErrorEvent, Update
 from aiohttp import web
 
-from bot.handoff import HandoffDesk
+from bot.handoff import StaffDesk
 from bot.service import ChatService
 from bot.telegram import texts
 from bot.telegram.commands import set_menus
@@ -57,13 +57,14 @@ from bot.zalo.outbox import ZaloOutboxKicker
 from bot.zalo.webhook import ZaloChannel, pool_share, zalo_routes
 from db.chat_states import PgStateStorage
 from db.settings import Settings
-from engine import load_roles
 from engine.embedding import CachedEmbedder
 
 log = logging.getLogger("medbot.telegram")
 WEBHOOK_PATH = "/telegram/webhook"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 POOL_SIZE = 16
+# The composition root's decision on the staff handoff, given this process's staff desk and outbox kickers.
+AttachHandoff = Callable[[StaffDesk | None, dict[str, Callable[[], object]]], object]
 
 
 def webhook_secret(settings: Settings) -> str:
@@ -205,24 +206,28 @@ async def run_telegram(
     *,
     console: ConsoleServices,
     zalo: ZaloChannel | None = None,
+    attach_handoff: AttachHandoff | None = None,
 ) -> int:
     """Serve Telegram until SIGTERM/SIGINT: the webhook app on ``PORT`` (with ``zalo``'s route when given) when
-    ``TELEGRAM_WEBHOOK_URL`` is set, else long polling. The caller owns the runtime behind ``service``."""
+    ``TELEGRAM_WEBHOOK_URL`` is set, else long polling. The caller owns the runtime behind ``service``.
+
+    The staff handoff: this process's pieces — the staff group's desk (with ``STAFF_CHAT_ID``, checked first)
+    and the outbox kickers of the patient channels it can deliver to (Telegram; Zalo when served by the same
+    app) — go to ``attach_handoff`` (the composition root's ``bot.wiring.attach_handoff``), which decides."""
     bot = build_bot(settings, service.pool)
-    kicker: OutboxKicker | None = None
+    kicker = OutboxKicker(bot, service.pool)  # no task until kicked
     zalo_kicker: ZaloOutboxKicker | None = None
     try:
-        if settings.staff_chat_id is not None:  # the staff handoff (bot/handoff.py): checked, then attached
+        desk: TelegramDesk | None = None
+        if settings.staff_chat_id is not None:  # the staff group (bot/handoff.py): checked at start-up
             await check_staff_chat(bot, settings.staff_chat_id)
-            kicker = OutboxKicker(bot, service.pool)
             desk = TelegramDesk(bot, service.pool, settings.staff_chat_id, kicker)
-            names = {key: role.name for key, role in load_roles().items()}
-            kicks: dict[str, Callable[[], object]] = {"telegram": kicker}
-            if zalo is not None:  # Zalo patients too: staff replies go out through the Zalo client
-                zalo_kicker = ZaloOutboxKicker(zalo.client, service.pool)
-                kicks["zalo"] = zalo_kicker
-            service.handoff = HandoffDesk(desk, names, kicks)
-            log.info("handoff.ready staff_chat=%s", settings.staff_chat_id)
+        kicks: dict[str, Callable[[], object]] = {"telegram": kicker}
+        if zalo is not None:  # Zalo patients too: staff replies go out through the Zalo client
+            zalo_kicker = ZaloOutboxKicker(zalo.client, service.pool)
+            kicks["zalo"] = zalo_kicker
+        if attach_handoff is not None:
+            attach_handoff(desk, kicks)
         await set_menus(bot, service.pool, settings)
         if settings.telegram_webhook_url:
             secret = webhook_secret(settings)

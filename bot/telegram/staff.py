@@ -29,6 +29,7 @@ from bot import handoff as ho
 from bot.kicker import DrainKicker
 from bot.telegram.callbacks import HandoffCloseCb
 from bot.telegram.outbox import drain
+from bot.telegram.topic_queue import queue_post
 from db import outbox
 from db.settings import SettingsError
 
@@ -89,15 +90,8 @@ class TelegramDesk:
             )
         except TelegramAPIError as exc:
             log.warning("handoff.topic_send_failed topic=%s error=%s (queued)", topic_id, exc)
-            payload = {
-                "type": "text",
-                "text": outbox.fit(text),
-                "message_thread_id": topic_id,
-                "kind": "handoff",
-            }
-            if markup is not None:
-                payload["reply_markup"] = markup.model_dump(exclude_none=True)
-            await outbox.enqueue(self.pool, self.chat_id, payload)
+            dumped = markup.model_dump(exclude_none=True) if markup is not None else None
+            await queue_post(self.pool, self.chat_id, topic_id, text, dumped)
             self.kick()
 
     async def delete_topic(self, topic_id: int) -> None:

@@ -314,11 +314,13 @@ def zalo_routes(app: web.Application, channel: ZaloChannel, *, close_on_cleanup:
         app.on_cleanup.append(_close)
 
 
-async def build_app(runtime: Runtime, service: ChatService, console: ConsoleServices) -> web.Application:
+async def build_app(
+    runtime: Runtime, service: ChatService, console: ConsoleServices, *, channel: ZaloChannel | None = None
+) -> web.Application:
     """A Zalo-only app: ``POST /zalo/webhook``, ``GET /healthz`` and the clinic console (for a clinic without
-    Telegram)."""
+    Telegram); ``channel``: one built already (``build_channel``), else a new one."""
     app = web.Application()
-    zalo_routes(app, await build_channel(runtime, service))
+    zalo_routes(app, channel or await build_channel(runtime, service))
     app.router.add_get("/healthz", healthz)
     add_console(app, console)
     return app
@@ -329,10 +331,12 @@ def pool_size(settings: Settings) -> int:
     return pool_share(settings) + POOL_RESERVE
 
 
-async def serve(runtime: Runtime, service: ChatService, console: ConsoleServices) -> int:
+async def serve(
+    runtime: Runtime, service: ChatService, console: ConsoleServices, *, channel: ZaloChannel | None = None
+) -> int:
     """``medbot run`` with Zalo alone: serve :func:`build_app` on ``PORT`` until cancelled (the caller owns
     the runtime)."""
-    runner = web.AppRunner(await build_app(runtime, service, console))
+    runner = web.AppRunner(await build_app(runtime, service, console, channel=channel))
     try:
         await runner.setup()
         await web.TCPSite(runner, "0.0.0.0", runtime.settings.port).start()

@@ -87,7 +87,11 @@ async def test_handoff_round_trip(db: asyncpg.Pool, fake: FakeTelegram, start_bo
         lambda: fake.topic_messages(STAFF, thread)[-1].plain.startswith("✅"), what="closed note"
     )
     row = (await handoffs.for_user(db, patient.id))[0]
-    assert row.status == "closed" and row.closed_by == f"staff:{NURSE}" and row.staff_answered_at is not None
+    assert row.status == "closed" and row.staff_answered_at is not None
+    assert row.closed_by == handoffs.by_telegram(NURSE, "Hoa")  # who closed it: the member's id and name
+    who = await db.fetchval("SELECT staff_by FROM messages WHERE input_type = 'staff_reply' AND user_id = $1",
+                            patient.id)  # fmt: skip
+    assert who == handoffs.by_telegram(NURSE, "Hoa")  # and who answered
     topic_count = len(fake.topic_messages(STAFF, thread))
     await fake.send_text(PATIENT, "Răng bị ê buốt khi uống nước lạnh thì làm sao?")
     answer = (await fake.wait_for_messages(PATIENT, n + 2))[n + 1]

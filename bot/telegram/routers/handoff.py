@@ -2,7 +2,8 @@
 
 Staff side (``staff_router``, first of all routers): every update from the staff group (``STAFF_CHAT_ID``,
 authorised by that chat id, checked server-side) ends here and never reaches the patient routers. A text in a
-topic of an open handoff is relayed to the patient (``ChatService.relay_to_patient``); ``/xong`` in the topic
+topic of an open handoff is relayed to the patient (``ChatService.relay_to_patient``, with who wrote it: the
+staff member's Telegram id and first name, shown in the console, never to the patient); ``/xong`` in the topic
 or the "Kết thúc hỗ trợ" button under the summary closes it (twice is harmless); bot commands are never
 relayed, nor messages of other bots; a picture or file gets a note that only text is relayed. A message from
 any other chat, even in a thread with the same number, is not the staff's and is handled as any other chat's.
@@ -22,6 +23,7 @@ from aiogram.types import CallbackQuery, Message
 from bot import handoff as ho
 from bot.service import ChatService
 from bot.telegram.callbacks import HandoffCloseCb, HandoffEndCb
+from db import handoffs
 from db.settings import Settings
 from db.users import User
 
@@ -44,7 +46,9 @@ def staff_router(settings: Settings) -> Router:
 
 
 def _who(message: Message | CallbackQuery) -> str:
-    return f"staff:{message.from_user.id}" if message.from_user else "staff"
+    """Who did it, as stored with the reply or the close: the Telegram user's id and first name."""
+    user = message.from_user
+    return handoffs.by_telegram(user.id, user.first_name) if user else "staff"
 
 
 def _staff_name(message: Message | CallbackQuery) -> str:
@@ -70,7 +74,9 @@ async def staff_text(message: Message, service: ChatService) -> None:
         return
     if message.message_thread_id is None:
         return
-    await service.relay_to_patient(message.chat.id, message.message_thread_id, message.text or "")
+    await service.relay_to_patient(
+        message.chat.id, message.message_thread_id, message.text or "", by=_who(message)
+    )
 
 
 async def staff_other(message: Message) -> None:

@@ -1,5 +1,5 @@
 """The clinic console (``/console``): an aiohttp sub-application, one module per feature, each with its own
-``routes`` table (``auth``, ``kb``, ``kb_edit``, ``audit``, ``conversations``, ``verify``, ``imports``,
+``routes`` table (``auth``, ``kb``, ``kb_edit``, ``audit``, ``conversations``, ``handoffs``, ``verify``, ``imports``,
 ``quality``), assembled by :func:`console_app`. How to add a page: docs/console.md."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import aiohttp_jinja2
 import jinja2
 from aiohttp import web
 
-from bot.web.console import audit, auth, conversations, imports, kb, kb_edit, quality, verify
+from bot.web.console import audit, auth, conversations, handoffs, imports, kb, kb_edit, quality, verify
 from bot.web.console.security import SERVICES, csrf_middleware, session_middleware
 from bot.web.console.services import ConsoleServices
 
@@ -25,6 +25,7 @@ ROUTES = [
     kb_edit.routes,
     audit.routes,
     conversations.routes,
+    handoffs.routes,
     verify.routes,
     imports.routes,
     quality.routes,

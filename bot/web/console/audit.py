@@ -26,6 +26,8 @@ ACTIONS = {
     "kb_undo": "Hoàn tác lần nhập",
     "kb_export": "Xuất bảng tính",
     "view_unanswered": "Xem câu hỏi chưa trả lời",
+    "handoff_reply": "Trả lời bệnh nhân (hỗ trợ trực tiếp)",
+    "handoff_close": "Kết thúc hỗ trợ trực tiếp",
 }
 
 

@@ -20,6 +20,7 @@ from aiohttp import web
 from bot.web.console import security
 from db import console_conversations as conv_db
 from db import staff as staff_db
+from db.handoffs import PATIENT, Staff
 from engine import load_roles
 
 routes = web.RouteTableDef()
@@ -57,13 +58,30 @@ HANDOFF_REASONS = {
 HANDOFF_STATES = {"open": "Đang chuyển nhân viên", "closed": "Đã chuyển nhân viên"}
 
 
+def _member(stored: str | None) -> str:
+    """A staff member as stored (``db.handoffs.by_telegram`` / ``by_console``), in the staff's words; "" when
+    not known (a reply stored before who answered was recorded)."""
+    who = Staff.parse(stored)
+    if who.kind == "console":
+        return f"{who.ident}, trên trang quản trị"
+    if who.kind == "telegram":
+        return f"{who.name}, Telegram {who.ident}" if who.name else f"Telegram {who.ident}"
+    return ""
+
+
 def closed_by(who: str | None) -> str:
-    """Who closed a handoff, in the staff's words (a staff member is known by their Telegram id only)."""
-    if who == "patient":
+    """Who closed a handoff, in the staff's words."""
+    if who == PATIENT:
         return "bệnh nhân"
-    if who and who.startswith("staff:"):
-        return f"nhân viên (Telegram {who.removeprefix('staff:')})"
-    return "nhân viên"
+    member = _member(who)
+    return f"nhân viên ({member})" if member else "nhân viên"
+
+
+def staff_who(stored: str | None) -> str:
+    """Who wrote a staff reply, as staff read it ("Nhân viên phòng khám (lan@…, trên trang quản trị)"); the
+    patient only ever reads "Nhân viên phòng khám"."""
+    member = _member(stored)
+    return f"Nhân viên phòng khám ({member})" if member else "Nhân viên phòng khám"
 
 
 def patient_label(user_id: int) -> str:
@@ -135,6 +153,7 @@ async def show_conversation(request: web.Request) -> web.Response:
         "handoff_reasons": HANDOFF_REASONS,
         "handoff_states": HANDOFF_STATES,
         "closed_by": closed_by,
+        "staff_who": staff_who,
         "views": earlier,
         "roles": role_labels(),
         "channels": CHANNELS,

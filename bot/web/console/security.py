@@ -9,7 +9,7 @@
 * :func:`requires` — ``@requires("admin")`` on a handler: other roles get the 403 page (checked on the
   server for every request, whatever the page shows or hides).
 * :func:`render` — a template with what ``base.html`` needs (clinic name, the signed-in staff member, the
-  CSRF token, the flash message).
+  CSRF token, the flash message, how many staff handoffs wait for a reply: the menu shows it).
 * :func:`redirect` — a 303 to a console path, optionally with a flash message (a key of :data:`FLASHES`).
 
 Cookies: ``HttpOnly``, ``SameSite=Strict``, ``Path=/console``, and ``Secure`` unless the request came to a
@@ -31,6 +31,7 @@ import asyncpg
 from aiohttp import web
 
 from bot.web.console.services import ConsoleServices
+from db import handoffs as handoffs_db
 from db import staff as staff_db
 from db.settings import Settings
 from db.staff import StaffAccount, StaffSession
@@ -69,6 +70,11 @@ FLASHES = {
     "try_too_long": "Tin nhắn quá dài: tối đa 4000 ký tự.",
     "try_bad_role": "Chuyên khoa này không có trong phòng khám. Hãy chọn một chuyên khoa trong danh sách.",
     "try_new": "Đã bắt đầu cuộc thử mới.",
+    "handoff_sent": "Đã gửi câu trả lời cho bệnh nhân.",
+    "handoff_empty": "Hãy nhập nội dung trả lời.",
+    "handoff_too_long": "Câu trả lời quá dài: tối đa 3500 ký tự. Hãy chia thành nhiều tin.",
+    "handoff_not_open": "Yêu cầu hỗ trợ này đã kết thúc; tin nhắn chưa được gửi.",
+    "handoff_closed": "Đã kết thúc hỗ trợ. Bệnh nhân đã được báo; từ giờ bot trả lời bệnh nhân như trước.",
 }
 
 
@@ -136,6 +142,8 @@ async def render(
         "csrf_token": current.csrf_token if current else request.get(LOGIN_CSRF, ""),
         "flash": flash,
         "path": request.path,
+        # the menu's "Hỗ trợ trực tiếp (n)": open handoffs waiting for a staff reply
+        "waiting_handoffs": await handoffs_db.waiting_count(pool(request)) if current else 0,
     }
     response = aiohttp_jinja2.render_template(template, request, {**base, **(context or {})}, status=status)
     if FLASH_COOKIE in request.cookies:

@@ -1,0 +1,165 @@
+"""The staff handoff's desk in the console, "Hỗ trợ trực tiếp" (clinicians and admins): staff answer handed-off
+patients here as they do in a topic of the Telegram staff group — and, with ``CONSOLE_HANDOFF`` and no staff
+group (a Zalo-only clinic), only here (``bot.handoff``; the policy is ``ChatService``'s).
+
+* ``GET /console/handoffs``: the open handoffs (label ``BN-xxxxx``, section, channel, reason, opened, how long
+  the patient has waited for a staff reply — since the opening, or since their first message after the last
+  staff reply —, answered or not), those waiting first, the longest-waiting first (``db.handoffs.waiting``).
+  The menu shows how many wait (``security.render``).
+* ``GET /console/handoffs/{id}``: the handoff with the last messages of its conversation (staff replies marked,
+  with who wrote them), a reply form and "Kết thúc hỗ trợ". It shows a patient's messages, so each opening is
+  a conversation view, recorded as the conversation page records one (``view_conversation``).
+* ``POST /console/handoffs/{id}/reply``: ``ChatService.console_reply`` — to the patient exactly as a topic reply
+  (outbox of their channel, retried; stored as a ``staff_reply`` with the account's email), and posted in the
+  handoff's topic when it has one. ``POST /console/handoffs/{id}/close``: ``ChatService.console_close``, as
+  ``/xong`` (patient told, topic told). Both are CSRF-checked (``security.csrf_middleware``) and recorded in
+  ``console_audit`` (``handoff_reply``, ``handoff_close``; the reply's text is not copied into the audit log:
+  it is in the conversation).
+
+The patient never learns who answered (they read "👩‍⚕️ Nhân viên phòng khám: …"); staff see it here and on the
+conversation page.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from aiohttp import web
+
+from bot.web.console import security
+from bot.web.console.conversations import (
+    CHANNELS,
+    HANDOFF_REASONS,
+    INPUT_TYPES,
+    patient_label,
+    role_labels,
+    staff_who,
+)
+from bot.web.console.security import requires
+from db import console_conversations as conv_db
+from db import handoffs as handoffs_db
+from db import staff as staff_db
+
+routes = web.RouteTableDef()
+RECENT_MESSAGES = 30  # messages of the conversation shown above the reply form
+REPLY_LIMIT = (
+    3500  # characters of one reply (a Telegram/Zalo message, with the "Nhân viên phòng khám" prefix)
+)
+REPLY_ACTION, CLOSE_ACTION = "handoff_reply", "handoff_close"
+
+
+def waited(since: datetime | None, now: datetime) -> str:
+    """How long a patient has waited, in the staff's words."""
+    if since is None:
+        return "—"
+    minutes = max(0, int((now - since).total_seconds() // 60))
+    if minutes < 1:
+        return "dưới 1 phút"
+    if minutes < 120:
+        return f"{minutes} phút"
+    if minutes < 48 * 60:
+        return f"{minutes // 60} giờ {minutes % 60} phút"
+    return f"{minutes // (24 * 60)} ngày"
+
+
+@routes.get("/handoffs")
+@requires("admin", "clinician")
+async def list_handoffs(request: web.Request) -> web.Response:
+    rows = await handoffs_db.waiting(security.pool(request))
+    context = {
+        "rows": rows,
+        "roles": role_labels(),
+        "channels": CHANNELS,
+        "reasons": HANDOFF_REASONS,
+        "label": patient_label,
+        "waited": waited,
+        "now": datetime.now(UTC),
+        "console_desk": security.settings(request).console_handoff,
+    }
+    return await security.render(request, "handoffs.html", context)
+
+
+@routes.get("/handoffs/{id:\\d+}")
+@requires("admin", "clinician")
+async def show_handoff(request: web.Request) -> web.Response:
+    pool = security.pool(request)
+    handoff_id = int(request.match_info["id"])
+    found = await handoffs_db.get(pool, handoff_id)
+    if found is None:
+        return await security.render(request, "not_found.html", status=404)
+    waiting = await handoffs_db.one_open(pool, handoff_id)  # None once closed
+    conversation_id = await conv_db.latest_of(pool, found.user_id)
+    messages = await conv_db.messages(pool, conversation_id, last=RECENT_MESSAGES) if conversation_id else []
+    if conversation_id is not None:  # a patient's messages are read: a conversation view
+        await staff_db.audit(
+            pool,
+            security.staff(request).id,
+            conv_db.VIEW_ACTION,
+            subject=str(conversation_id),
+            detail={"patient": patient_label(found.user_id), "handoff": found.id},
+        )
+    context = {
+        "h": found,
+        "waiting": waiting,
+        "conversation_id": conversation_id,
+        "messages": messages,
+        "roles": role_labels(),
+        "role": waiting.role if waiting else None,
+        "channels": CHANNELS,
+        "reasons": HANDOFF_REASONS,
+        "input_types": INPUT_TYPES,
+        "label": patient_label,
+        "staff_who": staff_who,
+        "waited": waited,
+        "now": datetime.now(UTC),
+        "limit": REPLY_LIMIT,
+    }
+    return await security.render(request, "handoff.html", context)
+
+
+@routes.post("/handoffs/{id:\\d+}/reply")
+@requires("admin", "clinician")
+async def reply(request: web.Request) -> web.StreamResponse:
+    handoff_id = int(request.match_info["id"])
+    page = f"{security.PREFIX}/handoffs/{handoff_id}"
+    text = str((await request.post()).get("text", "")).strip()
+    if not text:
+        raise security.redirect(request, page, "handoff_empty")
+    if len(text) > REPLY_LIMIT:
+        raise security.redirect(request, page, "handoff_too_long")
+    account = security.staff(request)
+    services = security.services(request)
+    found = await handoffs_db.get(services.pool, handoff_id)
+    if found is None:
+        return await security.render(request, "not_found.html", status=404)
+    if not await services.chat.console_reply(handoff_id, text, email=account.email):
+        raise security.redirect(request, page, "handoff_not_open")
+    await staff_db.audit(
+        services.pool,
+        account.id,
+        REPLY_ACTION,
+        subject=str(handoff_id),
+        detail={"patient": patient_label(found.user_id), "characters": len(text)},
+    )
+    raise security.redirect(request, page, "handoff_sent")
+
+
+@routes.post("/handoffs/{id:\\d+}/close")
+@requires("admin", "clinician")
+async def close(request: web.Request) -> web.StreamResponse:
+    handoff_id = int(request.match_info["id"])
+    account = security.staff(request)
+    services = security.services(request)
+    found = await handoffs_db.get(services.pool, handoff_id)
+    if found is None:
+        return await security.render(request, "not_found.html", status=404)
+    if not await services.chat.console_close(handoff_id, email=account.email):
+        raise security.redirect(request, f"{security.PREFIX}/handoffs/{handoff_id}", "handoff_not_open")
+    await staff_db.audit(
+        services.pool,
+        account.id,
+        CLOSE_ACTION,
+        subject=str(handoff_id),
+        detail={"patient": patient_label(found.user_id)},
+    )
+    raise security.redirect(request, f"{security.PREFIX}/handoffs", "handoff_closed")
