@@ -65,6 +65,12 @@ async def shared_fake(
     assert proc.proc is not None and proc.proc.returncode is None, proc.log()
 
 
+def shared_bot() -> BotProcess:
+    """The process behind ``shared_fake`` (request ``shared_fake`` first): e.g. to read its log, from an
+    offset taken at the start of a test (``BotProcess.log_path``), as earlier tests wrote to it too."""
+    return _SHARED["proc"]
+
+
 async def restart_shared_bot() -> BotProcess:
     """Stop the shared bot (SIGTERM) and start a new process on the same fake, as a deploy would.
 
