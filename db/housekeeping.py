@@ -7,17 +7,25 @@
 * ``cleanup``: expired suggestion sets, processed-update records older than ``WORKER_PROCESSED_UPDATES_DAYS``
   (7), job runs older than ``WORKER_JOB_RUNS_KEEP_DAYS`` (30), outbox rows no longer pending older than
   ``WORKER_OUTBOX_KEEP_DAYS`` (30) and digest charts as old; fair-use counters whose day is over
-  (``db.rate_limits``); chat states nobody touched for 30 days (``db.chat_states``).
+  (``db.rate_limits``); chat states nobody touched for 30 days (``db.chat_states``); expired console sessions,
+  console audit rows older than ``CONSOLE_AUDIT_DAYS`` (365; 0 keeps them) and console uploads waiting more
+  than :data:`UPLOADS_KEEP_SECONDS` (a day; the console itself refuses them after an hour).
 """
 
 from __future__ import annotations
 
+import shutil
 import time
+from pathlib import Path
 
 from db import chat_states, digest, rate_limits, staff, suggestions, updates
 from db import jobs as jobs_db
 from db import retention as retention_db
 from db.job_context import Counts, Job, JobContext
+
+# A console upload (``Settings.console_uploads_dir``) left this long is removed: a day, well past the hour the
+# console keeps it usable, so an import still applying one is never pulled from under it.
+UPLOADS_KEEP_SECONDS = 86400.0
 
 
 async def retention(ctx: JobContext) -> Counts:
@@ -51,6 +59,8 @@ async def cleanup(ctx: JobContext) -> Counts:
         "rate_counters": await rate_limits.delete_stale(ctx.pool),
         "chat_states": await chat_states.delete_idle(ctx.pool),
         "staff_sessions": await staff.delete_expired_sessions(ctx.pool),
+        "console_audit": await staff.delete_audit_older_than(ctx.pool, ctx.settings.console_audit_days),
+        "console_uploads": _prune_uploads(ctx.settings.console_uploads_dir),
     }
     charts = 0
     folder = ctx.settings.digests_dir
@@ -64,12 +74,32 @@ async def cleanup(ctx: JobContext) -> Counts:
     return counts
 
 
+def _prune_uploads(folder: Path) -> int:
+    """Remove the console uploads (one folder each, a claimed one's too) untouched for UPLOADS_KEEP_SECONDS."""
+    if not folder.is_dir():
+        return 0
+    limit = time.time() - UPLOADS_KEEP_SECONDS
+    removed = 0
+    for upload in folder.iterdir():
+        try:
+            if upload.lstat().st_mtime >= limit:
+                continue
+            if upload.is_dir() and not upload.is_symlink():
+                shutil.rmtree(upload)
+            else:
+                upload.unlink()
+        except OSError:
+            continue
+        removed += 1
+    return removed
+
+
 JOBS = [
     Job("retention", retention, "cron 30 2 * * *", "Delete messages and traces older than RETENTION_DAYS"),
     Job(
         "cleanup",
         cleanup,
         "every 1h",
-        "Expired suggestion sets and console sessions, old processed updates and job runs",
+        "Expired suggestion sets, console sessions and uploads, old processed updates, job runs, console audit",
     ),
 ]

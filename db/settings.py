@@ -92,6 +92,9 @@ class Settings(BaseSettings):
     booking_url: str | None = None
     clinic_file: Path | None = None  # optional clinic.toml: prices, insurance, services
     retention_days: int = Field(default=365, ge=1)
+    # Days the clinic console's audit log (console_audit) is kept; older rows are deleted by the worker's
+    # hourly cleanup (0: kept forever).
+    console_audit_days: int = Field(default=365, ge=0)
 
     # Zalo
     zalo_oa_secret: SecretStr | None = None
@@ -205,6 +208,12 @@ class Settings(BaseSettings):
     def digests_dir(self) -> Path:
         """Where the weekly digest charts are written (``bot.telegram.digest``) and pruned (``db.housekeeping``)."""
         return self.medbot_data_dir / "digests"
+
+    @property
+    def console_uploads_dir(self) -> Path:
+        """Where the console keeps an uploaded spreadsheet until "Áp dụng" (``bot.web.console.imports``); the
+        ones left behind are pruned by ``db.housekeeping``."""
+        return self.medbot_data_dir / "console_uploads"
 
 
 def load_settings(**overrides: object) -> Settings:

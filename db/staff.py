@@ -9,7 +9,8 @@
 * A session is a random token in the browser's cookie; only its sha256 is stored, with the session's CSRF
   token and its expiry. Disabling an account ends its sessions.
 * ``console_audit``: one row per action worth knowing about (login, logout, later the pages that show a
-  patient's conversation), read by the console's audit page.
+  patient's conversation), read by the console's audit page; kept ``CONSOLE_AUDIT_DAYS`` (the worker's
+  hourly cleanup, :func:`delete_audit_older_than`).
 """
 
 from __future__ import annotations
@@ -339,3 +340,12 @@ async def recent_audit(db: Executor, limit: int = 100) -> list[AuditEntry]:
         limit,
     )
     return [AuditEntry(**dict(r)) for r in rows]
+
+
+async def delete_audit_older_than(db: Executor, days: int) -> int:
+    """Remove the audit rows older than ``days`` days (``CONSOLE_AUDIT_DAYS``; 0 keeps them all); how many went.
+    A row exactly at the cut-off is kept."""
+    if days == 0:
+        return 0
+    status = await db.execute("DELETE FROM console_audit WHERE at < now() - make_interval(days => $1)", days)
+    return int(status.split()[-1])

@@ -3,8 +3,10 @@ the suite's database; staff accounts made through ``db.staff``; KB entries store
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import asyncpg
 
@@ -25,21 +27,27 @@ ADMIN = ("lan.admin@phongkham.vn", "mat-khau-quan-tri-1")
 CLINICIAN = ("bs.minh@phongkham.vn", "mat-khau-bac-si-22")
 
 
-async def services_for(pool: asyncpg.Pool, db_url: str) -> ConsoleServices:
-    """The console's services as the composition root builds them (the ChatService patients are answered by)."""
-    settings = load_settings(database_url=db_url, clinic_name=CLINIC, openai_api_key=None)
+async def services_for(pool: asyncpg.Pool, db_url: str, data_dir: Path) -> ConsoleServices:
+    """The console's services as the composition root builds them (the ChatService patients are answered by),
+    with ``data_dir`` as ``MEDBOT_DATA_DIR`` (where uploads wait for "Áp dụng"), never the working tree's."""
+    settings = load_settings(
+        database_url=db_url, clinic_name=CLINIC, openai_api_key=None, medbot_data_dir=data_dir
+    )
     runtime = Runtime(settings=settings, url=db_url, pool=pool)
     return console_services(runtime, await build_service(runtime))
 
 
 @asynccontextmanager
 async def console_server(
-    pool: asyncpg.Pool, db_url: str, services: ConsoleServices | None = None
+    pool: asyncpg.Pool, db_url: str, services: ConsoleServices | None = None, *, data_dir: Path | None = None
 ) -> AsyncIterator[str]:
-    """The web app (``bot.web.app.build_app``) on 127.0.0.1, with ``services`` (by default: new ones);
-    yields its base URL."""
-    async with serving(build_app(services or await services_for(pool, db_url))) as url:
-        yield url
+    """The web app (``bot.web.app.build_app``) on 127.0.0.1, with ``services`` (by default: new ones, whose data
+    folder is ``data_dir``, else a temporary one removed afterwards); yields its base URL."""
+    with tempfile.TemporaryDirectory(prefix="medbot-console-") as scratch:
+        if services is None:
+            services = await services_for(pool, db_url, data_dir or Path(scratch))
+        async with serving(build_app(services)) as url:
+            yield url
 
 
 async def add_staff(pool: asyncpg.Pool) -> None:

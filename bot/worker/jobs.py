@@ -14,8 +14,9 @@ kb_calibration         every 10m           ``kb_import.jobs``     re-estimates t
                                                                   roles whose KB changed since measured
 retention              cron 30 2 * * *     ``db.housekeeping``    deletes messages (with traces) older than
                                                                   ``RETENTION_DAYS``
-cleanup                every 1h            ``db.housekeeping``    expired suggestion sets, old processed
-                                                                  updates, old job runs
+cleanup                every 1h            ``db.housekeeping``    expired suggestion sets and console
+                                                                  sessions, old processed updates, job
+                                                                  runs, console audit rows and uploads
 digest                 cron 0 7 * * *      ``bot.telegram.jobs``  yesterday's numbers, unanswered and 👎
                                                                   questions, a chart
 outbox_drain           every 15s           ``bot.telegram.jobs``  hands pending outbox rows to the Telegram

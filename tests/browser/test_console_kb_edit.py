@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import asyncpg
 import pytest
@@ -25,9 +26,9 @@ NEW = "Không phải lúc nào cũng phải nhổ: bác sĩ sẽ chụp phim r�
 
 
 @pytest.fixture
-async def services(db: asyncpg.Pool, db_url: str) -> ConsoleServices:
+async def services(db: asyncpg.Pool, db_url: str, tmp_path: Path) -> ConsoleServices:
     await add_staff(db)
-    return await services_for(db, db_url)
+    return await services_for(db, db_url, tmp_path / "data")
 
 
 @pytest.fixture

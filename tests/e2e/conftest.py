@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from typing import Any
 import asyncpg
 import pytest
 
+from engine import triage
+from engine.data_folder import models_folder
 from engine.embedding import E5Embedder
 from engine.types import KBEntry
 from kb_import.add import add_entries
@@ -65,6 +68,12 @@ async def shared_fake(
     assert proc.proc is not None and proc.proc.returncode is None, proc.log()
 
 
+def shared_bot() -> BotProcess:
+    """The process behind ``shared_fake`` (request ``shared_fake`` first): e.g. to read its log, from an
+    offset taken at the start of a test (``BotProcess.log_path``), as earlier tests wrote to it too."""
+    return _SHARED["proc"]
+
+
 async def restart_shared_bot() -> BotProcess:
     """Stop the shared bot (SIGTERM) and start a new process on the same fake, as a deploy would.
 
@@ -110,6 +119,18 @@ async def add_kb(
         KBEntry(id=0, role=role, code=code, question=question, answer=answer, topic=topic)
         for code, question, answer, topic in rows
     ])  # fmt: skip
+
+
+def data_folder(path: Path) -> Path:
+    """A new ``MEDBOT_DATA_DIR`` at ``path`` for a bot of its own, holding the emergency model the suite fitted
+    (``triage_model_ready``), as ``medbot setup`` leaves it before a first start. A bot finding no model there
+    fits one in a background thread: seconds of CPU, and of its GIL, while the test talks to it."""
+    fitted = triage.default_model().cache_file
+    assert fitted is not None and fitted.is_file(), "the suite's triage model was not kept in a file"
+    models = models_folder(path)
+    models.mkdir(parents=True)
+    shutil.copy2(fitted, models / fitted.name)
+    return path
 
 
 @functools.cache

@@ -14,7 +14,7 @@ import asyncpg
 from testkit.bot_process import ADMIN_ID, StartBot
 from testkit.fakes.openai_server import FakeOpenAI, Reply
 from testkit.fakes.telegram_server import FakeTelegram
-from tests.e2e.conftest import DENTAL, add_kb, onboard, shows
+from tests.e2e.conftest import DENTAL, add_kb, data_folder, onboard, shows
 
 
 async def until(condition: Callable[[], bool], seconds: float, details: Callable[[], str]) -> None:
@@ -30,7 +30,7 @@ async def test_a_garbage_model_is_checked_at_start_and_its_steps_switched_off(
 ) -> None:
     await add_kb(db, DENTAL)
     fake_openai.default = Reply(content="Tôi nghĩ đây là câu hỏi hay, bạn nên hỏi bác sĩ nhé.")
-    data = tmp_path / "data"
+    data = data_folder(tmp_path / "data")
     bot = await start_bot(
         env={
             "OPENAI_API_KEY": "test-key",

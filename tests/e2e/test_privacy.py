@@ -41,7 +41,7 @@ from testkit.bot_process import ADMIN_ID, CLINICIAN_ID, StartBot
 from testkit.fakes.openai_server import FakeOpenAI, Reply
 from testkit.fakes.telegram_server import FakeTelegram, SentMessage
 from testkit.fakes.zalo_server import FakeZalo
-from tests.e2e.conftest import DENTAL, add_kb, onboard
+from tests.e2e.conftest import DENTAL, add_kb, data_folder, onboard
 from tests.integration.worker_helpers import make_ctx
 from tests.verify_support import DATA, embedder
 
@@ -203,7 +203,7 @@ async def test_no_trace_of_the_patients_words_after_erasure_then_after_retention
         "ZALO_APP_ID": zalo.app_id, "ZALO_APP_SECRET": zalo.app_secret, "ZALO_OA_SECRET": OA_SECRET,
         "ZALO_OA_ACCESS_TOKEN": zalo.access_token, "ZALO_OA_REFRESH_TOKEN": zalo.refresh_token,
         "ZALO_API_BASE": zalo.base_url, "ZALO_OAUTH_BASE": zalo.base_url,
-        "MEDBOT_DATA_DIR": str(tmp_path / "bot-data"),
+        "MEDBOT_DATA_DIR": str(data_folder(tmp_path / "bot-data")),
     }  # fmt: skip
     bot = await start_bot(admin_ids=str(ADMIN_ID), env=env)
     zalo_sender = ZaloSender(f"http://127.0.0.1:{bot.port}{ZALO_PATH}", zalo.app_id)

@@ -10,9 +10,9 @@ import asyncpg
 
 from bot.telegram import texts
 from db import users
-from testkit.bot_process import ADMIN_ID, StartBot
+from testkit.bot_process import ADMIN_ID
 from testkit.fakes.telegram_server import FakeTelegram
-from tests.e2e.conftest import DENTAL, add_kb, onboard
+from tests.e2e.conftest import DENTAL, add_kb, onboard, shared_bot
 
 ERROR_LINE = re.compile(r"^\S+ (ERROR|CRITICAL)\b|^Traceback", re.MULTILINE)
 FORGED = [
@@ -36,10 +36,11 @@ async def _make_admin(db: asyncpg.Pool, chat_id: int) -> None:
 
 
 async def test_forged_callbacks_are_answered_without_errors(
-    db: asyncpg.Pool, fake: FakeTelegram, start_bot: StartBot
+    db: asyncpg.Pool, shared_fake: FakeTelegram
 ) -> None:
-    proc = await start_bot()
-    patient = 5101
+    fake, log_path = shared_fake, shared_bot().log_path  # the shared bot: its log from here on is this test's
+    start = log_path.stat().st_size
+    patient = 5191  # a chat of its own (the shared bot serves other tests too)
     await onboard(fake, patient)
     sent = {chat: len(fake.messages[chat]) for chat in (patient, ADMIN_ID)}
     rows = await db.fetchval("SELECT count(*) FROM feedback") + await db.fetchval(
@@ -55,7 +56,9 @@ async def test_forged_callbacks_are_answered_without_errors(
     assert await db.fetchval("SELECT count(*) FROM feedback") + await db.fetchval(
         "SELECT count(*) FROM messages"
     ) == rows  # fmt: skip
-    log = proc.log_path.read_text(errors="replace")
+    with log_path.open("rb") as f:
+        f.seek(start)
+        log = f.read().decode(errors="replace")
     assert not ERROR_LINE.search(log), log[-4000:]
     assert log.count("callback.unhandled") == 2 * len(FORGED)  # one quiet WARNING line per forged tap
 

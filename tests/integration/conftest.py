@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import asyncpg
 import httpx
@@ -25,11 +26,12 @@ def embedder(db: asyncpg.Pool, e5: E5Embedder) -> CachedEmbedder:
 
 
 @pytest.fixture
-async def http(db: asyncpg.Pool, db_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    """The console (``tests.console_support.console_server``) with ``ADMIN`` and ``CLINICIAN``, no one signed in."""
+async def http(db: asyncpg.Pool, db_url: str, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    """The console (``tests.console_support.console_server``) with ``ADMIN`` and ``CLINICIAN``, no one signed in;
+    its data folder (``MEDBOT_DATA_DIR``) is the test's ``tmp_path / "data"``."""
     await add_staff(db)
     async with (
-        console_server(db, db_url) as url,
+        console_server(db, db_url, data_dir=tmp_path / "data") as url,
         httpx.AsyncClient(base_url=url, timeout=60, follow_redirects=False) as client,
     ):
         yield client

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -37,19 +38,38 @@ def _ask(
     )
 
 
+CONVERSATION = f"test-{os.getpid()}"
+
+
 @pytest.fixture(scope="module")
-def unnamed_run(sample_kb_url: str) -> subprocess.CompletedProcess[str]:
-    """One `medbot ask --json -` run without --conversation, read by the two tests below (each process pays
-    seconds of start-up): a question, a follow-up too vague alone, a blank line, an emergency, a greeting."""
-    lines = (
+async def runs(sample_kb_url: str) -> dict[str, subprocess.CompletedProcess[str]]:
+    """The module's independent `medbot ask` runs, started together (each process pays seconds of start-up,
+    mostly on one core), read by the tests below:
+
+    * ``unnamed``: ``--json -`` without --conversation: a question, a follow-up too vague alone, a blank line,
+      an emergency, a greeting;
+    * ``named``: the same question and follow-up with ``--conversation CONVERSATION``;
+    * ``plain``: one question as plain text, another role."""
+    unnamed = (
         "Răng khôn mọc lệch có cần nhổ không?\ncòn bị sưng thì sao?\n\n"
         "bo toi dau nguc trai lan ra tay, va mo hoi\nxin chào\n"
     )
-    return _ask(sample_kb_url, "--role", "patient_dental", "--json", "-", stdin=lines)
+    named = "Răng khôn mọc lệch có cần nhổ không?\ncòn bị sưng thì sao?\n"
+    dental = ("--role", "patient_dental", "--json")
+    started = {
+        "unnamed": asyncio.to_thread(_ask, sample_kb_url, *dental, "-", stdin=unnamed),
+        "named": asyncio.to_thread(
+            _ask, sample_kb_url, *dental, "--conversation", CONVERSATION, "-", stdin=named
+        ),
+        "plain": asyncio.to_thread(
+            _ask, sample_kb_url, "--role", "patient_diabetes", "tieu duong co an duoc trai cay khong"
+        ),
+    }
+    return dict(zip(started, await asyncio.gather(*started.values()), strict=True))
 
 
-def test_ask_json_lines_from_stdin(unnamed_run: subprocess.CompletedProcess[str]) -> None:
-    proc = unnamed_run
+def test_ask_json_lines_from_stdin(runs: dict[str, subprocess.CompletedProcess[str]]) -> None:
+    proc = runs["unnamed"]
     assert proc.returncode == 0, proc.stderr
     answers = [json.loads(line) for line in proc.stdout.splitlines()]
     assert len(answers) == 4  # the blank line is skipped
@@ -68,27 +88,30 @@ def test_ask_json_lines_from_stdin(unnamed_run: subprocess.CompletedProcess[str]
 
 
 def test_each_line_is_its_own_conversation_unless_named(
-    sample_kb_url: str, unnamed_run: subprocess.CompletedProcess[str]
+    sample_kb_url: str, runs: dict[str, subprocess.CompletedProcess[str]]
 ) -> None:
-    lines = "Răng khôn mọc lệch có cần nhổ không?\ncòn bị sưng thì sao?\n"
-    alone = [json.loads(x) for x in unnamed_run.stdout.splitlines()]  # the same two lines, no --conversation
+    alone = [json.loads(x) for x in runs["unnamed"].stdout.splitlines()]  # the two lines, no --conversation
     assert alone[0]["citations"] == ["NK-013"]
     assert alone[1]["citations"] == []  # no context leaks from the line before: too vague alone
 
-    name = f"test-{os.getpid()}"
-    kept = _ask(sample_kb_url, "--role", "patient_dental", "--json", "--conversation", name, "-", stdin=lines)
-    first, follow = [json.loads(x) for x in kept.stdout.splitlines()]
+    first, follow = [json.loads(x) for x in runs["named"].stdout.splitlines()]
     # the swelling of that tooth
     assert first["citations"] == ["NK-013"] and follow["citations"] == ["NK-014"]
     assert "Chỉ để tham khảo." not in follow["explain"]  # the disclaimer came with the first answer
     later = _ask(
-        sample_kb_url, "--role", "patient_dental", "--json", "--conversation", name, "bao lâu thì lành?"
+        sample_kb_url,
+        "--role",
+        "patient_dental",
+        "--json",
+        "--conversation",
+        CONVERSATION,
+        "bao lâu thì lành?",
     )
     assert json.loads(later.stdout)["citations"] == ["NK-015"]  # a later run continues the named conversation
 
 
-def test_ask_plain_text(sample_kb_url: str) -> None:
-    proc = _ask(sample_kb_url, "--role", "patient_diabetes", "tieu duong co an duoc trai cay khong")
+def test_ask_plain_text(runs: dict[str, subprocess.CompletedProcess[str]]) -> None:
+    proc = runs["plain"]
     assert proc.returncode == 0, proc.stderr
     assert "Câu hỏi gợi ý" in proc.stdout and "Chỉ để tham khảo." in proc.stdout
 

@@ -5,7 +5,9 @@ session's CSRF token and its own upload; export then import is "unchanged"; undo
 from __future__ import annotations
 
 import io
+import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +15,17 @@ import asyncpg
 import httpx
 import openpyxl
 
+from bot.worker.jobs import default_jobs
+from bot.worker.runner import run_job
+from db.housekeeping import UPLOADS_KEEP_SECONDS
 from tests.console_support import ADMIN, CLINICIAN, add_entry
 from tests.integration.test_console import FORBIDDEN, csrf_of, log_in
+from tests.integration.worker_helpers import make_ctx
 from tests.kb_files import entry, rows, write_csv
 
 ROLE = "patient_dental"
+WORKING_TREE = Path(__file__).resolve().parents[2]
+JOBS = {j.name: j for j in default_jobs()}
 
 
 async def kb_state(db: asyncpg.Pool) -> list[tuple[Any, ...]]:
@@ -109,6 +117,31 @@ async def test_apply_needs_the_csrf_token_and_this_sessions_upload(
         "/console/import/apply", data={"csrf_token": csrf_of(report.text), "token": token, "decision": "ok"}
     )
     assert again.status_code == 410  # used up
+
+
+async def test_an_upload_waits_in_the_data_folder_and_the_worker_removes_it_a_day_later(
+    http: httpx.AsyncClient, db: asyncpg.Pool, tmp_path: Path
+) -> None:
+    await log_in(http, *ADMIN)
+    report = await check(http, "moi.csv", csv_bytes(tmp_path, rows(3)))
+    token = token_of(report.text)
+    uploads = tmp_path / "data" / "console_uploads"  # the console's MEDBOT_DATA_DIR (the ``http`` fixture)
+    assert [p.name for p in uploads.iterdir()] == [token]
+    assert not (WORKING_TREE / ".medbot" / "console_uploads" / token).exists()  # nothing in the working tree
+
+    worker = make_ctx(db, tmp_path)  # ``medbot worker`` on the same data folder
+    fresh = await run_job(worker, JOBS["cleanup"])
+    assert fresh.status == "ok" and fresh.counts["console_uploads"] == 0
+    assert (uploads / token).is_dir()
+
+    day_ago = time.time() - UPLOADS_KEEP_SECONDS - 60
+    os.utime(uploads / token, (day_ago, day_ago))
+    old = await run_job(worker, JOBS["cleanup"])
+    assert old.counts["console_uploads"] == 1
+    assert list(uploads.iterdir()) == []
+    gone = await apply(http, report)
+    assert gone.status_code == 410 and "Hãy tải tệp lên lại" in gone.text
+    assert await kb_state(db) == []
 
 
 async def test_export_then_import_is_unchanged_and_undo_restores_the_kb(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import asyncpg
 import httpx
@@ -34,9 +35,9 @@ class Console:
 
 
 @pytest.fixture
-async def console(db: asyncpg.Pool, db_url: str) -> AsyncIterator[Console]:
+async def console(db: asyncpg.Pool, db_url: str, tmp_path: Path) -> AsyncIterator[Console]:
     await add_staff(db)
-    services = await services_for(db, db_url)
+    services = await services_for(db, db_url, tmp_path / "data")
     async with (
         console_server(db, db_url, services) as url,
         httpx.AsyncClient(base_url=url, timeout=60, follow_redirects=False) as client,

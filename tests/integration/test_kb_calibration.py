@@ -5,6 +5,7 @@ re-import replaces it, a tiny KB keeps the global model and says why, a failure 
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -206,10 +207,13 @@ def cli(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
 async def test_cli_calibrate_reports_in_vietnamese(db, db_url, embedder, tmp_path):
     await imp(db, write_xlsx(tmp_path / "kb.xlsx", {ROLE: dental_rows()}, HEADERS), embedder)
     before = await db.fetchval("SELECT computed_at FROM kb_calibrations WHERE role = $1", ROLE)
-    proc = cli(db_url, "kb", "calibrate", ROLE)
+    # Two independent runs, started together (each process spends seconds starting up, mostly on one core).
+    proc, unknown = await asyncio.gather(
+        asyncio.to_thread(cli, db_url, "kb", "calibrate", ROLE),
+        asyncio.to_thread(cli, db_url, "kb", "calibrate", "khong_co"),
+    )
     assert proc.returncode == 0, proc.stderr
     assert "đã ước lượng lại độ tin cậy trả lời" in proc.stdout and "43 mục" in proc.stdout
     assert await db.fetchval("SELECT computed_at FROM kb_calibrations WHERE role = $1", ROLE) > before
 
-    unknown = cli(db_url, "kb", "calibrate", "khong_co")
     assert unknown.returncode == 1 and "không có mục nào đang dùng" in unknown.stderr

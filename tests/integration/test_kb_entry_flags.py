@@ -6,6 +6,7 @@ migration's back-fill of a KB loaded by an earlier ``medbot setup``.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -122,7 +123,13 @@ async def test_urgent_answer_has_no_routine_closing_line(runtime, deps, tmp_path
 async def test_export_then_import_keeps_the_urgent_mark(runtime, deps, db, db_url, tmp_path):
     assert (await imp(runtime, clinic_file(tmp_path))).ok
     out = tmp_path / "export" / "kb_export.xlsx"
-    proc = cli(db_url, "kb", "export", str(out))
+    # Two exports started together (each process spends seconds starting up): the KB, and a role it lacks.
+    proc, unknown = await asyncio.gather(
+        asyncio.to_thread(cli, db_url, "kb", "export", str(out)),
+        asyncio.to_thread(
+            cli, db_url, "kb", "export", str(tmp_path / "none.xlsx"), "--role", "doctor_dental"
+        ),
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Đã xuất 4 mục" in proc.stdout
 
@@ -145,7 +152,6 @@ async def test_export_then_import_keeps_the_urgent_mark(runtime, deps, db, db_ur
     assert urgent.citations == ["NK-U1"] and OUTRO not in urgent.text
     assert OUTRO in (await answer(deps, SENSITIVE_Q)).text
 
-    unknown = cli(db_url, "kb", "export", str(tmp_path / "none.xlsx"), "--role", "doctor_dental")
     assert unknown.returncode == 1 and "doctor_dental" in unknown.stderr
 
 

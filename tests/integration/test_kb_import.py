@@ -450,15 +450,17 @@ async def test_cli_rejects_malformed_files_with_location_and_exit_code(db, db_ur
     assert good.ok
     before = await kb_state(db)
     path, _, _ = _malformed(tmp_path, "missing_answer")
-    proc = await asyncio.to_thread(_cli, db_url, str(path))
+    other, _, _ = _malformed(tmp_path, "not_a_spreadsheet")
+    # Two independent runs, started together (each process spends seconds starting up, mostly on one core).
+    proc, not_a_spreadsheet = await asyncio.gather(
+        asyncio.to_thread(_cli, db_url, str(path)), asyncio.to_thread(_cli, db_url, str(other))
+    )
     assert proc.returncode == 1, proc.stderr
     assert "BỊ TỪ CHỐI Tệp bị từ chối: có 1 lỗi" in proc.stdout and "missing_answer" in proc.stdout
     assert "a.xlsx" in proc.stdout and "patient_dental" in proc.stdout and "E (CÂU TRẢ LỜI)" in proc.stdout
     problem_rows = [line for line in proc.stdout.splitlines() if "missing_answer" in line]
     assert "mã số" in proc.stdout and len(problem_rows) == 1 and "Q002" in problem_rows[0], proc.stdout
-    path, _, _ = _malformed(tmp_path, "not_a_spreadsheet")
-    proc = await asyncio.to_thread(_cli, db_url, str(path))
-    assert proc.returncode == 1 and "not_a_spreadsheet" in proc.stdout
+    assert not_a_spreadsheet.returncode == 1 and "not_a_spreadsheet" in not_a_spreadsheet.stdout
     assert await kb_state(db) == before
 
 
@@ -472,11 +474,14 @@ async def test_cli_template_then_dry_run_and_import(db, db_url, tmp_path):
     # the example row is never imported (tests/integration/test_kb_import_safety.py): add the clinic's own row
     wb["KB"].append(["Răng khôn", "", "NK-050", "Răng khôn mọc lệch có cần nhổ không?", "Nên chụp phim."])
     wb.save(template)
-    proc = await asyncio.to_thread(_cli, db_url, str(template))  # no role: rejected
+    # Two runs that change nothing, started together (each process spends seconds starting up).
+    proc, dry = await asyncio.gather(
+        asyncio.to_thread(_cli, db_url, str(template)),  # no role: rejected
+        asyncio.to_thread(_cli, db_url, str(template), "--role", "patient_dental", "--dry-run"),
+    )
     assert proc.returncode == 1 and "missing_role" in proc.stdout
-    proc = await asyncio.to_thread(_cli, db_url, str(template), "--role", "patient_dental", "--dry-run")
-    assert proc.returncode == 0 and "KIỂM TRA THỬ Kiểm tra thử: sẽ thêm 1" in proc.stdout, (
-        proc.stdout + proc.stderr
+    assert dry.returncode == 0 and "KIỂM TRA THỬ Kiểm tra thử: sẽ thêm 1" in dry.stdout, (
+        dry.stdout + dry.stderr
     )
     assert await db.fetchval("SELECT count(*) FROM kb_entries") == 0
     proc = await asyncio.to_thread(_cli, db_url, str(template), "--role", "patient_dental")

@@ -276,6 +276,35 @@ async def test_cleanup_removes_expired_suggestions_old_updates_and_runs(
     assert await db.fetchval("SELECT count(*) FROM suggestion_sets") == 1
 
 
+async def test_cleanup_keeps_the_console_audit_for_console_audit_days(
+    db: asyncpg.Pool, tmp_path: Path
+) -> None:
+    admin = await staff.create_account(db, "lan.admin@phongkham.vn", "admin", "mat-khau-quan-tri-1")
+    for age in (400, 364, 0):  # days
+        await staff.audit(db, admin.id, "login", f"{age} ngày trước")
+        await db.execute(
+            "UPDATE console_audit SET at = now() - make_interval(days => $1) WHERE subject = $2",
+            age,
+            f"{age} ngày trước",
+        )
+
+    async def shown() -> list[str]:  # what the console's audit page lists
+        return [e.subject for e in await staff.recent_audit(db)]
+
+    kept = await run_job(make_ctx(db, tmp_path), JOBS["cleanup"])  # CONSOLE_AUDIT_DAYS: 365 by default
+    assert kept.status == "ok", kept.error
+    assert kept.counts["console_audit"] == 1
+    assert await shown() == ["0 ngày trước", "364 ngày trước"]
+
+    forever = await run_job(make_ctx(db, tmp_path, console_audit_days=0), JOBS["cleanup"])
+    assert forever.counts["console_audit"] == 0
+    assert await shown() == ["0 ngày trước", "364 ngày trước"]
+
+    month = await run_job(make_ctx(db, tmp_path, console_audit_days=30), JOBS["cleanup"])
+    assert month.counts["console_audit"] == 1
+    assert await shown() == ["0 ngày trước"]
+
+
 async def test_failing_job_is_recorded_and_unavailable_jobs_skip(db: asyncpg.Pool, tmp_path: Path) -> None:
     ctx = make_ctx(db, tmp_path)
 

@@ -4,10 +4,12 @@ import history and, per role, "undo the last import": ``POST /console/imports/un
 ``GET /console/export?role=…`` (a role's KB as the doctors' workbook, ``kb_import.export``).
 
 The uploaded file waits for "Áp dụng" on the server, never in the browser: under
-``MEDBOT_DATA_DIR/console_uploads/<token>/``, the token random (the only thing the form carries) and bound
-to the staff member's session, the file kept under a fixed name with its sha256 checked again before the
-import; an upload left there more than :data:`PENDING_TTL` is removed. The choices after the dry run and
-the guard against hiding a large share of a role are the Telegram admin flow's (``kb_import.decision``).
+``MEDBOT_DATA_DIR/console_uploads/<token>/`` (``Settings.console_uploads_dir``), the token random (the only
+thing the form carries) and bound to the staff member's session, the file kept under a fixed name with its
+sha256 checked again before the import; an upload left there more than :data:`PENDING_TTL` is removed by the
+next upload, and any left a day by the worker's hourly cleanup (``db.housekeeping``). The choices after the
+dry run and the guard against hiding a large share of a role are the Telegram admin flow's
+(``kb_import.decision``).
 Imports (checks and applies), undos and exports are recorded in ``console_audit``.
 """
 
@@ -48,7 +50,6 @@ UPLOAD_PATH = f"{security.PREFIX}/import"
 FORM_OVERHEAD = 64 * 1024  # the multipart envelope and the form's other fields
 DRAIN_BYTES = 4 * MAX_SPREADSHEET_BYTES  # an oversized upload read and dropped to answer it, at most
 DRAIN_SECONDS = 10.0
-PENDING_DIR = "console_uploads"
 PENDING_TTL = 3600.0  # seconds an uploaded file waits for "Áp dụng"
 TOKEN = re.compile(r"^[A-Za-z0-9_-]{32}$")
 SUFFIXES = (".xlsx", ".csv")
@@ -128,7 +129,7 @@ class Pending:
 
 
 def _uploads(request: web.Request) -> Path:
-    return security.settings(request).medbot_data_dir / PENDING_DIR
+    return security.settings(request).console_uploads_dir
 
 
 def _session_key(request: web.Request) -> str:
