@@ -37,6 +37,7 @@ class LinearTextModel:
         class_weight: str | None = None,
         char_min_df: int = 1,
         word_tokens: str = DEFAULT_TOKENS,
+        tol: float = 1e-4,
     ) -> None:
         features = FeatureUnion(
             [
@@ -57,7 +58,7 @@ class LinearTextModel:
         self.pipeline = Pipeline(
             [
                 ("features", features),
-                ("lr", LogisticRegression(C=c, class_weight=class_weight, max_iter=2000)),
+                ("lr", LogisticRegression(C=c, class_weight=class_weight, max_iter=2000, tol=tol)),
             ]
         )
         with _THREADS.limit(limits=1):
