@@ -56,7 +56,10 @@ _CONTRACTIONS = (
     (re.compile(r"\b(can)['’]?t\b", re.I), r"\1 not"),
     (re.compile(r"\bwon['’]t\b", re.I), "will not"),
     (re.compile(r"\b(\w+)n['’]t\b", re.I), r"\1 not"),
-    (re.compile(r"\b(do|does|did|is|are|was|were|has|have|had|could|would|should|must|need|ai)nt\b", re.I), r"\1 not"),
+    (
+        re.compile(r"\b(do|does|did|is|are|was|were|has|have|had|could|would|should|must|need|ai)nt\b", re.I),
+        r"\1 not",
+    ),
     (re.compile(r"\b(?:(he|she|it|that|there|what|who)['’]s)\b", re.I), r"\1 is"),
     (re.compile(r"\bi['’]m\b", re.I), "i am"),
     # the same typed without the apostrophe, as children and phones write them ("wont wake up", "hes on the
