@@ -9,7 +9,8 @@ Steps, each for a way the rules were missed before:
 - letters typed three or more times collapsed ("cứuuuu" → "cứu"), and a last letter typed twice where no
   Vietnamese word ends so ("cốcc", "tayy", "máuu"; not "full", "kill");
 - a number glued to the word after it split off ("15p" → "15 p", "45t" → "45 t"), so the unit reads as a word;
-- English contractions spelt out ("can't" → "can not", "he's" → "he is"), so "not" reads as a negation;
+- English contractions spelt out ("can't" → "can not", "he's" → "he is"), also typed without the apostrophe
+  ("wont", "cant", "hes", "didnt"), so "not" reads as a negation;
 - chat spellings mapped to words ("ko" → "khong", "hông" → "khong"), from the rules file's ``[words]``
   table, on the word as typed (diacritics tell "hông" from "họng"); not in a message written in English, where
   "a", "e", "h" are English ("bleeding a lot" is not "bleeding anh lot");
@@ -55,15 +56,25 @@ _CONTRACTIONS = (
     (re.compile(r"\b(can)['’]?t\b", re.I), r"\1 not"),
     (re.compile(r"\bwon['’]t\b", re.I), "will not"),
     (re.compile(r"\b(\w+)n['’]t\b", re.I), r"\1 not"),
-    (re.compile(r"\b(do|does|did|is|are|was|were|has|have|had|could|would|should)nt\b", re.I), r"\1 not"),
+    (
+        re.compile(r"\b(do|does|did|is|are|was|were|has|have|had|could|would|should|must|need|ai)nt\b", re.I),
+        r"\1 not",
+    ),
     (re.compile(r"\b(?:(he|she|it|that|there|what|who)['’]s)\b", re.I), r"\1 is"),
     (re.compile(r"\bi['’]m\b", re.I), "i am"),
+    # the same typed without the apostrophe, as children and phones write them ("wont wake up", "hes on the
+    # floor", "im scared"): only words that are no English word of their own ("its", "ill", "were" are)
+    (re.compile(r"\bwont\b", re.I), "will not"),
+    (re.compile(r"\b(he|she|that|there|what|who)s\b", re.I), r"\1 is"),
+    (re.compile(r"\bim\b", re.I), "i am"),
+    (re.compile(r"\b(you|they)re\b", re.I), r"\1 are"),
+    (re.compile(r"\b(i|you|we|they)ve\b", re.I), r"\1 have"),
     (re.compile(r"\b(\w+)['’](re|ve|ll|d)\b", re.I), r"\1 \2"),
 )
 _ENGLISH_WORDS = frozenset(
     "and is are was were has have had his her she what with of it its the this that there been after from "
     "should would could does did just very our your their they he's she's i'm can't don't won't isn't "
-    "help please now".split()
+    "help please now wont cant dont didnt doesnt isnt wasnt hes shes".split()
 )
 _VIET_SYLLABLE = re.compile(
     r"^(?:ngh|ng|nh|ch|gh|gi|kh|ph|qu|th|tr|[bcdghklmnpqrstvx])?[aeiouy]{1,3}(?:ng|nh|ch|[cmnptiyou])?$"
