@@ -207,6 +207,7 @@ class FakeTelegram:
         self._cond = asyncio.Condition()
         self._updates: list[dict[str, Any]] = []  # for getUpdates
         self._chat_queues: dict[int, asyncio.Queue[dict[str, Any]]] = {}
+        self._in_flight = 0  # webhook updates queued or being delivered (``settle``)
         self._chat_tasks: dict[int, asyncio.Task[None]] = {}
         self._rr = itertools.count()
         self._runner: web.AppRunner | None = None
@@ -398,6 +399,7 @@ class FakeTelegram:
             if queue is None:
                 queue = self._chat_queues[chat_id] = asyncio.Queue()
                 self._chat_tasks[chat_id] = asyncio.create_task(self._deliver_chat(queue))
+            self._in_flight += 1
             await queue.put(update)
         else:
             async with self._cond:
@@ -424,6 +426,9 @@ class FakeTelegram:
                 if status == 200 or status == 401:
                     break
                 await asyncio.sleep(min(0.05 * (attempt + 1), 0.5))  # Telegram's redelivery backoff
+            async with self._cond:
+                self._in_flight -= 1
+                self._cond.notify_all()
 
     async def wait_for(
         self, predicate: Callable[[], Any], timeout: float = 15.0, what: str = "condition"
@@ -441,6 +446,12 @@ class FakeTelegram:
         await self.wait_for(lambda: len(self.messages[chat_id]) >= n, timeout,
                             f"{n} messages in chat {chat_id} (have {len(self.messages[chat_id])})")  # fmt: skip
         return list(self.messages[chat_id])
+
+    async def settle(self, timeout: float = 15.0) -> None:
+        """Wait until every webhook update handed to the bot so far has been handled (the bot answers a
+        webhook only once its handlers are done, edits and callback answers included): a test sharing this
+        fake with the next one must not leave a late edit to land in that test's fresh chats."""
+        await self.wait_for(lambda: self._in_flight == 0, timeout, f"{self._in_flight} updates in flight")
 
     async def wait_delivered(self, update_id: int, timeout: float = 15.0) -> int:
         return await self.wait_for(lambda: self.delivered.get(update_id), timeout, f"delivery of {update_id}")
