@@ -129,6 +129,18 @@ async def list_conversations(request: web.Request) -> web.Response:
     return await security.render(request, "conversations.html", context)
 
 
+async def record_view(request: web.Request, conversation_id: int, user_id: int, **detail: object) -> None:
+    """A staff member read a patient's messages: recorded in the audit log and shown on the conversation page
+    ("Ai đã xem cuộc trò chuyện này"), wherever the messages were shown."""
+    await staff_db.audit(
+        security.pool(request),
+        security.staff(request).id,
+        conv_db.VIEW_ACTION,
+        subject=str(conversation_id),
+        detail={"patient": patient_label(user_id), **detail},
+    )
+
+
 @routes.get("/conversations/{id:\\d+}")
 async def show_conversation(request: web.Request) -> web.Response:
     pool = security.pool(request)
@@ -139,13 +151,7 @@ async def show_conversation(request: web.Request) -> web.Response:
     messages = await conv_db.messages(pool, conversation_id)
     handoffs = await conv_db.handoffs(pool, conversation_id)
     earlier = await conv_db.views(pool, conversation_id)
-    await staff_db.audit(
-        pool,
-        security.staff(request).id,
-        conv_db.VIEW_ACTION,
-        subject=str(conversation_id),
-        detail={"patient": patient_label(found.patient)},
-    )
+    await record_view(request, conversation_id, found.patient)
     context = {
         "c": found,
         "messages": messages,

@@ -32,6 +32,7 @@ from bot.web.console.conversations import (
     HANDOFF_REASONS,
     INPUT_TYPES,
     patient_label,
+    record_view,
     role_labels,
     staff_who,
 )
@@ -91,13 +92,7 @@ async def show_handoff(request: web.Request) -> web.Response:
     conversation_id = await conv_db.latest_of(pool, found.user_id)
     messages = await conv_db.messages(pool, conversation_id, last=RECENT_MESSAGES) if conversation_id else []
     if conversation_id is not None:  # a patient's messages are read: a conversation view
-        await staff_db.audit(
-            pool,
-            security.staff(request).id,
-            conv_db.VIEW_ACTION,
-            subject=str(conversation_id),
-            detail={"patient": patient_label(found.user_id), "handoff": found.id},
-        )
+        await record_view(request, conversation_id, found.user_id, handoff=found.id)
     context = {
         "h": found,
         "waiting": waiting,
