@@ -168,15 +168,6 @@ async def messages(db: Executor, conversation_id: int, *, last: int | None = Non
     return [MessageRow(**dict(r)) for r in rows]
 
 
-async def latest_of(db: Executor, user_id: int) -> int | None:
-    """The patient's latest conversation (where a staff handoff's messages are stored), None when they have none."""
-    found = await db.fetchval(
-        "SELECT id FROM conversations WHERE user_id = $1 ORDER BY last_activity_at DESC, id DESC LIMIT 1",
-        user_id,
-    )
-    return None if found is None else int(found)
-
-
 async def handoffs(db: Executor, conversation_id: int) -> list[HandoffRow]:
     """The staff handoffs overlapping the conversation, oldest first."""
     rows = await db.fetch(

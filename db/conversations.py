@@ -182,15 +182,22 @@ async def store_relayed(
     return int(await db.fetchval(_STORE_RELAYED, user_id, direction, text, input_type, red_flag, staff_by))
 
 
-async def handoff_conversation(db: Executor, user_id: int) -> int:
-    """The conversation a staff handoff's messages go to (as ``store_relayed`` picks it): the patient's latest,
-    whatever its role and however long idle, or a new one in their role."""
+async def latest_of(db: Executor, user_id: int) -> int | None:
+    """The patient's latest conversation, whatever its role and however long idle (where a staff handoff's
+    messages are stored), None when they have none."""
     found = await db.fetchval(
         "SELECT id FROM conversations WHERE user_id = $1 ORDER BY last_activity_at DESC, id DESC LIMIT 1",
         user_id,
     )
+    return None if found is None else int(found)
+
+
+async def handoff_conversation(db: Executor, user_id: int) -> int:
+    """The conversation a staff handoff's messages go to (as ``store_relayed`` picks it): the patient's latest
+    (``latest_of``), or a new one in their role."""
+    found = await latest_of(db, user_id)
     if found is not None:
-        return int(found)
+        return found
     return int(
         await db.fetchval(
             "INSERT INTO conversations (user_id, role) SELECT $1, role FROM users WHERE id = $1 RETURNING id",

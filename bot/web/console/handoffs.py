@@ -38,6 +38,7 @@ from bot.web.console.conversations import (
 )
 from bot.web.console.security import requires
 from db import console_conversations as conv_db
+from db import conversations as conversations_db
 from db import handoffs as handoffs_db
 from db import staff as staff_db
 
@@ -89,7 +90,7 @@ async def show_handoff(request: web.Request) -> web.Response:
     if found is None:
         return await security.render(request, "not_found.html", status=404)
     waiting = await handoffs_db.one_open(pool, handoff_id)  # None once closed
-    conversation_id = await conv_db.latest_of(pool, found.user_id)
+    conversation_id = await conversations_db.latest_of(pool, found.user_id)
     messages = await conv_db.messages(pool, conversation_id, last=RECENT_MESSAGES) if conversation_id else []
     if conversation_id is not None:  # a patient's messages are read: a conversation view
         await record_view(request, conversation_id, found.user_id, handoff=found.id)
