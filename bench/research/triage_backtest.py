@@ -8,7 +8,8 @@ Then it fits the *current* model code on the training data *as it was at that fr
 scores the pair with it. So every figure is on messages the model never learnt from and rules never tuned on, over
 13 freezes and 25 blind sets (17,000+ messages), instead of the one pair a round spends.
 
-The product's verdict at threshold t is: rules, or (model asked and P >= t). Printed per variant and threshold:
+The product's verdict at threshold t is: rules, or (model asked and P >= t); "a/b" is threshold a, or b when the
+rules spoke of a category and set it aside (negated, past, mild, excluded). Printed per variant and threshold:
 recall, emergencies the model rescued of those the rules missed, false alarms on the pairs' ordinary messages, and
 how many of faq-val's 1,326 real forum messages would be flagged (summed over freezes).
 
@@ -41,7 +42,7 @@ from threadpoolctl import threadpool_limits
 from engine.embedding import LlamaCppEmbedder
 from engine.textmodel import LinearTextModel
 from engine.triage import default_rules
-from engine.triage.model import C, TOL
+from engine.triage.model import TOL, C
 from engine.triage.normalize import normalize
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,7 +78,8 @@ for text in texts:
     found = match(text, rules, glucose_hits(text, rules.glucose))
     rule = bool(found.categories)
     asked = not rule and not found.general_question
-    out.append({"rule": rule, "asked": asked, "p": model.probability(text) if asked else None})
+    p = model.probability(text) if asked else None
+    out.append({"rule": rule, "asked": asked, "p": p, "spoken_of": bool(found.topics)})
 json.dump(out, open(sys.argv[2], "w"))
 """
 
@@ -153,7 +155,10 @@ def embed_all(texts: list[str]) -> dict[str, np.ndarray]:
 def scores(train: list[dict], texts: dict[str, list[str]], vectors: dict[str, np.ndarray] | None) -> dict:
     """P(emergency) of each variant for each group of texts, fitted on ``train``."""
     words = default_rules().words
-    norm = {t: normalize(t, words).text for t in {r["text"] for r in train} | {t for g in texts.values() for t in g}}
+    norm = {
+        t: normalize(t, words).text
+        for t in {r["text"] for r in train} | {t for g in texts.values() for t in g}
+    }
     y = np.array([bool(r["emergency"]) for r in train])
     train_texts = [norm[r["text"]] for r in train]
     out: dict[str, dict[str, np.ndarray]] = {}
@@ -165,7 +170,9 @@ def scores(train: list[dict], texts: dict[str, list[str]], vectors: dict[str, np
             train_v = np.vstack([vectors[r["text"]] for r in train])
             mu, sd = train_v.mean(0), train_v.std(0) + 1e-6
             group_v = {g: (np.vstack([vectors[t] for t in ts]) - mu) / sd for g, ts in texts.items()}
-            lr = LogisticRegression(class_weight="balanced", max_iter=3000, tol=1e-6).fit((train_v - mu) / sd, y)
+            lr = LogisticRegression(class_weight="balanced", max_iter=3000, tol=1e-6).fit(
+                (train_v - mu) / sd, y
+            )
             out["e5"] = {g: lr.predict_proba(v)[:, 1] for g, v in group_v.items()}
             out["mean(tfidf,e5)"] = {g: (out["tfidf"][g] + out["e5"][g]) / 2 for g in texts}
             out["max(tfidf,e5)"] = {g: np.maximum(out["tfidf"][g], out["e5"][g]) for g in texts}
@@ -176,16 +183,22 @@ def scores(train: list[dict], texts: dict[str, list[str]], vectors: dict[str, np
 
             both = LogisticRegression(class_weight="balanced", max_iter=3000, tol=1e-6)
             both.fit(joint([r["text"] for r in train], (train_v - mu) / sd), y)
-            out["tfidf+e5 features"] = {g: both.predict_proba(joint(ts, group_v[g]))[:, 1] for g, ts in texts.items()}
+            out["tfidf+e5 features"] = {
+                g: both.predict_proba(joint(ts, group_v[g]))[:, 1] for g, ts in texts.items()
+            }
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--embeddings", action="store_true", help="add multilingual-e5-small variants (slow)")
-    parser.add_argument("--thresholds", default="0.7,0.75,0.8,0.85,0.9,0.95")
+    parser.add_argument(
+        "--thresholds",
+        default="0.7,0.75,0.8,0.85,0.9,0.95,0.8/0.9,0.75/0.9",
+        help="comma-separated; 'a/b': a, or b when the rules spoke of a category and set it aside",
+    )
     args = parser.parse_args()
-    thresholds = [float(x) for x in args.thresholds.split(",")]
+    thresholds = [tuple(float(v) for v in (x.split("/") * 2)[:2]) for x in args.thresholds.split(",")]
     CACHE.mkdir(parents=True, exist_ok=True)
     faq = faq_texts()
     per_freeze = []
@@ -194,13 +207,17 @@ def main() -> None:
         train, pair = training_rows(commit), pair_rows(sets)
         frozen = at_freeze(commit, [r["text"] for r in pair] + faq)
         per_freeze.append((commit, train, pair, frozen[: len(pair)], frozen[len(pair) :]))
-        print(f"{commit}: {len(train)} training rows, pair {'+'.join(sets)} ({len(pair)}), "
-              f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+        print(
+            f"{commit}: {len(train)} training rows, pair {'+'.join(sets)} ({len(pair)}), "
+            f"{time.perf_counter() - started:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
     vectors = None
     if args.embeddings:
         every = {r["text"] for _, train, pair, _, _ in per_freeze for r in train + pair} | set(faq)
         vectors = embed_all(sorted(every))
-    totals: dict[tuple[str, float], dict[str, int]] = {}
+    totals: dict[tuple[str, tuple[float, float]], dict[str, int]] = {}
     for commit, train, pair, frozen_pair, frozen_faq in per_freeze:
         variant_scores = scores(train, {"pair": [r["text"] for r in pair], "faq": faq}, vectors)
         # the frozen model itself, as measured at the time: the check that this backtest reproduces history
@@ -210,9 +227,11 @@ def main() -> None:
         }
         for name, groups in variant_scores.items():
             for t in thresholds:
-                tot = totals.setdefault((name, t), dict(emergencies=0, caught=0, rules=0, ordinary=0, fa=0, faq=0))
+                tot = totals.setdefault(
+                    (name, t), dict(emergencies=0, caught=0, rules=0, ordinary=0, fa=0, faq=0)
+                )
                 for row, v, p in zip(pair, frozen_pair, groups["pair"], strict=True):
-                    flagged = v["rule"] or (v["asked"] and p >= t)
+                    flagged = v["rule"] or (v["asked"] and p >= t[v["spoken_of"]])
                     if row["emergency"]:
                         tot["emergencies"] += 1
                         tot["caught"] += flagged
@@ -220,22 +239,38 @@ def main() -> None:
                     else:
                         tot["ordinary"] += 1
                         tot["fa"] += flagged
-                tot["faq"] += sum(v["rule"] or (v["asked"] and p >= t) for v, p in zip(frozen_faq, groups["faq"]))
+                tot["faq"] += sum(
+                    v["rule"] or (v["asked"] and p >= t[v["spoken_of"]])
+                    for v, p in zip(frozen_faq, groups["faq"], strict=True)
+                )
         print(f"{commit}: fitted", file=sys.stderr, flush=True)
     rows = []
     print(f"{len(FREEZES)} freezes; product = rules at the freeze, or the model asked and P >= threshold")
-    print(f"{'variant':22} {'thr':>5} {'recall':>17} {'rescued':>11} {'false alarms':>17} {'faq-val flags':>13}")
+    print(
+        f"{'variant':22} {'thr':>9} {'recall':>17} {'rescued':>11} {'false alarms':>17} {'faq-val flags':>13}"
+    )
     for (name, t), tot in totals.items():
         missed_by_rules = tot["emergencies"] - tot["rules"]
         rescued = tot["caught"] - tot["rules"]
-        row = dict(variant=name, threshold=t, **tot, recall=tot["caught"] / tot["emergencies"],
-                   false_alarm_rate=tot["fa"] / tot["ordinary"], faq_flags_per_freeze=tot["faq"] / len(FREEZES))
+        label = f"{t[0]:.2f}" if t[0] == t[1] else f"{t[0]:.2f}/{t[1]:.2f}"
+        row = dict(
+            variant=name,
+            threshold=label,
+            **tot,
+            recall=tot["caught"] / tot["emergencies"],
+            false_alarm_rate=tot["fa"] / tot["ordinary"],
+            faq_flags_per_freeze=tot["faq"] / len(FREEZES),
+        )
         rows.append(row)
-        print(f"{name:22} {t:5.2f} {tot['caught']:5}/{tot['emergencies']} {row['recall']:.4f} "
-              f"{rescued:4}/{missed_by_rules:<4} {tot['fa']:5}/{tot['ordinary']} {row['false_alarm_rate']:.4f} "
-              f"{row['faq_flags_per_freeze']:13.1f}")
+        print(
+            f"{name:22} {label:>9} {tot['caught']:5}/{tot['emergencies']} {row['recall']:.4f} "
+            f"{rescued:4}/{missed_by_rules:<4} {tot['fa']:5}/{tot['ordinary']} {row['false_alarm_rate']:.4f} "
+            f"{row['faq_flags_per_freeze']:13.1f}"
+        )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"freezes": [c for c, _ in FREEZES], "rows": rows}, indent=1))
+    RESULTS.write_text(
+        json.dumps({"freezes": [c for c, _ in FREEZES], "rows": rows}, indent=1, default=lambda o: o.item())
+    )
 
 
 if __name__ == "__main__":
