@@ -251,15 +251,19 @@ def factor(alternatives: list[str], *, expand_limit: int = EXPAND_LIMIT) -> str:
 
 @lru_cache(maxsize=512)
 def _factored(alternatives: tuple[str, ...], limit: int) -> str:
+    plain = "|".join(f"(?:{a})" for a in alternatives)
     if any(_NUMBERED.search(a) for a in alternatives):
-        return "|".join(f"(?:{a})" for a in alternatives)
-    flat = [
-        items
-        for a in alternatives
-        for part in split_alternatives(a)
-        for items in _expand(_items(part), limit)
-    ]
-    return "|".join(_factor(_unique(flat)))
+        return plain
+    try:
+        flat = [
+            items
+            for a in alternatives
+            for part in split_alternatives(a)
+            for items in _expand(_items(part), limit)
+        ]
+        return "|".join(_factor(_unique(flat)))
+    except (ValueError, IndexError):
+        return plain  # not a well-formed pattern: ``re`` says what is wrong with the plain one
 
 
 def _unique(alternatives: list[list[_Item]]) -> list[list[_Item]]:

@@ -56,6 +56,10 @@ def test_the_first_phrase_that_matches_wins_as_in_the_plain_alternation():
     assert_same_both_ways(optional, ["be sot", "con sot", "co con sot"])
 
 
+def test_a_broken_phrase_is_left_for_re_to_refuse():
+    assert factor(["kho tho", "muon (chet"]) == "(?:kho tho)|(?:muon (chet)"
+
+
 def test_shared_beginnings_make_one_branch():
     assert factor(["kho tho", "kho tho nhanh", "dau nguc"]) == "kho tho(?:| nhanh)|dau nguc"
     assert factor(["(?:be|con) sot", "chay mau"]) == "be sot|c(?:on sot|hay mau)"
