@@ -42,6 +42,12 @@ def assert_same(alternatives: list[str], texts: list[str], expand_limit: int = E
         assert found(c, text) == found(d, text), (alternatives, text)
 
 
+def assert_same_both_ways(alternatives: list[str], texts: list[str]) -> None:
+    """Alike with the leading choices written out, and with them led by a class of their first letters."""
+    assert_same(alternatives, texts)
+    assert_same(alternatives, texts, expand_limit=0)
+
+
 def test_the_first_phrase_that_matches_wins_as_in_the_plain_alternation():
     phrases = ["kho tho", "(?:kho|dau) tho nhanh", "k[a-z]+ tho nhanh lam", "dau nguc", "kho tho nhanh"]
     rx = factored(phrases)
@@ -63,12 +69,6 @@ def test_a_broken_phrase_is_left_for_re_to_refuse():
 def test_shared_beginnings_make_one_branch():
     assert factor(["kho tho", "kho tho nhanh", "dau nguc"]) == "kho tho(?:| nhanh)|dau nguc"
     assert factor(["(?:be|con) sot", "chay mau"]) == "be sot|c(?:on sot|hay mau)"
-
-
-def assert_same_both_ways(alternatives: list[str], texts: list[str]) -> None:
-    """Alike with the leading choices written out, and with them led by a class of their first letters."""
-    assert_same(alternatives, texts)
-    assert_same(alternatives, texts, expand_limit=0)
 
 
 WORD = st.sampled_from(WORDS)
@@ -103,8 +103,9 @@ def rules_lists() -> list[tuple[list[str], bool]]:
     lists = [(v, not k.endswith("accented")) for k, v in data["markers"].items() if isinstance(v, list)]
     lists.append((data["glucose"]["words"], True))
     for c in data["category"]:
-        for key in ("alone", "symptoms", "severity", "exclude", "fragment", "dismiss"):
-            lists.append((c.get(key, []) + c.get(f"english_{key}", []) + (c.get("shorthand", []) if key == "alone" else []), True))  # fmt: skip
+        lists.append((c.get("alone", []) + c.get("english_alone", []) + c.get("shorthand", []), True))
+        for key in ("symptoms", "severity", "exclude", "fragment", "dismiss"):
+            lists.append((c.get(key, []) + c.get(f"english_{key}", []), True))
         lists.append((c.get("accented", []), False))
     return [(phrases, folded) for phrases, folded in lists if phrases]
 
