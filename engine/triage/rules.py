@@ -560,7 +560,8 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
         asked_now = only_learning and not result.about_animal and _said_now(alone or severity, msg)
         if fired and (not result.general_question or asked_now) and not over:
             result.categories.append(cat.id)
-            result.hits += [Hit(cat.id, "alone", p) for p, _ in alone]
+            # a sign read by two of the category's lists ("méo miệng" as a phrase and as a fragment) is one hit
+            result.hits += [Hit(cat.id, "alone", p) for p in dict.fromkeys(p for p, _ in alone)]
             if pair is not None and not alone:
                 result.hits += [Hit(cat.id, "symptom", pair[0]), Hit(cat.id, "severity", pair[1])]
     if story:

@@ -204,6 +204,14 @@ def test_a_broken_rules_file_is_refused_with_the_reason():
         parse_rules(text.replace('"muon chet", ', '"muon (chet", ', 1))
 
 
+def test_the_trace_names_each_sign_once():
+    """An admin reading a trace sees each phrase that fired once, even when two of a category's lists read it."""
+    result = triage("bố tôi méo miệng, nói ngọng", default_rules(), model=None)
+    assert result.categories == ("stroke",)
+    named = [(h.category, h.kind, h.phrase) for h in result.hits]
+    assert named and len(named) == len(set(named)), named
+
+
 @needs_held_out
 def test_held_out_set_is_big_and_covers_every_category():
     emergencies = [r for r in TEST_SET if r["emergency"]]
