@@ -46,6 +46,9 @@ class Settings(BaseSettings):
     # whose channel can reach the patient hands off even without STAFF_CHAT_ID (a Zalo-only clinic). Turn it
     # on only when staff watch the console in opening hours: the patient is told a person answers "here".
     console_handoff: bool = False
+    # Seconds between reloads of the console's list of handed-off patients, so that a new waiting patient shows
+    # without anyone pressing reload (0: never). The page of one handoff never reloads: it holds a reply being typed.
+    console_refresh_seconds: int = Field(default=30, ge=0)
 
     # Storage
     database_url: str | None = None

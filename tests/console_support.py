@@ -27,11 +27,14 @@ ADMIN = ("lan.admin@phongkham.vn", "mat-khau-quan-tri-1")
 CLINICIAN = ("bs.minh@phongkham.vn", "mat-khau-bac-si-22")
 
 
-async def services_for(pool: asyncpg.Pool, db_url: str, data_dir: Path) -> ConsoleServices:
+async def services_for(
+    pool: asyncpg.Pool, db_url: str, data_dir: Path, **overrides: object
+) -> ConsoleServices:
     """The console's services as the composition root builds them (the ChatService patients are answered by),
-    with ``data_dir`` as ``MEDBOT_DATA_DIR`` (where uploads wait for "Áp dụng"), never the working tree's."""
+    with ``data_dir`` as ``MEDBOT_DATA_DIR`` (where uploads wait for "Áp dụng"), never the working tree's;
+    ``overrides``: other settings."""
     settings = load_settings(
-        database_url=db_url, clinic_name=CLINIC, openai_api_key=None, medbot_data_dir=data_dir
+        database_url=db_url, clinic_name=CLINIC, openai_api_key=None, medbot_data_dir=data_dir, **overrides
     )
     runtime = Runtime(settings=settings, url=db_url, pool=pool)
     return console_services(runtime, await build_service(runtime))

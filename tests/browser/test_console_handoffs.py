@@ -1,14 +1,17 @@
 """The console's "Hỗ trợ trực tiếp" in a real Chromium: a clinician sees in the menu that a patient waits, opens
-the handoff, reads the patient's message and answers; the patient no longer waits."""
+the handoff, reads the patient's message and answers; the patient no longer waits. The list shows a patient handed
+off while it is open without anyone reloading it."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import asyncpg
 from playwright.async_api import Page, expect
 
 from db import conversations, handoffs, users
 from tests.browser.test_console import sign_in
-from tests.console_support import CLINICIAN
+from tests.console_support import CLINICIAN, add_staff, console_server, services_for
 
 
 async def test_a_clinician_answers_a_waiting_patient(page: Page, console: str, db: asyncpg.Pool) -> None:
@@ -32,3 +35,21 @@ async def test_a_clinician_answers_a_waiting_patient(page: Page, console: str, d
     await expect(staff).to_contain_text("Bạn ghé phòng khám chiều nay nhé.")
     await expect(staff).to_contain_text(f"Nhân viên phòng khám ({CLINICIAN[0]}, trên trang quản trị)")
     await expect(desk).to_have_text("Hỗ trợ trực tiếp")  # nobody waits: no count
+
+
+async def test_the_list_shows_a_newly_handed_off_patient_by_itself(
+    page: Page, db: asyncpg.Pool, db_url: str, tmp_path: Path
+) -> None:
+    await add_staff(db)
+    services = await services_for(db, db_url, tmp_path, console_refresh_seconds=1)
+    async with console_server(db, db_url, services) as url:
+        await sign_in(page, url, *CLINICIAN)
+        await page.get_by_role("navigation").get_by_role("link", name="Hỗ trợ trực tiếp").click()
+        await expect(page.get_by_text("Hiện không có bệnh nhân nào đang chờ nhân viên.")).to_be_visible()
+        await expect(page.get_by_text("Danh sách tự cập nhật mỗi 1 giây.")).to_be_visible()
+        hoa = await users.get_or_create(db, "zalo", "z-502")
+        await users.set_role(db, hoa.id, "patient_diabetes")
+        assert await handoffs.open_handoff(db, hoa.id, "zalo", None, "human") is not None
+        # nobody touches the page: it reloads itself and the new patient's row appears
+        row = page.get_by_role("row").filter(has_text=f"BN-{hoa.id:05d}")
+        await expect(row).to_contain_text("Đang chờ trả lời")

@@ -77,6 +77,7 @@ async def list_handoffs(request: web.Request) -> web.Response:
         "waited": waited,
         "now": datetime.now(UTC),
         "console_desk": security.settings(request).console_handoff,
+        "refresh_seconds": security.settings(request).console_refresh_seconds,
     }
     return await security.render(request, "handoffs.html", context)
 
