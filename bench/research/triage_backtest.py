@@ -42,6 +42,7 @@ from threadpoolctl import threadpool_limits
 from engine.embedding import LlamaCppEmbedder
 from engine.textmodel import LinearTextModel
 from engine.triage import default_rules
+from engine.triage.evaluation import load_labelled
 from engine.triage.model import TOL, C
 from engine.triage.normalize import normalize
 
@@ -89,11 +90,12 @@ def git(*args: str) -> str:
 
 
 def jsonl(text: str) -> list[dict]:
+    """The rows of a JSON-lines file read from git (``git show``)."""
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def faq_texts() -> list[str]:
-    return [q["query"] for q in jsonl(FAQ_VAL.read_text(encoding="utf-8"))]
+    return [q["query"] for q in load_labelled(FAQ_VAL)]
 
 
 def training_rows(commit: str) -> list[dict]:
@@ -106,10 +108,15 @@ def training_rows(commit: str) -> list[dict]:
 
 
 def pair_rows(sets: list[str]) -> list[dict]:
-    rows: list[dict] = []
-    for name in sets:
-        rows += jsonl((ROOT / "engine" / "triage" / "data" / f"{name}.jsonl").read_text(encoding="utf-8"))
-    return rows
+    return [
+        row for name in sets for row in load_labelled(ROOT / "engine" / "triage" / "data" / f"{name}.jsonl")
+    ]
+
+
+def flagged(frozen: dict, p: float, threshold: tuple[float, float]) -> bool:
+    """The product's verdict: the freeze's rules, or the model asked and sure enough (``threshold[1]`` when the
+    rules spoke of a category and set it aside, else ``threshold[0]``)."""
+    return frozen["rule"] or (frozen["asked"] and p >= threshold[frozen["spoken_of"]])
 
 
 def at_freeze(commit: str, texts: list[str]) -> list[dict]:
@@ -231,18 +238,14 @@ def main() -> None:
                     (name, t), dict(emergencies=0, caught=0, rules=0, ordinary=0, fa=0, faq=0)
                 )
                 for row, v, p in zip(pair, frozen_pair, groups["pair"], strict=True):
-                    flagged = v["rule"] or (v["asked"] and p >= t[v["spoken_of"]])
                     if row["emergency"]:
                         tot["emergencies"] += 1
-                        tot["caught"] += flagged
+                        tot["caught"] += flagged(v, p, t)
                         tot["rules"] += v["rule"]
                     else:
                         tot["ordinary"] += 1
-                        tot["fa"] += flagged
-                tot["faq"] += sum(
-                    v["rule"] or (v["asked"] and p >= t[v["spoken_of"]])
-                    for v, p in zip(frozen_faq, groups["faq"], strict=True)
-                )
+                        tot["fa"] += flagged(v, p, t)
+                tot["faq"] += sum(flagged(v, p, t) for v, p in zip(frozen_faq, groups["faq"], strict=True))
         print(f"{commit}: fitted", file=sys.stderr, flush=True)
     rows = []
     print(f"{len(FREEZES)} freezes; product = rules at the freeze, or the model asked and P >= threshold")
