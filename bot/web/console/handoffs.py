@@ -68,6 +68,7 @@ def waited(since: datetime | None, now: datetime) -> str:
 @requires("admin", "clinician")
 async def list_handoffs(request: web.Request) -> web.Response:
     rows = await handoffs_db.waiting(security.pool(request))
+    settings = security.settings(request)
     context = {
         "rows": rows,
         "roles": role_labels(),
@@ -76,8 +77,8 @@ async def list_handoffs(request: web.Request) -> web.Response:
         "label": patient_label,
         "waited": waited,
         "now": datetime.now(UTC),
-        "console_desk": security.settings(request).console_handoff,
-        "refresh_seconds": security.settings(request).console_refresh_seconds,
+        "console_desk": settings.console_handoff,
+        "refresh_seconds": settings.console_refresh_seconds,
     }
     return await security.render(request, "handoffs.html", context)
 
