@@ -125,6 +125,7 @@ class Live:
 
 
 async def read_live(pool: asyncpg.Pool, found: handoffs_db.Handoff) -> Live:
+    """The handoff's live part as it is now (read-only: no audit row, the caller decides)."""
     waiting = await handoffs_db.one_open(pool, found.id)
     conversation_id = await conversations_db.latest_of(pool, found.user_id)
     messages = await conv_db.messages(pool, conversation_id, last=RECENT_MESSAGES) if conversation_id else []
