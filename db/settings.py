@@ -47,7 +47,8 @@ class Settings(BaseSettings):
     # on only when staff watch the console in opening hours: the patient is told a person answers "here".
     console_handoff: bool = False
     # Seconds between reloads of the console's list of handed-off patients, so that a new waiting patient shows
-    # without anyone pressing reload (0: never). The page of one handoff never reloads: it holds a reply being typed.
+    # without anyone pressing reload (0: never); also how often the page of one handoff asks for its new messages
+    # (static/handoff.js; that page never reloads: it holds a reply being typed).
     console_refresh_seconds: int = Field(default=30, ge=0)
 
     # Storage

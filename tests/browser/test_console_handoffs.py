@@ -1,6 +1,7 @@
 """The console's "Hỗ trợ trực tiếp" in a real Chromium: a clinician sees in the menu that a patient waits, opens
 the handoff, reads the patient's message and answers; the patient no longer waits. The list shows a patient handed
-off while it is open without anyone reloading it."""
+off while it is open without anyone reloading it, and a handoff's page shows the patient's new message and the
+close while a reply is being typed, keeping it."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from pathlib import Path
 import asyncpg
 from playwright.async_api import Page, expect
 
+from bot.runtime import Runtime
+from bot.wiring import attach_handoff
 from db import conversations, handoffs, users
 from tests.browser.test_console import sign_in
-from tests.console_support import CLINICIAN, add_staff, console_server, services_for
+from tests.console_support import ADMIN, CLINICIAN, add_staff, console_server, services_for
 
 
 async def test_a_clinician_answers_a_waiting_patient(page: Page, console: str, db: asyncpg.Pool) -> None:
@@ -53,3 +56,38 @@ async def test_the_list_shows_a_newly_handed_off_patient_by_itself(
         # nobody touches the page: it reloads itself and the new patient's row appears
         row = page.get_by_role("row").filter(has_text=f"BN-{hoa.id:05d}")
         await expect(row).to_contain_text("Đang chờ trả lời")
+
+
+async def test_the_handoff_page_shows_new_messages_and_keeps_the_reply_being_typed(
+    page: Page, db: asyncpg.Pool, db_url: str, tmp_path: Path
+) -> None:
+    await add_staff(db)
+    services = await services_for(db, db_url, tmp_path, console_refresh_seconds=1, console_handoff=True)
+    runtime = Runtime(settings=services.settings, url=db_url, pool=db)
+    assert attach_handoff(
+        runtime, services.chat
+    )  # as the Zalo-only app does (its patients reach the console)
+    mai = await services.chat.user("zalo", "z-503")
+    await users.set_role(db, mai.id, "patient_dental")
+    opened = await handoffs.open_handoff(db, mai.id, "zalo", None, "human")
+    assert opened is not None
+    await services.chat.respond(mai, "Em bị ê buốt răng khi uống nước lạnh", channel="zalo")
+    async with console_server(db, db_url, services) as url:
+        await sign_in(page, url, *CLINICIAN)
+        await page.goto(f"{url}/console/handoffs/{opened.id}")
+        patient = page.locator("li.message.patient")
+        await expect(patient).to_contain_text("ê buốt răng")
+        box = page.get_by_label("Câu trả lời")
+        await box.fill("Bạn thử dùng kem đánh răng cho răng nhạy cảm")  # typing, not sent yet
+        # the patient writes again while the reply is being typed: it shows by itself, the typed text stays
+        await services.chat.respond(mai, "Em còn bị chảy máu chân răng nữa", channel="zalo")
+        await expect(patient.last).to_contain_text("chảy máu chân răng", timeout=5_000)
+        await expect(box).to_have_value("Bạn thử dùng kem đánh răng cho răng nhạy cảm")
+        await expect(box).to_be_focused()
+        # another staff member ends the handoff: the page says so and nothing can be sent any more
+        assert await services.chat.console_close(opened.id, email=ADMIN[0])
+        await expect(page.get_by_role("alert")).to_contain_text(
+            "Yêu cầu hỗ trợ này vừa kết thúc", timeout=5_000
+        )
+        await expect(page.get_by_role("button", name="Gửi cho bệnh nhân")).to_be_disabled()
+        await expect(box).to_have_value("Bạn thử dùng kem đánh răng cho răng nhạy cảm")

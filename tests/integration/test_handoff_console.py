@@ -16,7 +16,7 @@ from bot.runtime import Runtime
 from bot.telegram.topic_queue import QueuedDesk
 from bot.wiring import attach_handoff, build_service, console_services
 from bot.zalo.outbox import ZaloOutboxKicker
-from db import handoffs, outbox, users
+from db import conversations, handoffs, outbox, users
 from db.settings import load_settings
 from tests.console_support import ADMIN, CLINICIAN, add_staff, console_server
 from tests.integration.test_console import FORBIDDEN, csrf_of, log_in
@@ -218,3 +218,36 @@ async def test_medbot_web_queues_the_reply_and_the_topic_post_for_the_worker(
         assert "đã kết thúc; tin nhắn chưa được gửi" in (await http.get(late.headers["location"])).text
         assert len(await outbox.pending(db, "zalo")) == 1
         assert (await http.get("/console/handoffs/999999")).status_code == 404
+
+
+async def test_the_handoff_page_polls_its_messages_without_a_view_each_time(
+    http: httpx.AsyncClient, db: asyncpg.Pool
+) -> None:
+    hung = await users.get_or_create(db, "zalo", "zc4")
+    opened = await handoffs.open_handoff(db, hung.id, "zalo", None, "human")
+    assert opened is not None
+    await conversations.store_relayed(db, hung.id, "in", "răng cửa bị mẻ một góc")
+    live = f"/console/handoffs/{opened.id}/messages"
+    anonymous = await http.get(live)
+    assert anonymous.status_code == 303 and anonymous.headers["location"] == "/console/login"
+    assert "mẻ một góc" not in anonymous.text
+
+    await log_in(http, *CLINICIAN)
+    page = (await http.get(f"/console/handoffs/{opened.id}")).text
+    shown = re.search(r'data-conversation="(\d+)"', page)
+    assert shown is not None and 'src="/console/static/handoff.js"' in page
+    await conversations.store_relayed(db, hung.id, "in", "giờ ăn gì cũng ê")  # the patient writes again
+    polled = await http.get(live, params={"conversation": shown.group(1)})
+    assert polled.status_code == 200 and "no-store" in polled.headers["cache-control"]
+    assert "giờ ăn gì cũng ê" in polled.text and "mẻ một góc" in polled.text
+    assert 'data-state="open"' in polled.text and "<html" not in polled.text  # the live part alone
+    version = re.compile(r'data-version="([^"]+)"')
+    assert version.findall(polled.text) != version.findall(page)
+    assert (await http.get(live, params={"conversation": shown.group(1)})).text == polled.text
+    views = await db.fetchval("SELECT count(*) FROM console_audit WHERE action = 'view_conversation'")
+    assert views == 1  # the page's opening only, not each poll
+
+    await handoffs.close(db, opened.id, handoffs.PATIENT)
+    closed = (await http.get(live, params={"conversation": shown.group(1)})).text
+    assert 'data-state="closed"' in closed and "Yêu cầu hỗ trợ này đã kết thúc" in closed
+    assert (await http.get("/console/handoffs/999999/messages")).status_code == 404

@@ -8,7 +8,15 @@ group (a Zalo-only clinic), only here (``bot.handoff``; the policy is ``ChatServ
   The menu shows how many wait (``security.render``).
 * ``GET /console/handoffs/{id}``: the handoff with the last messages of its conversation (staff replies marked,
   with who wrote them), a reply form and "Kết thúc hỗ trợ". It shows a patient's messages, so each opening is
-  a conversation view, recorded as the conversation page records one (``view_conversation``).
+  a conversation view, recorded as the conversation page records one (``view_conversation``). With
+  ``CONSOLE_REFRESH_SECONDS`` (0 = never) the page keeps itself current (``static/handoff.js``): new messages,
+  replies by other staff and the close show without a reload, which would lose the reply being typed.
+* ``GET /console/handoffs/{id}/messages``: read-only, what that script polls — the page's live part alone
+  (``_handoff_messages.html``: the last messages and, once closed, the closed notice; ``data-version`` changes
+  whenever it does, ``data-state`` is open/closed). A poll is not a new conversation view: the page's opening
+  recorded it, and a row every few seconds would drown the audit log. Only when the patient's latest
+  conversation is not the one the page shows (``?conversation=``) is that other conversation's view recorded.
+  Session and role checks as every page; a GET, so no CSRF token.
 * ``POST /console/handoffs/{id}/reply``: ``ChatService.console_reply`` — to the patient exactly as a topic reply
   (outbox of their channel, retried; stored as a ``staff_reply`` with the account's email), and posted in the
   handoff's topic when it has one. ``POST /console/handoffs/{id}/close``: ``ChatService.console_close``, as
@@ -22,8 +30,11 @@ conversation page.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
+import aiohttp_jinja2
+import asyncpg
 from aiohttp import web
 
 from bot.web.console import security
@@ -41,6 +52,7 @@ from db import console_conversations as conv_db
 from db import conversations as conversations_db
 from db import handoffs as handoffs_db
 from db import staff as staff_db
+from db.console_conversations import MessageRow
 
 routes = web.RouteTableDef()
 RECENT_MESSAGES = 30  # messages of the conversation shown above the reply form
@@ -83,36 +95,81 @@ async def list_handoffs(request: web.Request) -> web.Response:
     return await security.render(request, "handoffs.html", context)
 
 
+@dataclass(frozen=True, slots=True)
+class Live:
+    """The page's live part (``_handoff_messages.html``): the handoff, open or not, and the last messages of the
+    patient's latest conversation."""
+
+    handoff: handoffs_db.Handoff
+    waiting: handoffs_db.OpenHandoff | None  # None once closed
+    conversation_id: int | None
+    messages: list[MessageRow]
+
+    @property
+    def version(self) -> str:
+        """Changes whenever what the live part shows does (a new message, another conversation, the close)."""
+        newest = self.messages[-1].id if self.messages else 0
+        state = "open" if self.waiting else "closed"
+        return f"{self.conversation_id or 0}-{newest}-{len(self.messages)}-{state}"
+
+    def context(self) -> dict[str, object]:
+        return {
+            "h": self.handoff,
+            "waiting": self.waiting,
+            "conversation_id": self.conversation_id,
+            "messages": self.messages,
+            "version": self.version,
+            "staff_who": staff_who,
+            "input_types": INPUT_TYPES,
+        }
+
+
+async def read_live(pool: asyncpg.Pool, found: handoffs_db.Handoff) -> Live:
+    """The handoff's live part as it is now (read-only: no audit row, the caller decides)."""
+    waiting = await handoffs_db.one_open(pool, found.id)
+    conversation_id = await conversations_db.latest_of(pool, found.user_id)
+    messages = await conv_db.messages(pool, conversation_id, last=RECENT_MESSAGES) if conversation_id else []
+    return Live(found, waiting, conversation_id, messages)
+
+
 @routes.get("/handoffs/{id:\\d+}")
 @requires("admin", "clinician")
 async def show_handoff(request: web.Request) -> web.Response:
     pool = security.pool(request)
-    handoff_id = int(request.match_info["id"])
-    found = await handoffs_db.get(pool, handoff_id)
+    found = await handoffs_db.get(pool, int(request.match_info["id"]))
     if found is None:
         return await security.render(request, "not_found.html", status=404)
-    waiting = await handoffs_db.one_open(pool, handoff_id)  # None once closed
-    conversation_id = await conversations_db.latest_of(pool, found.user_id)
-    messages = await conv_db.messages(pool, conversation_id, last=RECENT_MESSAGES) if conversation_id else []
-    if conversation_id is not None:  # a patient's messages are read: a conversation view
-        await record_view(request, conversation_id, found.user_id, handoff=found.id)
+    live = await read_live(pool, found)
+    if live.conversation_id is not None:  # a patient's messages are read: a conversation view
+        await record_view(request, live.conversation_id, found.user_id, handoff=found.id)
     context = {
-        "h": found,
-        "waiting": waiting,
-        "conversation_id": conversation_id,
-        "messages": messages,
+        **live.context(),
+        "role": live.waiting.role if live.waiting else None,
         "roles": role_labels(),
-        "role": waiting.role if waiting else None,
         "channels": CHANNELS,
         "reasons": HANDOFF_REASONS,
-        "input_types": INPUT_TYPES,
         "label": patient_label,
-        "staff_who": staff_who,
         "waited": waited,
         "now": datetime.now(UTC),
         "limit": REPLY_LIMIT,
+        "refresh_seconds": security.settings(request).console_refresh_seconds,
     }
     return await security.render(request, "handoff.html", context)
+
+
+@routes.get("/handoffs/{id:\\d+}/messages")
+@requires("admin", "clinician")
+async def live_messages(request: web.Request) -> web.Response:
+    pool = security.pool(request)
+    found = await handoffs_db.get(pool, int(request.match_info["id"]))
+    if found is None:
+        return await security.render(request, "not_found.html", status=404)
+    live = await read_live(pool, found)
+    shown = request.query.get("conversation", "")
+    if live.conversation_id is not None and shown != str(live.conversation_id):
+        # not the conversation the page shows (the patient started another since it was opened): a new view
+        await record_view(request, live.conversation_id, found.user_id, handoff=found.id)
+    return aiohttp_jinja2.render_template("_handoff_messages.html", request, live.context())
 
 
 @routes.post("/handoffs/{id:\\d+}/reply")
