@@ -172,6 +172,9 @@ class Markers:
     human_hurt: re.Pattern[str]  # …unless a person is hurt too ("chó cắn con tôi", "cả nhà cùng ăn")
     # a short message that asks rather than tells ("con co giật thì sao", "ba ngất là bệnh gì"): no fragment
     asking: re.Pattern[str] | None = None
+    # a clause of its own that asks what to do now ("…, phải làm gì", "what do we do now"): with someone named in the
+    # message ("đứa nhỏ co giật trên thuyền, phải làm gì") it is a plea, and the message stays a fragment (round 19)
+    act_now: re.Pattern[str] | None = None
     # right before a sign: it is still there, or worse ("vẫn", "vẫn đang", "nặng hơn", "still"): a fragment sign
     # counts in a message of any length then
     persists: re.Pattern[str] | None = None
@@ -275,6 +278,7 @@ def parse_rules(text: str) -> RuleSet:
         bitten=_alternation(_required(m, "bitten", "markers"), "markers.bitten"),
         human_hurt=_alternation(_required(m, "human_hurt", "markers"), "markers.human_hurt"),
         asking=compile_phrases(m.get("asking", [])),
+        act_now=compile_phrases(m.get("act_now", [])),
         persists=_ending(m.get("persists", [])),
         no_better=compile_phrases(m.get("no_better", [])),
         fragment_words=int(m.get("fragment_words", 10)),
@@ -525,10 +529,14 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     result.resolved = over_now(mk.resolved)
     # A short fragment that tells rather than asks ("con co giật", "ba ngất", "HA 210/120"): its core signs count
     # by themselves (round 9); a question ("… thì sao", "… là gì", "?") is no fragment.
+    # A plea for what to do now in a clause of its own, with someone named ("con em co giật, phải làm gì?"), is no
+    # question to learn: the rest of the message decides (round 19).
+    pleads = personal and mk.act_now is not None and bool(mk.act_now.search(norm.text))
+    asked = mk.act_now.sub(" ", norm.text) if pleads and mk.act_now is not None else norm.text
     short = (
         len(norm.text.replace(" ; ", " ").split()) <= mk.fragment_words
-        and "?" not in text
-        and not (mk.asking is not None and mk.asking.search(norm.text))
+        and ("?" not in text or pleads)
+        and not (mk.asking is not None and mk.asking.search(asked))
     )
     extra_hits = extra_hits or {}
     for cat in rules.categories:
