@@ -62,6 +62,7 @@ _EARLIER_TODAY = re.compile(r"(?:sang|trua|chieu|toi) nay|this (?:morning|aftern
 _NO_BETTER_REACH = 80  # characters before a fragment sign in which "vẫn không đỡ" counts for it
 # an English "-ing" at the end of a pattern's word, to be read also as the "-in" people type in a hurry
 _DROPPED_G = re.compile(r"(?:(?<=[a-z]{3})|(?<=[a-z][(|?]))ing(?=[ )|]|$)")  # "vomiting", "vomit(ed|ing)"
+_CONTRAST_AFTER = re.compile(r" (?:; )?(?:nhung|but|ma|tuy nhien|however)(?![a-z])")
 _CONTRAST = re.compile(r"\b(?:nhung|but|ma van|van con|tuy nhien|however)\b")  # what follows "it is over"
 
 
@@ -181,6 +182,9 @@ class Markers:
     # anywhere before the sign: first aid did not help ("vẫn không đỡ", "nặng hơn lúc nãy", "not helping")
     no_better: re.Pattern[str] | None = None
     fragment_words: int = 10  # at most this many words make a short fragment
+    # a phrase read across a clause that ends on a sign said to be absent ("huyết áp 180/100, không nhức đầu", "ong
+    # đốt nhưng không sưng môi"): the reassurance, not the sign (round 19)
+    ends_denied: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +239,12 @@ def _alternation(words: list[str], where: str) -> re.Pattern[str]:
     return rx
 
 
+def _ending_at_end(phrases: list[str]) -> re.Pattern[str] | None:
+    """Phrases that must end where the matched text ends ("… không nhức đầu")."""
+    rx = compile_phrases(phrases)
+    return None if rx is None else re.compile(f"(?:{rx.pattern})$")
+
+
 def _ending(phrases: list[str]) -> re.Pattern[str] | None:
     """Phrases that must end right before a sign (at most one word between: "vẫn đang giật")."""
     rx = compile_phrases(phrases)
@@ -281,6 +291,7 @@ def parse_rules(text: str) -> RuleSet:
         act_now=compile_phrases(m.get("act_now", [])),
         persists=_ending(m.get("persists", [])),
         no_better=compile_phrases(m.get("no_better", [])),
+        ends_denied=_ending_at_end(m.get("ends_denied", [])),
         fragment_words=int(m.get("fragment_words", 10)),
     )
     g = _required(data, "glucose", "file")
@@ -434,6 +445,12 @@ def _counts(m: re.Match[str], msg: _Message, cat: Category, kind: str, topical: 
         return False
     span = msg.clause(m.start())
     if cat.exclude is not None and cat.exclude.search(msg.norm.text, span[0], span[1]):
+        return False
+    if (
+        msg.markers.ends_denied is not None
+        and msg.markers.ends_denied.search(m.group(0))
+        and not _CONTRAST_AFTER.match(msg.norm.text, m.end())  # "chưa khó thở nhưng mặt bắt đầu sưng"
+    ):
         return False
     topical.append((m.group(0), m.span()))
     # A symptom may lie in the past when a severity sign is here now ("ngã đập đầu 2 hôm trước, hôm nay

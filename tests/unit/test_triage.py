@@ -134,12 +134,18 @@ TUNED = {  # every emergency in them is caught
     # the thirty-ninth held-out set (v38, author AN, children of 8-14 writing for someone at home, neighbours of old
     # people living alone), measured once at 297c41d (rules alone 284/310; rules + model 295/310, 7/319), then tuned on
     "dev AN": load_labelled(LABELLED / "dev40.jsonl"),
+    # the forty-fourth held-out set (v43, author AS, family and neighbourhood group chats), measured once at 6e279cc
+    # (rules alone 301/310; rules + model 307/310, 13/333), then tuned on (round 19)
+    "dev AS": load_labelled(LABELLED / "dev45.jsonl"),
+    # the forty-fifth held-out set (v44, author AT, people hours from a hospital), measured once at 6e279cc (rules
+    # alone 298/310; rules + model 307/310, 12/332), then tuned on (round 19)
+    "dev AT": load_labelled(LABELLED / "dev46.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
 # No held-out set is installed while round 19 is frozen: v45 and v46 were written blind and are measured once at
 # round 19's freeze, then installed here with gates at what was measured. (The last one, v43 + v44, authors AS and
 # AT, measured once at 6e279cc: rules + model 614/620 (99.03 %), false alarms 25/665 (3.76 %), is now dev45 and
-# dev46: see DEV_AS and DEV_AT.)
+# dev46: see TUNED.)
 HELD_OUT_RECALL = 0.990
 HELD_OUT_FALSE_ALARMS = 0.038
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
@@ -155,10 +161,6 @@ DEV_AP = load_labelled(LABELLED / "dev42.jsonl")
 # rule behind most of v41's misses ("caller says her husband…" read as hearsay) and wrote no other.
 DEV_AQ = load_labelled(LABELLED / "dev43.jsonl")
 DEV_AR = load_labelled(LABELLED / "dev44.jsonl")
-# The forty-fourth and forty-fifth held-out sets (v43, author AS; v44, author AT), measured once at 6e279cc (rules
-# alone 301/310 and 298/310; rules + model 307/310, 13/333 and 307/310, 12/332), then learnt from (round 19).
-DEV_AS = load_labelled(LABELLED / "dev45.jsonl")
-DEV_AT = load_labelled(LABELLED / "dev46.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -234,12 +236,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("rule authors", AUTHORS, 0.99, 0.01),
         ("dev C", DEV_C, 0.9, 0.06),
         ("dev D", DEV_D, 0.95, 0.02),
-        ("dev AO", DEV_AO, 0.993, 0.029),
-        ("dev AP", DEV_AP, 0.983, 0.031),
-        ("dev AQ", DEV_AQ, 0.993, 0.022),
-        ("dev AR", DEV_AR, 0.993, 0.024),
-        ("dev AS", DEV_AS, 0.993, 0.037),
-        ("dev AT", DEV_AT, 0.99, 0.031),
+        ("dev AO", DEV_AO, 0.993, 0.026),
+        ("dev AP", DEV_AP, 0.983, 0.022),
+        ("dev AQ", DEV_AQ, 0.993, 0.01),
+        ("dev AR", DEV_AR, 0.996, 0.009),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
