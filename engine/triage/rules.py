@@ -176,6 +176,9 @@ class Markers:
     # a clause of its own that asks what to do now ("…, phải làm gì", "what do we do now"): with someone named in the
     # message ("đứa nhỏ co giật trên thuyền, phải làm gì") it is a plea, and the message stays a fragment (round 19)
     act_now: re.Pattern[str] | None = None
+    # the writer only as the one who asks ("cho em hỏi…", "em làm ở rẫy cà phê", "để em để ý"): not someone the message
+    # is about, so these words do not make a question personal (round 19)
+    asker: re.Pattern[str] | None = None
     # right before a sign: it is still there, or worse ("vẫn", "vẫn đang", "nặng hơn", "still"): a fragment sign
     # counts in a message of any length then
     persists: re.Pattern[str] | None = None
@@ -289,6 +292,7 @@ def parse_rules(text: str) -> RuleSet:
         human_hurt=_alternation(_required(m, "human_hurt", "markers"), "markers.human_hurt"),
         asking=compile_phrases(m.get("asking", [])),
         act_now=compile_phrases(m.get("act_now", [])),
+        asker=compile_phrases(m.get("asker", [])),
         persists=_ending(m.get("persists", [])),
         no_better=compile_phrases(m.get("no_better", [])),
         ends_denied=_ending_at_end(m.get("ends_denied", [])),
@@ -506,7 +510,8 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     msg = _Message(norm, rules.markers)
     result = Match()
     mk = rules.markers
-    personal = bool(mk.personal.search(norm.text))
+    about = mk.asker.sub(" ", norm.text) if mk.asker is not None else norm.text
+    personal = bool(mk.personal.search(about))
     acute = bool(mk.acute.search(norm.text))
     learning = bool(mk.learning.search(norm.text))
     result.general_question = learning or (
