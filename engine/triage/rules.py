@@ -62,6 +62,7 @@ _EARLIER_TODAY = re.compile(r"(?:sang|trua|chieu|toi) nay|this (?:morning|aftern
 _NO_BETTER_REACH = 80  # characters before a fragment sign in which "vẫn không đỡ" counts for it
 # an English "-ing" at the end of a pattern's word, to be read also as the "-in" people type in a hurry
 _DROPPED_G = re.compile(r"(?:(?<=[a-z]{3})|(?<=[a-z][(|?]))ing(?=[ )|]|$)")  # "vomiting", "vomit(ed|ing)"
+_CONTRAST_AFTER = re.compile(r" (?:; )?(?:nhung|but|ma|tuy nhien|however)(?![a-z])")
 _CONTRAST = re.compile(r"\b(?:nhung|but|ma van|van con|tuy nhien|however)\b")  # what follows "it is over"
 
 
@@ -172,12 +173,21 @@ class Markers:
     human_hurt: re.Pattern[str]  # …unless a person is hurt too ("chó cắn con tôi", "cả nhà cùng ăn")
     # a short message that asks rather than tells ("con co giật thì sao", "ba ngất là bệnh gì"): no fragment
     asking: re.Pattern[str] | None = None
+    # a clause of its own that asks what to do now ("…, phải làm gì", "what do we do now"): with someone named in the
+    # message ("đứa nhỏ co giật trên thuyền, phải làm gì") it is a plea, and the message stays a fragment (round 19)
+    act_now: re.Pattern[str] | None = None
+    # the writer only as the one who asks ("cho em hỏi…", "em làm ở rẫy cà phê", "để em để ý"): not someone the message
+    # is about, so these words do not make a question personal (round 19)
+    asker: re.Pattern[str] | None = None
     # right before a sign: it is still there, or worse ("vẫn", "vẫn đang", "nặng hơn", "still"): a fragment sign
     # counts in a message of any length then
     persists: re.Pattern[str] | None = None
     # anywhere before the sign: first aid did not help ("vẫn không đỡ", "nặng hơn lúc nãy", "not helping")
     no_better: re.Pattern[str] | None = None
     fragment_words: int = 10  # at most this many words make a short fragment
+    # a phrase read across a clause that ends on a sign said to be absent ("huyết áp 180/100, không nhức đầu", "ong
+    # đốt nhưng không sưng môi"): the reassurance, not the sign (round 19)
+    ends_denied: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +242,12 @@ def _alternation(words: list[str], where: str) -> re.Pattern[str]:
     return rx
 
 
+def _ending_at_end(phrases: list[str]) -> re.Pattern[str] | None:
+    """Phrases that must end where the matched text ends ("… không nhức đầu")."""
+    rx = compile_phrases(phrases)
+    return None if rx is None else re.compile(f"(?:{rx.pattern})$")
+
+
 def _ending(phrases: list[str]) -> re.Pattern[str] | None:
     """Phrases that must end right before a sign (at most one word between: "vẫn đang giật")."""
     rx = compile_phrases(phrases)
@@ -275,8 +291,11 @@ def parse_rules(text: str) -> RuleSet:
         bitten=_alternation(_required(m, "bitten", "markers"), "markers.bitten"),
         human_hurt=_alternation(_required(m, "human_hurt", "markers"), "markers.human_hurt"),
         asking=compile_phrases(m.get("asking", [])),
+        act_now=compile_phrases(m.get("act_now", [])),
+        asker=compile_phrases(m.get("asker", [])),
         persists=_ending(m.get("persists", [])),
         no_better=compile_phrases(m.get("no_better", [])),
+        ends_denied=_ending_at_end(m.get("ends_denied", [])),
         fragment_words=int(m.get("fragment_words", 10)),
     )
     g = _required(data, "glucose", "file")
@@ -431,6 +450,12 @@ def _counts(m: re.Match[str], msg: _Message, cat: Category, kind: str, topical: 
     span = msg.clause(m.start())
     if cat.exclude is not None and cat.exclude.search(msg.norm.text, span[0], span[1]):
         return False
+    if (
+        msg.markers.ends_denied is not None
+        and msg.markers.ends_denied.search(m.group(0))
+        and not _CONTRAST_AFTER.match(msg.norm.text, m.end())  # "chưa khó thở nhưng mặt bắt đầu sưng"
+    ):
+        return False
     topical.append((m.group(0), m.span()))
     # A symptom may lie in the past when a severity sign is here now ("ngã đập đầu 2 hôm trước, hôm nay
     # lơ mơ"): the severity phrase must be current, the symptom need not be.
@@ -485,7 +510,8 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     msg = _Message(norm, rules.markers)
     result = Match()
     mk = rules.markers
-    personal = bool(mk.personal.search(norm.text))
+    about = mk.asker.sub(" ", norm.text) if mk.asker is not None else norm.text
+    personal = bool(mk.personal.search(about))
     acute = bool(mk.acute.search(norm.text))
     learning = bool(mk.learning.search(norm.text))
     result.general_question = learning or (
@@ -525,10 +551,14 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     result.resolved = over_now(mk.resolved)
     # A short fragment that tells rather than asks ("con co giật", "ba ngất", "HA 210/120"): its core signs count
     # by themselves (round 9); a question ("… thì sao", "… là gì", "?") is no fragment.
+    # A plea for what to do now in a clause of its own, with someone named ("con em co giật, phải làm gì?"), is no
+    # question to learn: the rest of the message decides (round 19).
+    pleads = personal and mk.act_now is not None and bool(mk.act_now.search(norm.text))
+    asked = mk.act_now.sub(" ", norm.text) if pleads and mk.act_now is not None else norm.text
     short = (
         len(norm.text.replace(" ; ", " ").split()) <= mk.fragment_words
-        and "?" not in text
-        and not (mk.asking is not None and mk.asking.search(norm.text))
+        and ("?" not in text or pleads)
+        and not (mk.asking is not None and mk.asking.search(asked))
     )
     extra_hits = extra_hits or {}
     for cat in rules.categories:

@@ -134,15 +134,18 @@ TUNED = {  # every emergency in them is caught
     # the thirty-ninth held-out set (v38, author AN, children of 8-14 writing for someone at home, neighbours of old
     # people living alone), measured once at 297c41d (rules alone 284/310; rules + model 295/310, 7/319), then tuned on
     "dev AN": load_labelled(LABELLED / "dev40.jsonl"),
+    # the forty-fourth held-out set (v43, author AS, family and neighbourhood group chats), measured once at 6e279cc
+    # (rules alone 301/310; rules + model 307/310, 13/333), then tuned on (round 19)
+    "dev AS": load_labelled(LABELLED / "dev45.jsonl"),
+    # the forty-fifth held-out set (v44, author AT, people hours from a hospital), measured once at 6e279cc (rules
+    # alone 298/310; rules + model 307/310, 12/332), then tuned on (round 19)
+    "dev AT": load_labelled(LABELLED / "dev46.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set is two blind sets, each measured once with the rules and model frozen at commit 6e279cc
-# (2026-11-28, round 18), never tuned on: v43 (author AS, 643 messages, family and neighbourhood group chats: quoted
-# lines, @mentions, voice-message transcripts): rules + model 307/310, false alarms 13/333; v44 (author AT, 642
-# messages, people hours from a hospital: trekkers, boat crews, remote farms and schools): 307/310, 12/332. Together
-# 614/620 (99.03 %), 25/665 (3.76 %); rules alone 599/620, 21/665. Round 17's freeze (221815c's rules and model,
-# merged as 7f7203b) on the same sets: the same, 614/620 and 25/665. (v41 and v42, authors AQ and AR, now dev43 and
-# dev44: measured once at 221815c, then learnt from.)
+# No held-out set is installed while round 19 is frozen: v45 and v46 were written blind and are measured once at
+# round 19's freeze, then installed here with gates at what was measured. (The last one, v43 + v44, authors AS and
+# AT, measured once at 6e279cc: rules + model 614/620 (99.03 %), false alarms 25/665 (3.76 %), is now dev45 and
+# dev46: see TUNED.)
 HELD_OUT_RECALL = 0.990
 HELD_OUT_FALSE_ALARMS = 0.038
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
@@ -233,10 +236,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("rule authors", AUTHORS, 0.99, 0.01),
         ("dev C", DEV_C, 0.9, 0.06),
         ("dev D", DEV_D, 0.95, 0.02),
-        ("dev AO", DEV_AO, 0.993, 0.029),
-        ("dev AP", DEV_AP, 0.983, 0.031),
-        ("dev AQ", DEV_AQ, 0.993, 0.022),
-        ("dev AR", DEV_AR, 0.993, 0.024),
+        ("dev AO", DEV_AO, 0.993, 0.026),
+        ("dev AP", DEV_AP, 0.983, 0.022),
+        ("dev AQ", DEV_AQ, 0.993, 0.01),
+        ("dev AR", DEV_AR, 0.996, 0.009),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
