@@ -70,6 +70,9 @@ def main() -> int:
     ap.add_argument(
         "--none", action="store_true", help="no adapter at all (the baseline through this harness)"
     )
+    ap.add_argument(
+        "--typed-only", action="store_true", help="one map for every message (the fourth round's adapter)"
+    )
     ap.add_argument("--rows", type=Path, default=Path("/tmp/query-adapter-calibration-rows.json"))
     ap.add_argument("--c", type=float, default=3.0)
     ap.add_argument("--unanswerable-weight", type=float, default=0.8)
@@ -79,6 +82,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         if not args.none:
             dev, q, p = dev_vectors(embedder)
+            _, q_bare, _ = dev_vectors(embedder, strip=True)
             folds = np.array([fold_of(x.query_id) for x in dev])
         for k in range(1 if args.none else FOLDS):
             if args.none:
@@ -86,8 +90,11 @@ def main() -> int:
             else:
                 tr = folds != k
                 w = ridge(LAMBDA, residual=True)(q[tr], p[tr], p, np.arange(int(tr.sum())))
+                w_bare = None
+                if not args.typed_only:  # the second map, for messages typed without marks
+                    w_bare = ridge(LAMBDA, residual=True)(q_bare[tr], p[tr], p, np.arange(int(tr.sum())))
                 query_adapter.ADAPTER_FILE = Path(tmp) / f"fold{k}.npz"
-                query_adapter.save(query_adapter.ADAPTER_FILE, w, SCALE, embedder.name)
+                query_adapter.save(query_adapter.ADAPTER_FILE, w, SCALE, embedder.name, unmarked=w_bare)
             query_adapter._shipped.cache_clear()
             _, part = asyncio.run(
                 evaluate_shapes(

@@ -14,6 +14,12 @@ query, so it is the same for any clinic's KB (no per-KB fit, no re-index): the K
 (``bench/research/query_adapter_ablation.py``, cross-validated within dev) showed it lifting the question-style
 shapes without a loss on KBs of answers, full entries or the 50/50 mix.
 
+The file holds a second map, ``weights_unmarked``, fitted on the same dev messages with every diacritic removed
+and then restored as search restores an unmarked message (``engine.text.DiacriticRestorer``): a message typed
+without marks is moved by it (its vector is that of the restored text, which the typed map moved less well:
+the no-diacritics loss, cross-validated within dev, 0.011 with one map -> 0.007 with two,
+``bench.research.query_adapter_nodiac``).
+
 Applied only to messages of ``fusion.LEARNED_MIN_WORDS`` words or more (``KBSearch``), as the learned fusion:
 short questions, bare subjects and follow-ups are the shape it was not fitted on, and keep their vector.
 
@@ -47,21 +53,30 @@ def model_key(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class QueryAdapter:
-    weights: np.ndarray  # (dim, dim): the move, q -> q W
+    weights: np.ndarray  # (dim, dim): the move, q -> q W, of a message typed with its marks
     scale: float
     model: str  # the embedder name it was fitted for
+    # (dim, dim): the move of a message typed without marks (its vector is that of the restored text); None:
+    # ``weights`` for every message.
+    unmarked: np.ndarray | None = None
 
-    def apply(self, vector: np.ndarray) -> np.ndarray:
+    def apply(self, vector: np.ndarray, marked: bool = True) -> np.ndarray:
+        """The moved vector of a message's query vector; ``marked``: whether the message was typed with
+        diacritics (an unmarked one is moved by the map fitted on restored messages, when the file has it)."""
         q = np.asarray(vector, dtype=np.float32)
         q = q / max(float(np.linalg.norm(q)), 1e-12)
-        moved = q + self.scale * (q @ self.weights)
+        weights = self.weights if marked or self.unmarked is None else self.unmarked
+        moved = q + self.scale * (q @ weights)
         return (moved / max(float(np.linalg.norm(moved)), 1e-12)).astype(np.float32)
 
 
-def save(path: Path, weights: np.ndarray, scale: float, model: str) -> None:
-    """Write an adapter file (float16 weights: a third of a megabyte for 384 dimensions)."""
+def save(
+    path: Path, weights: np.ndarray, scale: float, model: str, unmarked: np.ndarray | None = None
+) -> None:
+    """Write an adapter file (float16 weights: a third of a megabyte per map for 384 dimensions)."""
+    extra = {} if unmarked is None else {"weights_unmarked": unmarked.astype(np.float16)}
     np.savez_compressed(
-        path, weights=weights.astype(np.float16), scale=np.float32(scale), model=np.array(model)
+        path, weights=weights.astype(np.float16), scale=np.float32(scale), model=np.array(model), **extra
     )
 
 
@@ -74,15 +89,20 @@ def read(path: Path = ADAPTER_FILE) -> QueryAdapter | None:
             weights = data["weights"].astype(np.float32)
             scale = float(data["scale"])
             model = str(data["model"])
+            unmarked = data["weights_unmarked"].astype(np.float32) if "weights_unmarked" in data else None
     except (OSError, ValueError, KeyError) as exc:
         log.warning(
             "retrieval.query_adapter_unreadable path=%s error=%s: the dense leg runs without it", path, exc
         )
         return None
-    if weights.ndim != 2 or weights.shape[0] != weights.shape[1]:
+    if (
+        weights.ndim != 2
+        or weights.shape[0] != weights.shape[1]
+        or (unmarked is not None and unmarked.shape != weights.shape)
+    ):
         log.warning("retrieval.query_adapter_bad_shape path=%s shape=%s", path, weights.shape)
         return None
-    return QueryAdapter(weights, scale, model)
+    return QueryAdapter(weights, scale, model, unmarked)
 
 
 @functools.cache

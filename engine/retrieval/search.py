@@ -609,7 +609,9 @@ class KBSearch:
             state = self._indexes.get(role)
             adapter = adapter_for(state.model if state else None)
             if adapter is not None and len(split_words(fold(text))) >= LEARNED_MIN_WORDS:
-                vector = adapter.apply(vector)  # a long message moved towards the FAQ question it means
+                # A long message moved towards the FAQ question it means (by the unmarked map when it was
+                # typed without diacritics: its vector is that of the restored text).
+                vector = adapter.apply(vector, marked=has_diacritics(text))
             dense = await self.store.dense_search(role, vector, n + len(absent))
             if absent:
                 dense = [(eid, score) for eid, score in dense if eid not in absent][:n]

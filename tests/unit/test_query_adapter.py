@@ -15,6 +15,7 @@ import pytest
 from bench.memory_store import MemoryKBStore
 from engine.retrieval import query_adapter
 from engine.retrieval.search import KBSearch
+from engine.text import strip_diacritics
 from engine.types import KBEntry
 
 ROLE = "patient_dental"
@@ -71,6 +72,7 @@ def _setup(adapter: query_adapter.QueryAdapter) -> tuple[np.ndarray, MemoryKBSto
 
 def test_shipped_adapter_is_for_the_default_model_and_moves_a_vector(shipped):
     assert shipped.weights.shape == (384, 384)
+    assert shipped.unmarked is not None and shipped.unmarked.shape == (384, 384)
     assert query_adapter.model_key(shipped.model) == "multilingual-e5-small-q4/384"
     q = _unit(np.random.default_rng(3).standard_normal(384))
     out = shipped.apply(q)
@@ -102,6 +104,9 @@ def test_missing_or_broken_file_leaves_the_dense_leg_alone(tmp_path, shipped):
     query_adapter.save(written, np.zeros((384, 384)), 1.0, shipped.model)
     again = query_adapter.read(written)
     assert again is not None and again.model == shipped.model and again.scale == 1.0
+    assert again.unmarked is None  # one map: every message is moved by it
+    q = _unit(np.random.default_rng(5).standard_normal(384))
+    assert np.allclose(again.apply(q, marked=False), again.apply(q))
 
 
 async def test_long_message_searches_with_the_adapted_vector(shipped):
@@ -120,3 +125,21 @@ async def test_another_model_keeps_its_vector(shipped):
     q, store = _setup(shipped)
     kb = KBSearch(store, FixedEmbedder("openai:bge-m3/384/abc", q), k=2, version_check_seconds=0)
     assert (await kb.search(ROLE, LONG, mode="dense")).hits[0].entry.code == "NEAR"
+
+
+async def test_long_message_without_marks_is_moved_by_the_unmarked_map(shipped):
+    """The same message typed without diacritics is searched with the vector the unmarked map gives."""
+    rng = np.random.default_rng(22)
+    q = _unit(rng.standard_normal(384))
+    typed, bare = shipped.apply(q), shipped.apply(q, marked=False)
+    assert float(typed @ bare) < 0.99995  # the two maps move it differently
+    store = MemoryKBStore(
+        [
+            KBEntry(1, ROLE, "TYPED", "Ê buốt răng hàm phải làm gì?", "Khám nha sĩ."),
+            KBEntry(2, ROLE, "BARE", "Răng ê buốt khi uống nước lạnh", "Dùng kem chống ê."),
+        ],
+        np.vstack([typed, bare]),
+    )
+    kb = KBSearch(store, FixedEmbedder(shipped.model, q), k=2, version_check_seconds=0)
+    assert (await kb.search(ROLE, LONG, mode="dense")).hits[0].entry.code == "TYPED"
+    assert (await kb.search(ROLE, strip_diacritics(LONG), mode="dense")).hits[0].entry.code == "BARE"
