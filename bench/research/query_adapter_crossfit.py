@@ -103,6 +103,7 @@ def main() -> int:
                     embedder=embedder,
                     collect=_features,
                     log=lambda s: None,
+                    query_adapter=not args.none,
                 )
             )
             for name, runs in part.items():

@@ -111,19 +111,21 @@ def test_missing_or_broken_file_leaves_the_dense_leg_alone(tmp_path, shipped):
 
 async def test_long_message_searches_with_the_adapted_vector(shipped):
     q, store = _setup(shipped)
-    kb = KBSearch(store, FixedEmbedder(shipped.model, q), k=2, version_check_seconds=0)
+    kb = KBSearch(store, FixedEmbedder(shipped.model, q), k=2, version_check_seconds=0, query_adapter=True)
     assert (await kb.search(ROLE, LONG, mode="dense")).hits[0].entry.code == "MOVED"
 
 
 async def test_short_message_keeps_its_vector(shipped):
     q, store = _setup(shipped)
-    kb = KBSearch(store, FixedEmbedder(shipped.model, q), k=2, version_check_seconds=0)
+    kb = KBSearch(store, FixedEmbedder(shipped.model, q), k=2, version_check_seconds=0, query_adapter=True)
     assert (await kb.search(ROLE, SHORT, mode="dense")).hits[0].entry.code == "NEAR"
 
 
 async def test_another_model_keeps_its_vector(shipped):
     q, store = _setup(shipped)
-    kb = KBSearch(store, FixedEmbedder("openai:bge-m3/384/abc", q), k=2, version_check_seconds=0)
+    kb = KBSearch(
+        store, FixedEmbedder("openai:bge-m3/384/abc", q), k=2, version_check_seconds=0, query_adapter=True
+    )
     assert (await kb.search(ROLE, LONG, mode="dense")).hits[0].entry.code == "NEAR"
 
 
@@ -140,6 +142,13 @@ async def test_long_message_without_marks_is_moved_by_the_unmarked_map(shipped):
         ],
         np.vstack([typed, bare]),
     )
-    kb = KBSearch(store, FixedEmbedder(shipped.model, q), k=2, version_check_seconds=0)
+    kb = KBSearch(store, FixedEmbedder(shipped.model, q), k=2, version_check_seconds=0, query_adapter=True)
     assert (await kb.search(ROLE, LONG, mode="dense")).hits[0].entry.code == "TYPED"
     assert (await kb.search(ROLE, strip_diacritics(LONG), mode="dense")).hits[0].entry.code == "BARE"
+
+
+async def test_adapter_is_off_unless_switched_on(shipped):
+    """QUERY_ADAPTER is off by default: a long message keeps its vector."""
+    q, store = _setup(shipped)
+    kb = KBSearch(store, FixedEmbedder(shipped.model, q), k=2, version_check_seconds=0)
+    assert (await kb.search(ROLE, LONG, mode="dense")).hits[0].entry.code == "NEAR"
