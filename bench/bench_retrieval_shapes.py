@@ -127,6 +127,11 @@ def main() -> int:
         help="with --per-kb: pickle of the searches' outcomes, read when it exists (deciding again with other "
         "settings searches nothing), written otherwise",
     )
+    ap.add_argument(
+        "--query-adapter",
+        action="store_true",
+        help="search with the dense leg's query adapter (QUERY_ADAPTER=on; off by default)",
+    )
     ap.add_argument("--prior", type=float, default=adaptation.PRIOR_WEIGHT, help="its shrinkage, in rows")
     ap.add_argument(
         "--out", type=Path, default=Path(__file__).resolve().parent / "results" / "retrieval_shapes.json"
@@ -145,13 +150,19 @@ def main() -> int:
                 shapes=args.shapes.split(","),
                 log=lambda m: print(m, file=sys.stderr),
                 collect=decision_inputs if args.per_kb else None,
+                query_adapter=args.query_adapter,
             )
         )
         if args.outcomes:
             args.outcomes.write_bytes(pickle.dumps((table, raw)))
     print(f"split={args.split} threshold={args.threshold}")
     print(format_table(table))
-    result: dict[str, object] = {"split": args.split, "threshold": args.threshold, "shapes": table}
+    result: dict[str, object] = {
+        "split": args.split,
+        "threshold": args.threshold,
+        "query_adapter": args.query_adapter,
+        "shapes": table,
+    }
     if args.per_kb:
         adapted = per_kb(raw, args.threshold, args.prior)
         print(f"\nper-KB re-estimation of the calibration (prior {args.prior:g} rows)")

@@ -339,9 +339,10 @@ async def run_queries(
     strip: bool = False,
     mode: str = "hybrid",
     collect: Callable[[SearchResult], dict[str, float]] | None = None,
+    query_adapter: bool = False,
 ) -> list[QueryOutcome]:
     vectors = embedder.passage_vectors([passage_text(e.question, e.answer) for e in entries])
-    search = KBSearch(MemoryKBStore(entries, vectors), embedder)
+    search = KBSearch(MemoryKBStore(entries, vectors), embedder, query_adapter=query_adapter)
     await search.ready(ROLE)
     out = []
     for q in queries:
@@ -387,6 +388,7 @@ async def evaluate_shapes(
     embedder: DiskCachedEmbedder | None = None,
     collect: Callable[[SearchResult], dict[str, float]] | None = None,
     log: Callable[[str], None] = print,
+    query_adapter: bool = False,
 ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, list[QueryOutcome]]]]:
     """Per shape: the metrics of ``split`` and the per-query outcomes (runs "answerable", "unanswerable",
     and "nodiac" for ``questions``)."""
@@ -398,13 +400,20 @@ async def evaluate_shapes(
         shape = built[name]
         qs = shape.queries[split]
         t = time.perf_counter()
-        runs = {"answerable": await run_queries(shape.entries, qs, embedder, collect=collect)}
+        qa = query_adapter
+        runs = {
+            "answerable": await run_queries(shape.entries, qs, embedder, collect=collect, query_adapter=qa)
+        }
         golds = {q.gold for q in qs}
-        runs["unanswerable"] = await run_queries(without(shape.entries, golds), qs, embedder, collect=collect)
+        runs["unanswerable"] = await run_queries(
+            without(shape.entries, golds), qs, embedder, collect=collect, query_adapter=qa
+        )
         row = ranking_metrics(runs["answerable"], threshold)
         row["false_answers"] = false_answer_rate(runs["unanswerable"], threshold)
         if name == "questions":
-            runs["nodiac"] = await run_queries(shape.entries, qs, embedder, strip=True, collect=collect)
+            runs["nodiac"] = await run_queries(
+                shape.entries, qs, embedder, strip=True, collect=collect, query_adapter=qa
+            )
             stripped = ranking_metrics(runs["nodiac"], threshold)
             row["p@1_nodiac"] = stripped["p@1"]
             row["nodiac_loss"] = round(row["p@1"] - stripped["p@1"], 4)

@@ -53,7 +53,7 @@ async def evaluate(
     await kb.replace_role(runtime.pool, role, entries, vectors, embedder.name)
     results = []
     try:
-        search = KBSearch(PgKBStore(runtime.pool), embedder)
+        search = KBSearch(PgKBStore(runtime.pool), embedder, query_adapter=runtime.settings.query_adapter)
         await search.ready(role)  # index and diacritic restorer built before anything is timed
         for mode, strip in runs:
             ranked: dict[str, list[str]] = {}

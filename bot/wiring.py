@@ -44,7 +44,12 @@ def searcher_for(runtime: Runtime) -> ClinicSearcher:
     # next question.
     return runtime.once(
         "searcher",
-        lambda: ClinicSearcher(PgKBStore(runtime.pool), embedder_for(runtime), version_check_seconds=0),
+        lambda: ClinicSearcher(
+            PgKBStore(runtime.pool),
+            embedder_for(runtime),
+            version_check_seconds=0,
+            query_adapter=runtime.settings.query_adapter,
+        ),
     )
 
 

@@ -25,7 +25,16 @@ probability assumes a little fewer messages the KB cannot answer than messages i
 whenever ranking changes. The hybrid set was refitted for the length-gated learned fusion (issue 21) with
 ``--modes hybrid --recollect --c 3`` (weaker regularisation: on each shape left out it answered as much or more
 with fewer false answers than ``--c 1``, and kept the sample KB's "tôi bị hôi miệng lâu rồi" answered); the
-sparse set (its ranking unchanged) is the ``--c 1`` fit. ScoreDecisionNode's threshold keeps reading "answer when the top entry is right
+sparse set (its ranking unchanged) is the ``--c 1`` fit. ``hybrid_adapted`` (``ADAPTED_MODE``; only with ``QUERY_ADAPTER=on``, off by default) decides a
+hybrid search whose dense leg used the query adapter (``query_adapter.py``: messages of 20 words or more, when the
+running model has one): the moved vector's cosines run higher than the raw ones, so the same features need other
+weights. It is fitted as ``hybrid`` is (logistic regression, ``C`` 3, the same shapes and runs, each (shape, run)
+group weighted equally) on the rows of every shape searched with an adapter that never saw the message (``python
+-m bench.research.query_adapter_crossfit --unanswerable-weight 1.0``: 5-fold within dev), but with the
+unanswerable runs weighted 1.0 instead of 0.8: the smallest weight at which the adapted searches answer no more
+unanswerable dev messages than ``hybrid`` without the adapter on any shape, in-sample and with each shape left
+out (``bench.research.query_adapter_calibration_check``, ``bench/retrieval_shapes_results.md``). It decides only
+the adapted searches; every other search keeps ``hybrid``. ScoreDecisionNode's threshold keeps reading "answer when the top entry is right
 with probability >= p". Refitted without each shape in turn, the model kept its precision
 on the shape it had not seen (dev: 0.94-1.00 when answered at 0.5, false answers 3-14 %): the features mean
 the same on a KB of one-line questions, of long answers only, or of two domains.
@@ -52,12 +61,15 @@ FEATURES = (
 # mode -> intercept followed by one coefficient per FEATURES name; fitted by bench/research/retrieval_calibration_fit.py.
 COEFFICIENTS: dict[str, tuple[float, ...]] = {
     "hybrid": (-6.753, 4.52, 4.685, -0.115, -0.067, -1.549, 10.873, 3.226, 3.146, -5.129, 0.636),
+    # Hybrid search of a message whose dense leg used the query adapter (ADAPTED_MODE, see the docstring).
+    "hybrid_adapted": (-7.381, 3.866, 5.648, -0.603, 0.088, -2.291, 15.61, 2.734, 3.445, -4.681, 0.611),
     "sparse": (-6.515, 3.843, 5.646, 0.0, 0.0, 0.366, 0.0, 4.214, 3.587, -3.64, 0.721),
     # Not refitted (the product never runs dense alone; `medbot eval retrieval --mode dense` does): the
     # faq-val fit of the lead and dense cosine from before issue 21.
     "dense": (-2.721, 8.536, 0.0, 0.0, 0.0, 0.0, 3.853, 0.0, 0.0, 0.0, 0.0),
 }
 DENSE_FLOOR = 0.8
+ADAPTED_MODE = "hybrid_adapted"
 # Default answer threshold for ScoreDecisionNode (probability that the top entry is right).
 DEFAULT_THRESHOLD = 0.5
 
@@ -85,6 +97,7 @@ UNSUPPORTED_CAP = 0.3
 SHORT_WORDS = 4
 SHORT_COEFFICIENTS: dict[str, tuple[float, float, float, float]] = {
     "hybrid": (-3.605, 7.13, 5.354, 2.834),
+    "hybrid_adapted": (-3.605, 7.13, 5.354, 2.834),  # never read while the adapter needs 20+ words
     "sparse": (-4.013, 6.11, 6.451, 0.0),
     "dense": (-2.721, 8.536, 0.0, 3.853),
 }

@@ -4,7 +4,11 @@ One search: clean the message (``engine.text.clean_query``), score it on the rol
 embed it (an unmarked message gets its marks back from the KB's own spelling first, see
 ``engine.text.DiacriticRestorer``) and ask the store for its nearest entries (pgvector in production), fuse the two lists
 (``fusion.fuse``), and calibrate (``calibration.probability``) so ``SearchResult.score`` is the estimated
-probability that the top hit is right. ``extra_queries`` (the LLM's rag_questions, a follow-up's context) are
+probability that the top hit is right. A message of ``fusion.LEARNED_MIN_WORDS`` words or more is searched in the
+dense leg with its vector moved by the query adapter (``query_adapter``: towards the short FAQ question a long
+story means) when switched on (``query_adapter``, the QUERY_ADAPTER setting, off by default) and the running
+model has one, and calibrated with that search's own coefficients
+(``calibration.ADAPTED_MODE``); the trace and other roles' searches get the unmoved vector. ``extra_queries`` (the LLM's rag_questions, a follow-up's context) are
 searched the same way and merged by taking, per entry, its best fused score (CombMAX).
 
 Each process keeps one sparse index per role and rebuilds it when ``store.kb_version(role)`` changes (an
@@ -44,7 +48,7 @@ import numpy as np
 
 from engine.embedding import model_name
 from engine.retrieval.adaptation import RoleCalibration, kb_fingerprint
-from engine.retrieval.calibration import FEATURES, dense_feature, probability
+from engine.retrieval.calibration import ADAPTED_MODE, FEATURES, dense_feature, probability
 from engine.retrieval.fusion import (
     DENSE_WEIGHT,
     DENSE_WEIGHT_NO_DIACRITICS,
@@ -53,6 +57,7 @@ from engine.retrieval.fusion import (
     Fused,
     fuse,
 )
+from engine.retrieval.query_adapter import QueryAdapter, adapter_for
 from engine.retrieval.sparse import SparseIndex, entry_fields
 from engine.text import clean_query, fold, has_diacritics, split_words
 from engine.types import Embedder, Hit, KBEntry, KBStore
@@ -201,8 +206,11 @@ class KBSearch:
         k: int = 7,
         candidates: int = 50,
         version_check_seconds: float = 1.0,
+        query_adapter: bool = False,
     ) -> None:
         self.store = store
+        # Whether long messages search the dense leg with the query adapter (settings.query_adapter).
+        self.query_adapter = query_adapter
         self.embedder = embedder
         self.k = k
         self.candidates = candidates  # per leg, before fusion
@@ -212,6 +220,13 @@ class KBSearch:
         self._checking: dict[str, asyncio.Future[SparseIndex]] = {}  # a version check in flight, per role
         self._background: set[asyncio.Task[object]] = set()
         self._embed_failed_at = float("-inf")  # when the embedder last failed (monotonic)
+
+    def _adapter(self, role: str) -> QueryAdapter | None:
+        """The query adapter for the role's vectors, when switched on and fitted for their model."""
+        if not self.query_adapter:
+            return None
+        state = self._indexes.get(role)
+        return adapter_for(state.model if state else None)
 
     async def index(self, role: str) -> SparseIndex:
         """The role's sparse index, rebuilt first if the KB version changed since the last check.
@@ -452,6 +467,9 @@ class KBSearch:
         state = self._indexes.get(role)
         role_cal = state.calibration if state is not None and state.index is index else None
         adjust = role_cal.for_mode(mode, state.model if state else None) if role_cal else None
+        # A long message's dense leg searched with the adapted vector: its own coefficient set.
+        adapted = mode == "hybrid" and n_words >= LEARNED_MIN_WORDS and self._adapter(role) is not None
+        cal_mode = ADAPTED_MODE if adapted else mode
         hits: list[Hit] = []
         for i, cand in enumerate(ranked[:k]):
             pos = index.position.get(cand.entry_id)
@@ -471,8 +489,8 @@ class KBSearch:
                 "dense": cand.dense_score,
                 "query_words": n_words,
             }
-            raw = probability(mode, feats, **evidence)
-            p = raw if adjust is None else probability(mode, feats, adjust=adjust, **evidence)
+            raw = probability(cal_mode, feats, **evidence)
+            p = raw if adjust is None else probability(cal_mode, feats, adjust=adjust, **evidence)
             if hits:  # below every entry ranked above it, so that the order and the scores always agree
                 p = min(p, hits[-1].score * 0.99)
             hits.append(
@@ -595,6 +613,11 @@ class KBSearch:
             if vectors is not None:
                 vectors[text] = vector
             t = time.perf_counter()
+            adapter = self._adapter(role)
+            if adapter is not None and len(split_words(fold(text))) >= LEARNED_MIN_WORDS:
+                # A long message moved towards the FAQ question it means (by the unmarked map when it was
+                # typed without diacritics: its vector is that of the restored text).
+                vector = adapter.apply(vector, marked=has_diacritics(text))
             dense = await self.store.dense_search(role, vector, n + len(absent))
             if absent:
                 dense = [(eid, score) for eid, score in dense if eid not in absent][:n]
