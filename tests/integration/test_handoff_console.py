@@ -98,9 +98,8 @@ async def test_a_zalo_only_clinic_answers_from_the_console(db: asyncpg.Pool) -> 
                 assert CHEST_PAIN in again and "Dấu hiệu nguy hiểm" in again
                 assert nav_count(again) == "1"
 
-                before_close = len(
-                    z.fake.to("zc1")
-                )  # counted first: the notice may arrive before the POST returns
+                # counted first: the closing notice may reach the patient before the POST returns
+                before_close = len(z.fake.to("zc1"))
                 closing = await staff.post(
                     f"/console/handoffs/{row.id}/close", data={"csrf_token": csrf_of(again)}
                 )
