@@ -34,6 +34,7 @@ from bench.retrieval_shapes import (
     format_table,
     ranking_metrics,
 )
+from db.settings import Settings
 from engine.retrieval import adaptation
 from engine.retrieval.calibration import DEFAULT_THRESHOLD, probability
 from engine.retrieval.search import SearchResult
@@ -129,8 +130,10 @@ def main() -> int:
     )
     ap.add_argument(
         "--query-adapter",
-        action="store_true",
-        help="search with the dense leg's query adapter (QUERY_ADAPTER=on; off by default)",
+        action=argparse.BooleanOptionalAction,
+        default=Settings.model_fields["query_adapter"].default,
+        help="search with the dense leg's query adapter (default: the QUERY_ADAPTER setting's default, on); "
+        "--no-query-adapter for the figures without it",
     )
     ap.add_argument("--prior", type=float, default=adaptation.PRIOR_WEIGHT, help="its shrinkage, in rows")
     ap.add_argument(

@@ -79,10 +79,11 @@ class Settings(BaseSettings):
     embedding_passage_prefix: str = "passage: "
     embedding_timeout: float = Field(default=10.0, gt=0)
     score_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
-    # The dense leg's query adapter (engine/retrieval/query_adapter.py): long messages searched with their
-    # vector moved towards the FAQ question they mean. Off by default: on the test half of faq-val it widened
-    # the no-diacritics loss over the 0.01 target (bench/retrieval_shapes_results.md).
-    query_adapter: bool = False
+    # The dense leg's query adapter (engine/retrieval/query_adapter.py): messages of 20+ words searched with their
+    # vector moved towards the FAQ question they mean. On: on the test half of faq-val every group of messages ranks
+    # and declines better with it, those typed without diacritics too, though typed ones gain more (the
+    # no-diacritics gap widens past the 0.01 target; README "KB shapes", bench/retrieval_shapes_results.md).
+    query_adapter: bool = True
     prune_threshold: int = Field(default=15, ge=1)
 
     # Product

@@ -6,7 +6,7 @@ embed it (an unmarked message gets its marks back from the KB's own spelling fir
 (``fusion.fuse``), and calibrate (``calibration.probability``) so ``SearchResult.score`` is the estimated
 probability that the top hit is right. A message of ``fusion.LEARNED_MIN_WORDS`` words or more is searched in the
 dense leg with its vector moved by the query adapter (``query_adapter``: towards the short FAQ question a long
-story means) when switched on (``query_adapter``, the QUERY_ADAPTER setting, off by default) and the running
+story means) when switched on (``query_adapter``: the QUERY_ADAPTER setting, on in the product) and the running
 model has one, and calibrated with that search's own coefficients
 (``calibration.ADAPTED_MODE``); the trace and other roles' searches get the unmoved vector. ``extra_queries`` (the LLM's rag_questions, a follow-up's context) are
 searched the same way and merged by taking, per entry, its best fused score (CombMAX).

@@ -147,8 +147,9 @@ async def test_long_message_without_marks_is_moved_by_the_unmarked_map(shipped):
     assert (await kb.search(ROLE, strip_diacritics(LONG), mode="dense")).hits[0].entry.code == "BARE"
 
 
-async def test_adapter_is_off_unless_switched_on(shipped):
-    """QUERY_ADAPTER is off by default: a long message keeps its vector."""
+async def test_adapter_switched_off_keeps_the_vector(shipped):
+    """With QUERY_ADAPTER=off (the search's own default; the product's setting is on) a long message keeps its
+    vector."""
     q, store = _setup(shipped)
     kb = KBSearch(store, FixedEmbedder(shipped.model, q), k=2, version_check_seconds=0)
     assert (await kb.search(ROLE, LONG, mode="dense")).hits[0].entry.code == "NEAR"
