@@ -56,6 +56,12 @@ _GAP_LONG = re.compile(r"\s*~~\s*")
 _GAP = re.compile(r"\s*~\s*")
 _NO_BEFORE = re.compile(r"(?:^| )no (?:[a-z]+ )?(?:(?:of|about|to) )?$")  # "no (thoughts) (of)"
 # "…giống y như trong phim": a likeness to the story, not another story
+# a yes/no question about the writer's own case ("… có phải là dấu hiệu nguy hiểm không", "is this a sign of…?"):
+# a headline or a warning marker in such a sentence is no post to everyone (round 20)
+_ASKS = re.compile(
+    r"(?<![a-z0-9])(?:co phai|phai khong|phai ko|(?:co|duoc|roi|nguy hiem|sao) (?:khong|ko|chua)|khong a|khong ha"
+    r"|is (?:this|that|it)|could (?:this|it) be|should (?:i|we))(?![a-z0-9])"
+)
 _LIKENED = re.compile(r"(?:giong|nhu|het|chang|like)(?: [a-z]+){0,2} $")
 _WORD_EDGE = "(?<![a-z0-9])(?:{})(?![a-z0-9])"
 _EARLIER_TODAY = re.compile(r"(?:sang|trua|chieu|toi) nay|this (?:morning|afternoon)|(?:luc|hoi|ban) nay")
@@ -674,16 +680,16 @@ def _story_sentences(norm: Normalized, mk: Markers) -> set[tuple[int, int]]:
     ("Người đàn ông bị rắn cắn, được cứu sống…"), up to a turn like any other."""
     text = norm.text
     first = _story_marker(text, mk, 0, len(text))
-    head = mk.headline.search(text) if mk.headline is not None else None
-    if first is None and head is None:
+    heads = [h for a, b in norm.sentences if (h := _headline(text, mk, a, b)) is not None]
+    if first is None and not heads:
         return set()
-    start = min(norm.sentence_at(m.start())[0] for m in (first, head) if m is not None)
+    start = min(norm.sentence_at(m.start())[0] for m in (first, *heads[:1]) if m is not None)
     spans: set[tuple[int, int]] = set()
     for a, b in norm.sentences:
         if a < start:
             continue
         marker = _story_marker(text, mk, a, b)
-        headline = mk.headline.search(text, a, b) if mk.headline is not None else None
+        headline = _headline(text, mk, a, b)
         if not marker and not headline and mk.present.search(text, a, b):
             continue
         # the story starts at the clause of its marker: what the sentence said before it is not part of it
@@ -699,6 +705,17 @@ def _story_sentences(norm: Normalized, mk: Markers) -> set[tuple[int, int]]:
             break
         spans.add((begin, b))
     return spans
+
+
+def _headline(text: str, mk: Markers, a: int, b: int) -> re.Match[str] | None:
+    """The headline or warning marker of the sentence ``a``–``b``, unless the sentence asks something: a parent
+    asking "bé sốt cao, li bì, có phải là dấu hiệu nguy hiểm không" is no warning to everyone."""
+    if mk.headline is None:
+        return None
+    found = mk.headline.search(text, a, b)
+    if found is None or _ASKS.search(text, a, b):
+        return None
+    return found
 
 
 def _outside(
