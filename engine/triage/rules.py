@@ -56,6 +56,12 @@ _GAP_LONG = re.compile(r"\s*~~\s*")
 _GAP = re.compile(r"\s*~\s*")
 _NO_BEFORE = re.compile(r"(?:^| )no (?:[a-z]+ )?(?:(?:of|about|to) )?$")  # "no (thoughts) (of)"
 # "…giống y như trong phim": a likeness to the story, not another story
+# a yes/no question about the writer's own case ("… có phải là dấu hiệu nguy hiểm không", "is this a sign of…?"):
+# a headline or a warning marker in such a sentence is no post to everyone (round 20)
+_ASKS = re.compile(
+    r"(?<![a-z0-9])(?:co phai|phai khong|phai ko|(?:co|duoc|roi|nguy hiem|sao) (?:khong|ko|chua)|khong a|khong ha"
+    r"|is (?:this|that|it)|could (?:this|it) be|should (?:i|we))(?![a-z0-9])"
+)
 _LIKENED = re.compile(r"(?:giong|nhu|het|chang|like)(?: [a-z]+){0,2} $")
 _WORD_EDGE = "(?<![a-z0-9])(?:{})(?![a-z0-9])"
 _EARLIER_TODAY = re.compile(r"(?:sang|trua|chieu|toi) nay|this (?:morning|afternoon)|(?:luc|hoi|ban) nay")
@@ -160,6 +166,10 @@ class Markers:
     # where, inside a story's sentence, the writer turns to someone real, now ("đang xem phim thì bố em ngã ra…",
     # "đọc trên mạng thì thấy giống hệt ông nhà em"): the story ends there
     story_turn: re.Pattern[str] | None
+    # a post that tells the news or warns everyone (a headline about a stranger, "…tử vong vì…", "- nguồn
+    # VnExpress"; signs listed for all, "Mọi người nhớ giùm: …", "Các mẹ ơi dấu hiệu…"): its whole sentence is a
+    # story, not only from the marker's clause, whatever the tense (round 20)
+    headline: re.Pattern[str] | None
     # a sign said in the present, close before it: wins over a whole-message learning marker
     said_now: re.Pattern[str] | None
     resolved: re.Pattern[str]  # it is over ("giờ bình thường rồi", "rồi hết hẳn")
@@ -281,6 +291,7 @@ def parse_rules(text: str) -> RuleSet:
         learning=_alternation(_required(m, "learning", "markers"), "markers.learning"),
         story=compile_phrases(m.get("story", [])),
         story_turn=compile_phrases(m.get("story_turn", [])),
+        headline=compile_phrases(m.get("headline", [])),
         said_now=compile_phrases(m.get("said_now", [])),
         resolved=_alternation(_required(m, "resolved", "markers"), "markers.resolved"),
         conditional=_alternation(_required(m, "conditional", "markers"), "markers.conditional"),
@@ -664,27 +675,47 @@ def _story_sentences(norm: Normalized, mk: Markers) -> set[tuple[int, int]]:
     What was said before the story is not part of it, down to the clause ("Bé thở rất nhanh… Em có xem video
     thấy giống y hệt"; "con em vừa nuốt một viên pin, em đọc trên mạng thấy bảo…").
     A sentence where the writer turns from the story to someone real ("đang xem phim thì bố em ngã ra méo
-    miệng") is story only up to the turn, and the story ends there."""
+    miệng") is story only up to the turn, and the story ends there.
+    A headline or a warning to everyone (``markers.headline``) makes its whole sentence a story, from its start
+    ("Người đàn ông bị rắn cắn, được cứu sống…"), up to a turn like any other."""
     text = norm.text
     first = _story_marker(text, mk, 0, len(text))
-    if first is None:
+    heads = [h for a, b in norm.sentences if (h := _headline(text, mk, a, b)) is not None]
+    if first is None and not heads:
         return set()
-    start = norm.sentence_at(first.start())[0]
+    start = min(norm.sentence_at(m.start())[0] for m in (first, *heads[:1]) if m is not None)
     spans: set[tuple[int, int]] = set()
     for a, b in norm.sentences:
         if a < start:
             continue
         marker = _story_marker(text, mk, a, b)
-        if not marker and mk.present.search(text, a, b):
+        headline = _headline(text, mk, a, b)
+        if not marker and not headline and mk.present.search(text, a, b):
             continue
         # the story starts at the clause of its marker: what the sentence said before it is not part of it
-        begin = norm.clause_at(marker.start())[0] if marker else a
-        turn = mk.story_turn.search(text, marker.start(), b) if marker and mk.story_turn else None
-        if turn is not None and _story_marker(text, mk, turn.start(), b) is None:
+        begin = a if headline or not marker else norm.clause_at(marker.start())[0]
+        found = min((m.start() for m in (marker, headline) if m is not None), default=a)
+        turn = mk.story_turn.search(text, found, b) if (marker or headline) and mk.story_turn else None
+        if (
+            turn is not None
+            and _story_marker(text, mk, turn.start(), b) is None
+            and (mk.headline is None or mk.headline.search(text, turn.start(), b) is None)
+        ):
             spans.add((begin, turn.start()))
             break
         spans.add((begin, b))
     return spans
+
+
+def _headline(text: str, mk: Markers, a: int, b: int) -> re.Match[str] | None:
+    """The headline or warning marker of the sentence ``a``–``b``, unless the sentence asks something: a parent
+    asking "bé sốt cao, li bì, có phải là dấu hiệu nguy hiểm không" is no warning to everyone."""
+    if mk.headline is None:
+        return None
+    found = mk.headline.search(text, a, b)
+    if found is None or _ASKS.search(text, a, b):
+        return None
+    return found
 
 
 def _outside(
