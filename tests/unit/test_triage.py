@@ -149,14 +149,18 @@ TUNED = {  # every emergency in them is caught
     "dev AW": load_labelled(LABELLED / "dev49.jsonl"),
     # v48 (author AX, Facebook-group posts: shared news, warnings, ads): 305/310, 309/310, 35/342
     "dev AX": load_labelled(LABELLED / "dev50.jsonl"),
+    # the fiftieth and fifty-first held-out sets, measured once at 74e4ce0 (round 20), then tuned on (round 21):
+    # v49 (author AY, people at work writing about a colleague, a customer or themselves): rules alone 294/310, rules +
+    # model 304/310, false alarms 5/324
+    "dev AY": load_labelled(LABELLED / "dev51.jsonl"),
+    # v50 (author AZ, salons, spas and cosmetic clinics, gyms, pools and sports grounds): 281/310, 305/310, 5/324
+    "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set is two blind sets, each measured once with the rules and model frozen at commit 74e4ce0
-# (2026-11-28, round 20), never tuned on: v49 (author AY, 634 messages, people at work writing about a colleague, a
-# customer or themselves): rules + model 304/310, false alarms 5/324; v50 (author AZ, 634 messages, salons, spas and
-# cosmetic clinics, gyms, pools and sports grounds): 305/310, 5/324. Together 609/620 (98.23 %), 10/648 (1.54 %);
-# rules alone 575/620, 8/648. Round 19's freeze (aa52924) on the same sets: 609/620, 11/648. (v45-v48, authors AU,
-# AV, AW and AX, now dev47-dev50: measured once at aa52924, then tuned on.)
+# No held-out set is installed while round 21 is frozen: v51 and v52 were written blind and are measured once at
+# round 21's freeze, then installed here with gates at what was measured. (The last one, v49 + v50, authors AY and
+# AZ, measured once at 74e4ce0: rules + model 609/620 (98.23 %), false alarms 10/648 (1.54 %), is now dev51 and
+# dev52: see "dev AY" and "dev AZ" in TUNED.)
 HELD_OUT_RECALL = 0.982
 HELD_OUT_FALSE_ALARMS = 0.016
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
@@ -385,6 +389,20 @@ def test_telex_and_vni_leftovers_are_read(text):
 )
 def test_english_words_and_names_are_not_taken_for_telex(text):
     assert untelex(text, default_rules().words) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "suicide"),
+    [
+        ("tu sat nha em bi gi set het, lau bang gi cho sach", False),
+        ("tủ sắt văn phòng nặng quá, bê một mình có sao không", False),
+        ("em muon tu sat, em da chuan bi thuoc roi", True),
+        ("tu sat bang thuoc ngu, em uong roi", True),
+    ],
+)
+def test_an_iron_cabinet_typed_without_diacritics_is_no_suicide(text, suicide):
+    """'tủ sắt' (an iron cabinet) and 'tự sát' (suicide) fold to the same letters: the words around them decide."""
+    assert ("suicide" in triage(text, default_rules(), model=None).categories) is suicide
 
 
 def card(text: str, **kw: object) -> str:
