@@ -6,7 +6,7 @@ checks each freeze commit out in a temporary git worktree, runs its rules on its
 per message, whether the rules flagged it and whether the model would be asked (rules silent, not a general question).
 Then it fits the *current* model code on the training data *as it was at that freeze* (read with ``git show``) and
 scores the pair with it. So every figure is on messages the model never learnt from and rules never tuned on, over
-16 freezes and 33 blind sets (22,000+ messages), instead of the one pair a round spends.
+17 freezes and 35 blind sets (24,000+ messages), instead of the one pair a round spends.
 
 The product's verdict at threshold t is: rules, or (model asked and P >= t); "a/b" is threshold a, or b when the
 rules spoke of a category and set it aside (negated, past, mild, excluded). Printed per variant and threshold:
@@ -68,6 +68,7 @@ FREEZES = [
     ("221815c", ["dev43", "dev44"]),
     ("6e279cc", ["dev45", "dev46"]),
     ("aa52924", ["dev47", "dev48", "dev49", "dev50"]),
+    ("74e4ce0", ["dev51", "dev52"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """
