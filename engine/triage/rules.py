@@ -680,16 +680,17 @@ def _story_sentences(norm: Normalized, mk: Markers) -> set[tuple[int, int]]:
     ("Người đàn ông bị rắn cắn, được cứu sống…"), up to a turn like any other."""
     text = norm.text
     first = _story_marker(text, mk, 0, len(text))
-    heads = [h for a, b in norm.sentences if (h := _headline(text, mk, a, b)) is not None]
-    if first is None and not heads:
+    headlines = {(a, b): _headline(text, mk, a, b) for a, b in norm.sentences}
+    first_head = next((h for h in headlines.values() if h is not None), None)
+    if first is None and first_head is None:
         return set()
-    start = min(norm.sentence_at(m.start())[0] for m in (first, *heads[:1]) if m is not None)
+    start = min(norm.sentence_at(m.start())[0] for m in (first, first_head) if m is not None)
     spans: set[tuple[int, int]] = set()
     for a, b in norm.sentences:
         if a < start:
             continue
         marker = _story_marker(text, mk, a, b)
-        headline = _headline(text, mk, a, b)
+        headline = headlines[(a, b)]
         if not marker and not headline and mk.present.search(text, a, b):
             continue
         # the story starts at the clause of its marker: what the sentence said before it is not part of it
