@@ -25,7 +25,7 @@ probability assumes a little fewer messages the KB cannot answer than messages i
 whenever ranking changes. The hybrid set was refitted for the length-gated learned fusion (issue 21) with
 ``--modes hybrid --recollect --c 3`` (weaker regularisation: on each shape left out it answered as much or more
 with fewer false answers than ``--c 1``, and kept the sample KB's "tôi bị hôi miệng lâu rồi" answered); the
-sparse set (its ranking unchanged) is the ``--c 1`` fit. ``hybrid_adapted`` (``ADAPTED_MODE``; only with ``QUERY_ADAPTER=on``, off by default) decides a
+sparse set (its ranking unchanged) is the ``--c 1`` fit. ``hybrid_adapted`` (``ADAPTED_MODE``; with ``QUERY_ADAPTER`` on, the default) decides a
 hybrid search whose dense leg used the query adapter (``query_adapter.py``: messages of 20 words or more, when the
 running model has one): the moved vector's cosines run higher than the raw ones, so the same features need other
 weights. It is fitted as ``hybrid`` is (logistic regression, ``C`` 3, the same shapes and runs, each (shape, run)
