@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import aiohttp_jinja2
-import asyncpg
 from aiohttp import web
 
 from bot.web.console import security
@@ -124,8 +123,13 @@ class Live:
         }
 
 
-async def read_live(pool: asyncpg.Pool, found: handoffs_db.Handoff) -> Live:
-    """The handoff's live part as it is now (read-only: no audit row, the caller decides)."""
+async def read_live(request: web.Request) -> Live | None:
+    """The live part of the handoff the request names, as it is now, or None when there is no such handoff
+    (read-only: no audit row, the caller decides)."""
+    pool = security.pool(request)
+    found = await handoffs_db.get(pool, int(request.match_info["id"]))
+    if found is None:
+        return None
     waiting = await handoffs_db.one_open(pool, found.id)
     conversation_id = await conversations_db.latest_of(pool, found.user_id)
     messages = await conv_db.messages(pool, conversation_id, last=RECENT_MESSAGES) if conversation_id else []
@@ -135,11 +139,10 @@ async def read_live(pool: asyncpg.Pool, found: handoffs_db.Handoff) -> Live:
 @routes.get("/handoffs/{id:\\d+}")
 @requires("admin", "clinician")
 async def show_handoff(request: web.Request) -> web.Response:
-    pool = security.pool(request)
-    found = await handoffs_db.get(pool, int(request.match_info["id"]))
-    if found is None:
+    live = await read_live(request)
+    if live is None:
         return await security.render(request, "not_found.html", status=404)
-    live = await read_live(pool, found)
+    found = live.handoff
     if live.conversation_id is not None:  # a patient's messages are read: a conversation view
         await record_view(request, live.conversation_id, found.user_id, handoff=found.id)
     context = {
@@ -160,11 +163,10 @@ async def show_handoff(request: web.Request) -> web.Response:
 @routes.get("/handoffs/{id:\\d+}/messages")
 @requires("admin", "clinician")
 async def live_messages(request: web.Request) -> web.Response:
-    pool = security.pool(request)
-    found = await handoffs_db.get(pool, int(request.match_info["id"]))
-    if found is None:
+    live = await read_live(request)
+    if live is None:
         return await security.render(request, "not_found.html", status=404)
-    live = await read_live(pool, found)
+    found = live.handoff
     shown = request.query.get("conversation", "")
     if live.conversation_id is not None and shown != str(live.conversation_id):
         # not the conversation the page shows (the patient started another since it was opened): a new view
