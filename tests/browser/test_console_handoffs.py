@@ -1,7 +1,7 @@
 """The console's "Hỗ trợ trực tiếp" in a real Chromium: a clinician sees in the menu that a patient waits, opens
 the handoff, reads the patient's message and answers; the patient no longer waits. The list shows a patient handed
-off while it is open without anyone reloading it, and a handoff's page shows the patient's new message and the
-close while a reply is being typed, keeping it."""
+off while it is open without anyone reloading it, and a handoff's page shows the patient's new message, another
+staff member's reply and the close while a reply is being typed, keeping it."""
 
 from __future__ import annotations
 
@@ -84,6 +84,12 @@ async def test_the_handoff_page_shows_new_messages_and_keeps_the_reply_being_typ
         await expect(patient.last).to_contain_text("chảy máu chân răng", timeout=5_000)
         await expect(box).to_have_value("Bạn thử dùng kem đánh răng cho răng nhạy cảm")
         await expect(box).to_be_focused()
+        # another staff member answers meanwhile: the tag stops saying the patient waits, by itself
+        status = page.locator("#reply-status")
+        await expect(status).to_contain_text("Đang chờ trả lời")
+        assert await services.chat.console_reply(opened.id, "Bạn đặt lịch khám chiều nay nhé", email=ADMIN[0])
+        await expect(status).to_have_text("Đã trả lời", timeout=5_000)
+        await expect(box).to_have_value("Bạn thử dùng kem đánh răng cho răng nhạy cảm")
         # another staff member ends the handoff: the page says so and nothing can be sent any more
         assert await services.chat.console_close(opened.id, email=ADMIN[0])
         await expect(page.get_by_role("alert")).to_contain_text(

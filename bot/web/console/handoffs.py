@@ -103,18 +103,30 @@ class Live:
     waiting: handoffs_db.OpenHandoff | None  # None once closed
     conversation_id: int | None
     messages: list[MessageRow]
+    now: datetime
+
+    @property
+    def status(self) -> str:
+        """The reply tag's words: how long the patient has waited, "answered", or "" once closed."""
+        if self.waiting is None:
+            return ""
+        if self.waiting.waiting_since is None:
+            return "Đã trả lời"
+        return f"Đang chờ trả lời {waited(self.waiting.waiting_since, self.now)}"
 
     @property
     def version(self) -> str:
-        """Changes whenever what the live part shows does (a new message, another conversation, the close)."""
+        """Changes whenever what the live part shows does (a new message, another conversation, a staff reply,
+        another minute of waiting, the close)."""
         newest = self.messages[-1].id if self.messages else 0
         state = "open" if self.waiting else "closed"
-        return f"{self.conversation_id or 0}-{newest}-{len(self.messages)}-{state}"
+        return f"{self.conversation_id or 0}-{newest}-{len(self.messages)}-{state}-{self.status}"
 
     def context(self) -> dict[str, object]:
         return {
             "h": self.handoff,
             "waiting": self.waiting,
+            "status": self.status,
             "conversation_id": self.conversation_id,
             "messages": self.messages,
             "version": self.version,
@@ -133,7 +145,7 @@ async def read_live(request: web.Request) -> Live | None:
     waiting = await handoffs_db.one_open(pool, found.id)
     conversation_id = await conversations_db.latest_of(pool, found.user_id)
     messages = await conv_db.messages(pool, conversation_id, last=RECENT_MESSAGES) if conversation_id else []
-    return Live(found, waiting, conversation_id, messages)
+    return Live(found, waiting, conversation_id, messages, datetime.now(UTC))
 
 
 @routes.get("/handoffs/{id:\\d+}")
@@ -152,8 +164,6 @@ async def show_handoff(request: web.Request) -> web.Response:
         "channels": CHANNELS,
         "reasons": HANDOFF_REASONS,
         "label": patient_label,
-        "waited": waited,
-        "now": datetime.now(UTC),
         "limit": REPLY_LIMIT,
         "refresh_seconds": security.settings(request).console_refresh_seconds,
     }
