@@ -248,7 +248,9 @@ async def test_the_handoff_page_polls_its_messages_without_a_view_each_time(
     assert (await http.get(live, params={"conversation": shown.group(1)})).text == polled.text
     assert "Đang chờ trả lời dưới 1 phút" in polled.text
     # minutes pass with nobody answering: the next poll says how long, with a new version
-    await db.execute("UPDATE handoffs SET opened_at = opened_at - interval '7 minutes' WHERE id = $1", opened.id)
+    await db.execute(
+        "UPDATE handoffs SET opened_at = opened_at - interval '7 minutes' WHERE id = $1", opened.id
+    )
     later = (await http.get(live, params={"conversation": shown.group(1)})).text
     assert "Đang chờ trả lời 7 phút" in later and version.findall(later) != version.findall(polled.text)
     views = await db.fetchval("SELECT count(*) FROM console_audit WHERE action = 'view_conversation'")
