@@ -16,10 +16,11 @@ reply suggesting the children's entry) is that entry when retrieval agrees it is
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 
 from engine.classify import looks_medical
-from engine.text import fold_alnum, fold_plain
+from engine.text import fold, fold_alnum, fold_plain, has_diacritics, nfc, split_words
 from engine.types import Hit
 
 _OPENER = re.compile(
@@ -55,10 +56,35 @@ SUGGESTION_MARGIN = 0.2  # a suggested entry within this much of the contextual 
 OWN_MARGIN = 0.1  # a referring message keeps its own reading only when it is this much stronger
 
 
+# The opener words as spelled with their marks. Folded, "con tôi" (my child), "vôi răng" (tartar), "thẻ bảo hiểm"
+# (a card) and "nhung hươu" (antler velvet) read like "còn", "với", "thế", "nhưng": a message typed with marks
+# opens with a reference only when the opener is spelled as one.
+_OPENER_SPELLING = {
+    "con": "còn", "the": "thế", "vay": "vậy", "neu": "nếu", "nhung": "nhưng", "voi": "với", "doi": "đối",
+}  # fmt: skip
+# Typed without marks, the same nouns by the word after them: a child ("con toi", "con be", "con 5 tuoi"),
+# tartar, a card, antler velvet.
+_NOUN_OPENING = re.compile(
+    r"^(?:(?:a|uh|vang|da)\s+)?(?:con\s+(?:toi|tui|em|minh|chau|be|gai|trai|nha|cua|anh|chi|ut|dau|so|\d)|"
+    r"voi\s+rang|the\s+(?:bao\s+hiem|bhyt|atm|kham|ngan\s+hang|thanh\s+vien)|nhung\s+huou)\b"
+)
+
+
+def _opens_with_reference(query: str, folded: str) -> bool:
+    """Whether the message opens with "còn…", "thế…", "vậy…", "nếu vậy…" (not with a word that folds like one)."""
+    opener = _OPENER.search(folded)
+    if opener is None:
+        return False
+    if not has_diacritics(query):
+        return _NOUN_OPENING.search(folded) is None
+    words = split_words(nfc(query).lower())[: len(opener.group(0).split())]
+    return all(_OPENER_SPELLING.get(fold(w), w) == w for w in words)
+
+
 def refers_back(query: str) -> bool:
     folded = fold_plain(query)
     return bool(
-        _OPENER.search(folded)
+        _opens_with_reference(query, folded)
         or _ENDING.search(folded)
         or _PRONOUN.search(folded)
         or _CORRECTION.search(folded)
@@ -96,11 +122,13 @@ def _content(folded: str) -> set[str]:
 
 def suggested_hit(query: str, hits: list[Hit], suggestions: list[str]) -> Hit | None:
     """Among ``hits``, the first entry the previous reply suggested that shares a word with the message's own
-    words and is close to the top (``SUGGESTION_MARGIN``)."""
+    words (one that at most half of the suggestions have) and is close to the top (``SUGGESTION_MARGIN``)."""
     if not hits or not suggestions:
         return None
     offered = {fold_plain(s) for s in suggestions}
-    words = _content(fold_plain(own_words(query)))
+    # A word most of the suggestions share ("răng" under a dental answer) says nothing about which one is meant.
+    shared_by = Counter(w for s in offered for w in _content(s))
+    words = {w for w in _content(fold_plain(own_words(query))) if shared_by[w] * 2 <= len(offered)}
     for hit in hits:
         if hit.score < hits[0].score - SUGGESTION_MARGIN:
             break

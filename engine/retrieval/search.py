@@ -59,7 +59,7 @@ from engine.retrieval.fusion import (
 )
 from engine.retrieval.query_adapter import QueryAdapter, adapter_for
 from engine.retrieval.sparse import SparseIndex, entry_fields
-from engine.text import clean_query, fold, has_diacritics, split_words
+from engine.text import DiacriticRestorer, clean_query, fold, has_diacritics, split_words
 from engine.types import Embedder, Hit, KBEntry, KBStore
 
 log = logging.getLogger("medbot.retrieval")
@@ -70,6 +70,10 @@ MODES = ("hybrid", "sparse", "dense")
 FUSION_METHOD = "learned"
 DENSE_RECHECK_SECONDS = 30.0
 CALIBRATION_RECHECK_SECONDS = 30.0  # how often a role's stored calibration is read again
+# How long a message typed without diacritics waits for its KB's spelling restorer, built in the background once
+# per KB version (milliseconds for a clinic's KB, seconds for 100,000 entries): embedded unrestored, the e5 model
+# reads it poorly (the first unmarked message after a start-up got a worse answer than the same message later).
+RESTORER_WAIT_SECONDS = 2.0
 
 
 @dataclass(slots=True)
@@ -193,6 +197,7 @@ class _RoleIndex:
     fingerprint: str = ""  # adaptation.kb_fingerprint of the indexed entries
     calibration: RoleCalibration | None = None  # the role's stored calibration, when it matches this KB
     calibration_checked_at: float = float("-inf")
+    restoring: asyncio.Future[DiacriticRestorer] | None = None  # the diacritic restorer being built
 
 
 class KBSearch:
@@ -285,8 +290,10 @@ class KBSearch:
             await self._load_dense(role, built)
             await self._load_calibration(role, built)
             self._indexes[role] = built
-            # Until the restorer is ready, unmarked queries are embedded as typed.
+            # Until the restorer is ready, unmarked queries wait for it a little (``_await_restorer``), then are
+            # embedded as typed.
             task = asyncio.create_task(asyncio.to_thread(index.build_restorer))
+            built.restoring = task
             self._background.add(task)
             task.add_done_callback(_freeze_long_lived)
             task.add_done_callback(self._background.discard)
@@ -372,8 +379,21 @@ class KBSearch:
     async def ready(self, role: str) -> None:
         """Wait until the role's index and its diacritic restorer are built (warm-up, eval, tests)."""
         index = await self.index(role)
+        state = self._indexes.get(role)
+        if index.restorer is None and state is not None and state.index is index and state.restoring:
+            await asyncio.wait({state.restoring})  # the build under way (never cancelled here)
         if index.restorer is None:
             await asyncio.to_thread(index.build_restorer)
+
+    async def _await_restorer(self, role: str, index: SparseIndex, texts: Sequence[str]) -> None:
+        """A message typed without diacritics waits up to ``RESTORER_WAIT_SECONDS`` for the restorer being built
+        for its KB, so that it is embedded with the KB's spelling back; a timeout only means it is embedded as
+        typed this once (the build goes on)."""
+        if index.restorer is not None or all(has_diacritics(t) for t in texts):
+            return
+        state = self._indexes.get(role)
+        if state is not None and state.index is index and state.restoring and not state.restoring.done():
+            await asyncio.wait({state.restoring}, timeout=RESTORER_WAIT_SECONDS)
 
     def prefetch(self, role: str, queries: Sequence[str]) -> None:
         """Start embedding ``queries`` (messages as ``search`` will be given them) in the background, so that
@@ -442,6 +462,8 @@ class KBSearch:
         timings["clean"] = (time.perf_counter() - t0) * 1000 - timings["index"]
         if not texts or len(index) == 0:
             return SearchResult([], 0.0, timings, texts[0] if texts else "")
+        if mode != "sparse" and vectors is None:
+            await self._await_restorer(role, index, texts)
 
         try:
             best, sparse_scores = await self._search_all(role, index, texts, mode, timings, absent, given)

@@ -151,6 +151,18 @@ async def test_follow_ups_on_evidence_not_length(sample_runtime, new_user):
     assert correction == ["NK-022"]
     _, _, after_thanks = await talk("Răng khôn bị sưng đau phải làm sao?", "cảm ơn", "còn nhổ xong kiêng gì?")
     assert after_thanks == ["NK-017"]
+    # "con tôi …" (my child) is not "còn …" (and …): a new question after an answer on whitening is asked on its
+    # own, with or without marks; it was read with the whitening answer and answered from "Tẩy trắng răng có hại
+    # không?", the suggestion sharing only the word "răng" with it.
+    for new_question in (
+        "con toi 5 tuoi bi sau rang sua co can nho khong",
+        "Con tôi 5 tuổi bị sâu răng sữa có cần nhổ không",
+    ):
+        user = await new_user(service)
+        await service.handle_text(user, "Vì sao răng bị ê buốt sau khi tẩy trắng?", channel="test")
+        reply = await service.handle_text(user, new_question, channel="test")
+        assert "NK-035" not in reply.citations
+        assert reply.suggestions[0] == "Răng sữa bị sâu có cần chữa không, dù sau này cũng thay?"
 
 
 async def test_dialogue_set_no_wrong_follow_up(sample_runtime):

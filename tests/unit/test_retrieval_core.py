@@ -186,6 +186,50 @@ async def test_search_query_without_diacritics_finds_entry(kb):
     assert res.hits[0].sparse_rank == 1
 
 
+class RecordingEmbedder(E5Embedder):
+    """The real e5 model, remembering which texts it was asked to embed as queries."""
+
+    def __init__(self, model) -> None:
+        super().__init__(model)
+        self.texts: list[str] = []
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        self.texts.append(text)
+        return await super().embed_query(text)
+
+
+async def test_the_first_unmarked_message_after_start_up_is_embedded_with_the_kbs_spelling(e5):
+    """The restorer is built in the background with a role's index (long for a large KB); the first message
+    typed without diacritics waits for it instead of being embedded unmarked, which the e5 model reads poorly:
+    it used to get a worse answer than the same message a moment later."""
+    topics = [
+        "ê buốt",
+        "sâu răng",
+        "viêm nướu",
+        "răng khôn",
+        "niềng răng",
+        "hôi miệng",
+        "tẩy trắng",
+        "trám răng",
+    ]
+    entries = [
+        KBEntry(
+            i + 1,
+            "patient_dental",
+            f"L{i}",
+            f"Hỏi đáp số {i}: {topics[i % 8]} ở người {i % 90 + 1} tuổi điều trị thế nào?",
+            f"Bác sĩ trả lời câu số {i}: {topics[(i + 3) % 8]} cần khám định kỳ, vệ sinh răng miệng đúng cách.",
+        )
+        for i in range(3000)
+    ]
+    embedder = RecordingEmbedder(e5)
+    kb = KBSearch(
+        ListKBStore(entries), embedder, k=3, version_check_seconds=0
+    )  # a new process: nothing built
+    await kb.search("patient_dental", "rang khon o nguoi 30 tuoi dieu tri the nao")
+    assert embedder.texts == ["răng khôn ở người 30 tuổi điều trị thế nào"]
+
+
 async def test_search_blank_question_entry_found_by_answer(kb):
     res = await kb.search("patient_dental", "Bác sĩ ơi niềng răng mắc cài mất bao lâu ạ?", mode="sparse")
     assert res.hits[0].entry.code == "D4"
