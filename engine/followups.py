@@ -121,8 +121,9 @@ def _content(folded: str) -> set[str]:
 
 
 def suggested_hit(query: str, hits: list[Hit], suggestions: list[str]) -> Hit | None:
-    """Among ``hits``, the first entry the previous reply suggested that shares a word with the message's own
-    words (one that at most half of the suggestions have) and is close to the top (``SUGGESTION_MARGIN``)."""
+    """Among ``hits``, the first entry the previous reply suggested that has at least half of the message's own
+    words (counting only words that at most half of the suggestions have) and is close to the top
+    (``SUGGESTION_MARGIN``)."""
     if not hits or not suggestions:
         return None
     offered = {fold_plain(s) for s in suggestions}
@@ -133,7 +134,10 @@ def suggested_hit(query: str, hits: list[Hit], suggestions: list[str]) -> Hit | 
         if hit.score < hits[0].score - SUGGESTION_MARGIN:
             break
         question = fold_plain(hit.entry.question or "")
-        if question in offered and words & _content(question + " " + fold_plain(hit.entry.topic)):
+        named = words & _content(question + " " + fold_plain(hit.entry.topic))
+        # Named, not merely touched: "còn niềng răng trong suốt thì sao?" is not "Bao nhiêu tuổi thì niềng răng
+        # được?" for sharing "niềng" with it.
+        if question in offered and named and len(named) * 2 >= len(words):
             return hit
     return None
 

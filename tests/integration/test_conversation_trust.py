@@ -154,6 +154,8 @@ async def test_follow_ups_on_evidence_not_length(sample_runtime, new_user):
     # "con tôi …" (my child) is not "còn …" (and …): a new question after an answer on whitening is asked on its
     # own, with or without marks; it was read with the whitening answer and answered from "Tẩy trắng răng có hại
     # không?", the suggestion sharing only the word "răng" with it.
+    _, aligners = await talk("Niềng răng có đau không?", "vậy còn niềng răng trong suốt thì sao?")
+    assert aligners == []  # no entry on clear aligners: not "Bao nhiêu tuổi thì niềng răng được?" for "niềng"
     for new_question in (
         "con toi 5 tuoi bi sau rang sua co can nho khong",
         "Con tôi 5 tuổi bị sâu răng sữa có cần nhổ không",
