@@ -81,3 +81,22 @@ async def changed_since_import(db: Executor, roles: Sequence[str]) -> list[Chang
         )
         for r in rows
     ]
+
+
+async def lock_written(
+    conn: Executor, role: str, codes: Sequence[str], keep_codes: Sequence[str] | None
+) -> None:
+    """Lock (FOR UPDATE, until the caller's transaction ends) the entries of ``role`` an import is about to
+    write (``codes``) or hide (active ones not in ``keep_codes``; None: it hides nothing), so that a console
+    change of one of them either committed before (and is seen) or waits for the import."""
+    await conn.execute(
+        """
+        SELECT 1 FROM kb_entries
+        WHERE role = $1 AND (code = ANY($2::text[]) OR ($3::text[] IS NOT NULL AND active
+                                                        AND NOT code = ANY($3::text[])))
+        FOR UPDATE
+        """,
+        role,
+        list(codes),
+        None if keep_codes is None else list(keep_codes),
+    )

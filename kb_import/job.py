@@ -365,22 +365,22 @@ async def run_import(
     hashes = [content_hash(r) for r in rows]
     roles = sorted(report.roles)
 
+    file_hashes = {(r.role, r.code): h for r, h in zip(rows, hashes, strict=True)}
+    left_alone = {
+        role: validation.invalid_codes.get(role, set()) | validation.example_codes.get(role, set())
+        for role in roles
+    }
+
+    def undone(console: list[kb_console_changes.ChangedEntry]) -> list[UndoneChange]:
+        return undone_changes(console, file_hashes, left_alone, keep_missing=options.keep_missing)
+
     def diff(
         existing: dict[tuple[str, str], kb_write.ExistingEntry],
         console: list[kb_console_changes.ChangedEntry],
     ) -> tuple[list[int], dict[str, list[str]]]:
         """Fill the per-role counts and the console changes the import undoes (or, ``keep_console_edits``,
         leaves alone); return the indexes of rows to write and the codes to keep per role."""
-        left_alone = {
-            role: validation.invalid_codes.get(role, set()) | validation.example_codes.get(role, set())
-            for role in roles
-        }
-        report.console_changes = undone_changes(
-            console,
-            {(r.role, r.code): h for r, h in zip(rows, hashes, strict=True)},
-            left_alone,
-            keep_missing=options.keep_missing,
-        )
+        report.console_changes = undone(console)
         report.kept_console_edits = options.keep_console_edits and bool(report.console_changes)
         protected = (
             {(c.role, c.code) for c in report.console_changes} if options.keep_console_edits else set()
@@ -549,6 +549,8 @@ async def run_import(
             changed = any(c.changed for c in report.roles.values())
             status = "applied" if changed else "unchanged"
             async with conn.transaction():
+                if options.keep_console_edits:
+                    await _check_console_unchanged(conn, report, undone, [rows[i] for i in staged], keep)
                 import_id = await record(status, report, conn)
                 deactivated = await kb_write.write_entries(
                     conn, import_id=import_id, records=records, keep_codes=keep
@@ -565,6 +567,21 @@ async def run_import(
                 await import_log.update_counts(conn, import_id, _counts_json(report, fingerprint))
             if progress:
                 progress("write", len(records), len(records))
+    except ConsoleChangedMeanwhile:
+        report.status, report.ok = "rejected", False
+        report.message = (
+            "refused: entries were changed in the console while this import ran; nothing was changed. Check "
+            "the file again"
+        )
+        report.message_vi = (
+            "Chưa nhập: trong lúc nhập, trang quản trị vừa có thay đổi ở các mục của tệp này; kho kiến thức "
+            "chưa thay đổi. Hãy kiểm tra lại tệp rồi nhập lại."
+        )
+        report.problems.append(
+            Problem("console_changed", report.message, report.message_vi, filename, severity="fatal")
+        )
+        report.import_id = await record("rejected", report)
+        return report
     except (asyncpg.PostgresError, OSError) as exc:
         log.exception("kb_import.failed files=%s", filename)
         report.status, report.ok = "failed", False
@@ -632,6 +649,29 @@ def _hidden_clause(report: ImportReport, *, done: bool) -> tuple[str, str]:
         f"would HIDE {en} (their codes are not in the file){confirm}; ",
         f"sẽ ẩn {vi} vì mã của chúng không có trong tệp{confirm_vi}; ",
     )
+
+
+class ConsoleChangedMeanwhile(Exception):
+    """A console change of an entry the import writes or hides was saved after the import read the KB."""
+
+
+async def _check_console_unchanged(
+    conn: asyncpg.Connection,
+    report: ImportReport,
+    undone: Callable[[list[kb_console_changes.ChangedEntry]], list[UndoneChange]],
+    written: Sequence[Any],
+    keep: dict[str, list[str]],
+) -> None:
+    """``keep_console_edits``, in the write transaction: lock the entries the import writes or hides, then
+    read the console's changes again; one that the import would now undo and that it did not leave alone
+    (saved while the vectors were computed) raises :class:`ConsoleChangedMeanwhile`: nothing is written."""
+    for role in sorted(report.roles):
+        codes = [r.code for r in written if r.role == role]
+        await kb_console_changes.lock_written(conn, role, codes, keep.get(role))
+    left = {(c.role, c.code) for c in report.console_changes}
+    fresh = undone(await kb_console_changes.changed_since_import(conn, sorted(report.roles)))
+    if any((c.role, c.code) not in left for c in fresh):
+        raise ConsoleChangedMeanwhile
 
 
 def _console_clause(report: ImportReport, *, done: bool) -> tuple[str, str]:

@@ -1,7 +1,7 @@
 """An import's dry run names the clinic console's changes the file would undo, and "Chỉ nhập các mục chưa sửa
 trên trang quản trị" applies the file around them, against the real database: entries are changed through
 the console's own code path (``kb_import.curate``), imported through the real job, the console's import page
-over HTTP; undo still puts the KB back exactly."""
+over HTTP, ``medbot import`` as a subprocess; undo still puts the KB back exactly."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from tests.console_support import ADMIN
 from tests.integration.test_console import log_in
 from tests.integration.test_console_import import apply, check, kb_state
 from tests.kb_files import entry, rows, write_csv
+from tests.medbot_cli import run_medbot
 
 ROLE = "patient_dental"
 DOCTOR = "lan@phongkham.vn"
@@ -180,3 +181,58 @@ async def test_the_console_import_page_warns_next_to_apply_and_can_keep_the_edit
     assert after == {**before, "NK-005": ("Bản mới của NK-005.", True)}  # the rest of the file, no more
     history = await http.get(done.headers["Location"])
     assert "các mục đã sửa trên trang quản trị được giữ nguyên" in history.text
+
+
+class SavingMeanwhile:
+    """The real embedder; while the import computes its vectors, a doctor saves an edit in the console."""
+
+    def __init__(self, inner: CachedEmbedder, save: Any) -> None:
+        self.inner, self.save, self.name = inner, save, inner.name
+
+    async def embed_passages(self, texts: list[str], progress: Any = None) -> Any:
+        await self.save()
+        return await self.inner.embed_passages(texts, progress=progress)
+
+
+async def test_keeping_console_edits_refuses_when_a_doctor_saves_during_the_import(
+    db: asyncpg.Pool, embedder: CachedEmbedder, tmp_path: Path
+) -> None:
+    await doctors_changes(db, embedder, tmp_path)
+    newer = write_csv(tmp_path / "cu2.csv", [*rows(4, "NK-"), entry("NK-005", answer="Bản mới của NK-005.")])
+    who = await staff_id(db)
+
+    async def save() -> None:
+        await console_edit(db, embedder, "NK-001", who, topic="Sửa giữa chừng")
+
+    report = await run_import(
+        db,
+        [newer],
+        ImportOptions(role=ROLE, requested_by="test", keep_console_edits=True),
+        embedder=SavingMeanwhile(embedder, save),
+    )
+    assert report.status == "rejected" and not report.ok
+    assert report.message_vi.startswith("Chưa nhập: trong lúc nhập, trang quản trị vừa có thay đổi")
+    kb = await answers(db)
+    assert kb["NK-005"] == ("Trả lời cho NK-005.", True)  # nothing of the file was written
+    assert await db.fetchval("SELECT topic FROM kb_entries WHERE code = 'NK-001'") == "Sửa giữa chừng"
+
+
+async def test_medbot_import_dry_run_prints_the_list_and_keep_console_edits_applies_around_it(
+    db: asyncpg.Pool, db_url: str, embedder: CachedEmbedder, tmp_path: Path
+) -> None:
+    old = await doctors_changes(db, embedder, tmp_path)
+    before = await answers(db)
+    dry = run_medbot(db_url, "import", str(old), "--role", ROLE, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    out = dry.stdout
+    assert "⚠️ Tệp này sẽ làm mất 3 thay đổi đã làm trên trang quản trị" in out
+    assert "patient_dental (Bệnh nhân nha khoa):" in out
+    assert f"– NK-002 “Câu hỏi NK-002?” — sửa trên trang quản trị bởi {DOCTOR} lúc " in out
+    assert "– NK-003 “Câu hỏi NK-003?” — ẩn trên trang quản trị" in out and "sẽ hiện lại mục đã bị ẩn" in out
+    assert "chạy lại với --keep-console-edits" in out
+    assert await answers(db) == before
+
+    kept = run_medbot(db_url, "import", str(old), "--role", ROLE, "--keep-console-edits", "--no-embed")
+    assert kept.returncode == 0, kept.stdout + kept.stderr
+    assert "Giữ nguyên 3 mục đã thay đổi trên trang quản trị" in kept.stdout
+    assert await answers(db) == before
