@@ -217,6 +217,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
         "without it such an import is refused",
     )
     p.add_argument(
+        "--keep-console-edits",
+        action="store_true",
+        help="leave the entries changed in the clinic console since their last import as they are",
+    )
+    p.add_argument(
         "--allow-blank-question", action="store_true", help="accept rows with an answer but no question"
     )
     p.add_argument("--no-embed", action="store_true", help="leave embeddings to the background backfill")

@@ -66,6 +66,7 @@ async def import_command(args: argparse.Namespace, settings: Settings) -> int:
             allow_blank_question=getattr(args, "allow_blank_question", False),
             keep_missing=getattr(args, "keep_missing", False),
             force=getattr(args, "force", False),
+            keep_console_edits=getattr(args, "keep_console_edits", False),
             embed=not getattr(args, "no_embed", False),
             requested_by=f"cli:{getpass.getuser()}",
         )

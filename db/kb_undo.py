@@ -2,10 +2,11 @@
 
 ``kb_import_snapshots`` (migration 0012) holds, per import, role and code, the entry as it was just before the
 import (the whole row as jsonb) or NULL when the import created it. Undoing import N for role R, in one
-transaction: the entries N created are deleted, the ones it changed or hid are replaced by their snapshot
-(``jsonb_populate_record``: every column, the id, the embedding and its model, the flags, ``active`` and the
+transaction: the entries N created are deleted, the ones it changed or hid are given back their snapshot's
+columns (``jsonb_populate_record``: every column, the embedding and its model, the flags, ``active`` and the
 timestamps, exactly as they were), and N's snapshots of R are marked ``undone_by`` the undo's own
-``kb_imports`` record. The import that can be undone for a role is its latest one with snapshots not yet
+``kb_imports`` record. Restored entries are updated in place, never deleted and inserted again: rows that
+refer to an entry (its console history, ``kb_entry_history``, deleted with the entry) stay. The import that can be undone for a role is its latest one with snapshots not yet
 undone, so undoing again steps back one import further.
 """
 
@@ -73,6 +74,14 @@ async def restore(conn: asyncpg.Connection, *, import_id: int, role: str, undo_i
     holding the role's import lock. Returns (entries restored, entries deleted because the import created
     them)."""
     await conn.execute("CREATE TEMP TABLE kb_undo_rows (LIKE kb_entries) ON COMMIT DROP")
+    columns = [
+        r["attname"]
+        for r in await conn.fetch(
+            "SELECT attname FROM pg_attribute WHERE attrelid = 'kb_entries'::regclass AND attnum > 0 "
+            "AND NOT attisdropped AND attname <> 'id' ORDER BY attnum"
+        )
+    ]
+    names = ", ".join(f'"{c}"' for c in columns)
     # The current row is the base, so a column added after the snapshot was taken keeps its value.
     restored = await conn.execute(
         """
@@ -90,14 +99,27 @@ async def restore(conn: asyncpg.Connection, *, import_id: int, role: str, undo_i
         WITH gone AS (
             DELETE FROM kb_entries e USING kb_import_snapshots s
             WHERE s.import_id = $1 AND s.role = $2 AND s.undone_by IS NULL AND e.role = s.role AND e.code = s.code
-            RETURNING s.entry IS NULL AS created
+                  AND s.entry IS NULL
+            RETURNING e.id
         )
-        SELECT count(*) FILTER (WHERE created) FROM gone
+        SELECT count(*) FROM gone
         """,
         import_id,
         role,
     )
-    await conn.execute("INSERT INTO kb_entries SELECT * FROM kb_undo_rows")
+    # In place (the entry keeps its id and what refers to it); an entry gone since is inserted back.
+    await conn.execute(
+        f"""
+        UPDATE kb_entries e SET ({names}) = (SELECT {", ".join(f'u."{c}"' for c in columns)})
+        FROM kb_undo_rows u WHERE e.role = u.role AND e.code = u.code
+        """
+    )
+    await conn.execute(
+        """
+        INSERT INTO kb_entries SELECT u.* FROM kb_undo_rows u
+        WHERE NOT EXISTS (SELECT 1 FROM kb_entries e WHERE e.role = u.role AND e.code = u.code)
+        """
+    )
     await conn.execute(
         "UPDATE kb_import_snapshots SET undone_by = $3 WHERE import_id = $1 AND role = $2 AND undone_by IS NULL",
         import_id,

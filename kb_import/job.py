@@ -54,10 +54,11 @@ from typing import Any
 import asyncpg
 
 from db import imports as import_log
-from db import kb, kb_write
+from db import kb, kb_console_changes, kb_write
 from engine.embedding import EmbeddingUnavailable, model_name
 from engine.untrusted import file_sha256
 from kb_import.calibrate import calibrate_roles
+from kb_import.console_changes import UndoneChange, undone_changes
 from kb_import.isolated import validate_isolated
 from kb_import.limits import DEFAULT_LIMITS, MASS_HIDE_MAX_ENTRIES, MASS_HIDE_SHARE, ReadLimits, large_hide
 from kb_import.roles import known_roles as builtin_and
@@ -79,6 +80,9 @@ class ImportOptions:
     allow_blank_question: bool = False
     keep_missing: bool = False  # merge: do not deactivate entries missing from the file
     force: bool = False  # confirmed: the import may hide a large share of a role (``large_hide``)
+    # Leave the entries the clinic console changed since their last import as they are (neither written nor
+    # hidden): "Chỉ nhập các mục chưa sửa trên trang quản trị" (``kb_import.console_changes``).
+    keep_console_edits: bool = False
     embed: bool = True  # False: leave embeddings NULL for the backfill job
     requested_by: str | None = None
     known_roles: Sequence[str] = ()
@@ -99,6 +103,7 @@ class RoleCounts:
     deactivated: int = 0
     reembedded: int = 0  # unchanged content, embedding missing or from another model
     skipped: int = 0  # invalid rows left out (--skip-invalid)
+    kept_edits: int = 0  # entries changed in the console, left as they are (``keep_console_edits``)
     version: int | None = None  # KB version after the import
 
     @property
@@ -150,6 +155,13 @@ class ImportReport:
     dry_run: bool = False
     hides: list[Hide] = field(default_factory=list)  # roles the import hides entries of (or would)
     forced: bool = False  # the import was confirmed to hide a large share (``force``)
+    # The console's changes this import would undo (a dry run) or undid (an applied import): overwritten,
+    # hidden, shown or hidden again; with ``keep_console_edits``, the ones it left alone.
+    console_changes: list[UndoneChange] = field(default_factory=list)
+    kept_console_edits: bool = False  # ``keep_console_edits``: ``console_changes`` were left as they are
+
+    def console_changes_of(self, role: str) -> list[UndoneChange]:
+        return [c for c in self.console_changes if c.role == role]
 
     @property
     def large_hides(self) -> list[Hide]:
@@ -172,6 +184,7 @@ class ImportReport:
                 "deactivated",
                 "reembedded",
                 "skipped",
+                "kept_edits",
             ):
                 setattr(total, name, getattr(total, name) + getattr(counts, name))
         return total
@@ -295,6 +308,7 @@ async def run_import(
                 "embedder": getattr(use_embedder, "name", None),
                 # only when set, so fingerprints recorded before the option existed still match
                 **({"sample": True} if options.sample else {}),
+                **({"keep_console_edits": True} if options.keep_console_edits else {}),
             },
             sort_keys=True,
         ).encode()
@@ -351,15 +365,33 @@ async def run_import(
     hashes = [content_hash(r) for r in rows]
     roles = sorted(report.roles)
 
+    file_hashes = {(r.role, r.code): h for r, h in zip(rows, hashes, strict=True)}
+    left_alone = {
+        role: validation.invalid_codes.get(role, set()) | validation.example_codes.get(role, set())
+        for role in roles
+    }
+
+    def undone(console: list[kb_console_changes.ChangedEntry]) -> list[UndoneChange]:
+        return undone_changes(console, file_hashes, left_alone, keep_missing=options.keep_missing)
+
     def diff(
         existing: dict[tuple[str, str], kb_write.ExistingEntry],
+        console: list[kb_console_changes.ChangedEntry],
     ) -> tuple[list[int], dict[str, list[str]]]:
-        """Fill the per-role counts; return the indexes of rows to write and the codes to keep per role."""
+        """Fill the per-role counts and the console changes the import undoes (or, ``keep_console_edits``,
+        leaves alone); return the indexes of rows to write and the codes to keep per role."""
+        report.console_changes = undone(console)
+        report.kept_console_edits = options.keep_console_edits and bool(report.console_changes)
+        protected = (
+            {(c.role, c.code) for c in report.console_changes} if options.keep_console_edits else set()
+        )
         staged: list[int] = []
         model = getattr(use_embedder, "name", None)
         for i, (row, h) in enumerate(zip(rows, hashes, strict=True)):
             counts = report.roles[row.role]
             old = existing.get((row.role, row.code))
+            if (row.role, row.code) in protected:
+                continue
             if old is None:
                 counts.added += 1
             elif not old.active:
@@ -378,8 +410,8 @@ async def run_import(
             for role in roles:
                 codes = (
                     {r.code for r in rows if r.role == role}
-                    | validation.invalid_codes.get(role, set())
-                    | validation.example_codes.get(role, set())
+                    | left_alone[role]
+                    | {code for r, code in protected if r == role}
                 )
                 keep[role] = sorted(codes)
                 active = [code for (r, code), e in existing.items() if r == role and e.active]
@@ -397,6 +429,8 @@ async def run_import(
                             first.sheet if first else None,
                         )
                     )
+        for role, _ in protected:
+            report.roles[role].kept_edits += 1
         report.forced = options.force
         refused = report.needs_confirmation and not options.dry_run
         for hide in report.large_hides:
@@ -407,7 +441,10 @@ async def run_import(
     # --- dry run --------------------------------------------------------------------------------------------
     if options.dry_run:
         async with pool.acquire() as conn:
-            diff(await kb_write.existing_entries(conn, roles))
+            diff(
+                await kb_write.existing_entries(conn, roles),
+                await kb_console_changes.changed_since_import(conn, roles),
+            )
             for role in roles:
                 report.roles[role].version = await kb.version(conn, role)
         report.status, report.ok = "dry_run", True
@@ -421,6 +458,9 @@ async def run_import(
             f"Kiểm tra thử: {hidden_vi}sẽ thêm {t.added}, cập nhật {t.updated}, khôi phục {t.reactivated}, "
             f"ẩn {t.deactivated} mục; {t.unchanged} mục không đổi; bỏ qua {t.skipped} dòng lỗi."
         )
+        console_en, console_vi = _console_clause(report, done=False)
+        report.message += console_en
+        report.message_vi += console_vi
         report.import_id = await record("dry_run", report)
         log.info("kb_import.dry_run id=%s roles=%s %s", report.import_id, roles, report.message)
         return report
@@ -455,7 +495,10 @@ async def run_import(
                     return report
 
             t0 = time.perf_counter()
-            staged, keep = diff(await kb_write.existing_entries(conn, roles))
+            staged, keep = diff(
+                await kb_write.existing_entries(conn, roles),
+                await kb_console_changes.changed_since_import(conn, roles),
+            )
             if report.needs_confirmation:  # a large share of a role would be hidden: nothing is written
                 report.status = "rejected"
                 report.message, report.message_vi = _refusal(report)
@@ -506,6 +549,8 @@ async def run_import(
             changed = any(c.changed for c in report.roles.values())
             status = "applied" if changed else "unchanged"
             async with conn.transaction():
+                if options.keep_console_edits:
+                    await _check_console_unchanged(conn, report, undone, [rows[i] for i in staged], keep)
                 import_id = await record(status, report, conn)
                 deactivated = await kb_write.write_entries(
                     conn, import_id=import_id, records=records, keep_codes=keep
@@ -522,6 +567,21 @@ async def run_import(
                 await import_log.update_counts(conn, import_id, _counts_json(report, fingerprint))
             if progress:
                 progress("write", len(records), len(records))
+    except ConsoleChangedMeanwhile:
+        report.status, report.ok = "rejected", False
+        report.message = (
+            "refused: entries were changed in the console while this import ran; nothing was changed. Check "
+            "the file again"
+        )
+        report.message_vi = (
+            "Chưa nhập: trong lúc nhập, trang quản trị vừa có thay đổi ở các mục của tệp này; kho kiến thức "
+            "chưa thay đổi. Hãy kiểm tra lại tệp rồi nhập lại."
+        )
+        report.problems.append(
+            Problem("console_changed", report.message, report.message_vi, filename, severity="fatal")
+        )
+        report.import_id = await record("rejected", report)
+        return report
     except (asyncpg.PostgresError, OSError) as exc:
         log.exception("kb_import.failed files=%s", filename)
         report.status, report.ok = "failed", False
@@ -558,6 +618,9 @@ async def run_import(
             + (f"; bỏ qua {t.skipped} dòng lỗi" if t.skipped else "")
             + "."
         )
+        console_en, console_vi = _console_clause(report, done=True)
+        report.message += console_en
+        report.message_vi += console_vi
     log.info("kb_import.%s id=%s roles=%s %s", status, import_id, roles, report.message)
     return report
 
@@ -585,6 +648,51 @@ def _hidden_clause(report: ImportReport, *, done: bool) -> tuple[str, str]:
     return (
         f"would HIDE {en} (their codes are not in the file){confirm}; ",
         f"sẽ ẩn {vi} vì mã của chúng không có trong tệp{confirm_vi}; ",
+    )
+
+
+class ConsoleChangedMeanwhile(Exception):
+    """A console change of an entry the import writes or hides was saved after the import read the KB."""
+
+
+async def _check_console_unchanged(
+    conn: asyncpg.Connection,
+    report: ImportReport,
+    undone: Callable[[list[kb_console_changes.ChangedEntry]], list[UndoneChange]],
+    written: Sequence[Any],
+    keep: dict[str, list[str]],
+) -> None:
+    """``keep_console_edits``, in the write transaction: lock the entries the import writes or hides, then
+    read the console's changes again; one that the import would now undo and that it did not leave alone
+    (saved while the vectors were computed) raises :class:`ConsoleChangedMeanwhile`: nothing is written."""
+    for role in sorted(report.roles):
+        codes = [r.code for r in written if r.role == role]
+        await kb_console_changes.lock_written(conn, role, codes, keep.get(role))
+    left = {(c.role, c.code) for c in report.console_changes}
+    fresh = undone(await kb_console_changes.changed_since_import(conn, sorted(report.roles)))
+    if any((c.role, c.code) not in left for c in fresh):
+        raise ConsoleChangedMeanwhile
+
+
+def _console_clause(report: ImportReport, *, done: bool) -> tuple[str, str]:
+    """The closing sentence about the console's changes the import undoes, undid or left alone ("" if none)."""
+    n = len(report.console_changes)
+    if not n:
+        return "", ""
+    if report.kept_console_edits:
+        verb, verb_vi = ("left", "đã giữ nguyên") if done else ("would leave", "sẽ giữ nguyên")
+        return (
+            f"; {verb} {n} entries changed in the console as they are",
+            f" {verb_vi.capitalize()} {n} mục đã thay đổi trên trang quản trị (không ghi đè, không ẩn).",
+        )
+    if done:
+        return (
+            f"; UNDID {n} console change(s) (overwritten or hidden: see each entry's history)",
+            f" Lần nhập này đã ghi đè hoặc ẩn {n} mục đã thay đổi trên trang quản trị.",
+        )
+    return (
+        f"; WARNING: would undo {n} change(s) made in the console (overwrite or hide them)",
+        f" ⚠️ Cảnh báo: tệp này sẽ làm mất {n} thay đổi đã làm trên trang quản trị (ghi đè hoặc ẩn mục).",
     )
 
 

@@ -23,6 +23,7 @@ from rich.progress import (
 from rich.table import Table
 
 from kb_import.job import ImportReport
+from kb_import.roles import role_label
 from kb_import.validate import Problem
 
 MAX_PROBLEMS_SHOWN = 50
@@ -76,6 +77,26 @@ def entry_cell(problem: Problem) -> str:
     return problem.entry_code or "(không có)"
 
 
+def _render_console_changes(report: ImportReport, console: Console) -> None:
+    """The clinic console's changes the import would undo (or undid, or left alone), role by role."""
+    if not report.console_changes:
+        return
+    n = len(report.console_changes)
+    if report.kept_console_edits:
+        title, colour = f"Giữ nguyên {n} mục đã thay đổi trên trang quản trị", "green"
+    elif report.dry_run:
+        title, colour = f"⚠️ Tệp này sẽ làm mất {n} thay đổi đã làm trên trang quản trị", "red"
+    else:
+        title, colour = f"Đã ghi đè hoặc ẩn {n} mục đã thay đổi trên trang quản trị", "yellow"
+    console.print(f"[bold {colour}]{escape(title)}[/]", highlight=False)
+    for role in sorted(report.roles):
+        changes = report.console_changes_of(role)
+        if changes:
+            console.print(f"{escape(role_label(role))}:", highlight=False)
+            for change in changes:
+                console.print(f"  – {escape(change.line_vi())}", highlight=False, soft_wrap=True)
+
+
 def render_report(report: ImportReport, console: Console) -> None:
     """The summary for clinic staff, in Vietnamese: status line, per-role counts, then problems and warnings
     with their locations (file, sheet, row, the entry's code, column). The English message goes to the log (``kb_import.job``)."""
@@ -126,6 +147,7 @@ def render_report(report: ImportReport, console: Console) -> None:
             f"lấy lại từ bộ nhớ đệm {report.embedding_cached}",
             highlight=False,
         )
+    _render_console_changes(report, console)
     errors, warnings = report.errors, report.warnings
     for title, items, colour in (("Lỗi", errors, "red"), ("Cảnh báo", warnings, "yellow")):
         if not items:
@@ -150,6 +172,13 @@ def render_report(report: ImportReport, console: Console) -> None:
                 f"… và {len(items) - MAX_PROBLEMS_SHOWN} mục nữa (tất cả được lưu trong bảng kb_imports)",
                 style=colour,
             )
+    if report.console_changes and report.dry_run and not report.kept_console_edits and report.ok:
+        console.print(
+            "Muốn nhập tệp nhưng giữ nguyên các mục đã thay đổi trên trang quản trị: chạy lại với "
+            "--keep-console-edits.",
+            style="yellow",
+            highlight=False,
+        )
     if report.timings:
         console.print(
             "Thời gian (giây): " + ", ".join(f"{k} {v}" for k, v in report.timings.items()), style="dim"

@@ -26,9 +26,12 @@ from engine import Embedder
 from kb_import.job import ImportOptions
 from kb_import.job import ImportReport as JobReport
 from kb_import.job import run_import as job_run_import
+from kb_import.roles import role_label
 
 Progress = Callable[[int, int], Awaitable[None]]
 MAX_PROBLEMS_SHOWN = 15
+CONSOLE_CHANGES_SHOWN = 5  # console changes listed per role; the rest as "… và N mục khác"
+QUESTION_CHARS = 80
 
 
 @dataclass(slots=True)
@@ -40,6 +43,7 @@ class ImportReport:
     counts: dict[str, int] = field(default_factory=dict)
     needs_confirmation: bool = False  # the import would hide a large share of a role: confirm separately
     hidden: int = 0  # entries the import hides (or would hide), all roles
+    console_changes: int = 0  # console changes the import would undo (a dry run), all roles
 
 
 def render(report: JobReport, *, dry: bool) -> ImportReport:
@@ -64,6 +68,7 @@ def render(report: JobReport, *, dry: bool) -> ImportReport:
             lines.append(f"… và {len(errors) - MAX_PROBLEMS_SHOWN} lỗi khác (xem bằng lệnh medbot import).")
     for p in report.warnings[:5]:
         lines.append(f"⚠️ {p.location_vi()}: {p.message_vi}")
+    lines += _console_lines(report, dry=dry)
     hidden = sum(h.hidden for h in report.hides)
     if dry and report.ok and report.needs_confirmation:
         lines.append(texts.IMPORT_HIDE_EXPLAIN.format(n=hidden))
@@ -74,7 +79,32 @@ def render(report: JobReport, *, dry: bool) -> ImportReport:
         lines.append(texts.IMPORT_UNDO_HINT.format(commands=commands))
     counts = {"added": t.added, "updated": t.updated, "deactivated": t.deactivated, "errors": len(errors)}
     return ImportReport(ok=report.ok, text="\n".join(lines), counts=counts,
-                        needs_confirmation=report.needs_confirmation, hidden=hidden)  # fmt: skip
+                        needs_confirmation=report.needs_confirmation, hidden=hidden,
+                        console_changes=len(report.console_changes))  # fmt: skip
+
+
+def _console_lines(report: JobReport, *, dry: bool) -> list[str]:
+    """The console changes the import would undo (or undid, or left alone), role by role, the first few of
+    each; last, on a dry run that offers it, how to keep them."""
+    n = len(report.console_changes)
+    if not n:
+        return []
+    if report.kept_console_edits:
+        head = texts.IMPORT_CONSOLE_KEPT_HEAD
+    else:
+        head = texts.IMPORT_CONSOLE_HEAD if dry else texts.IMPORT_CONSOLE_DONE_HEAD
+    lines = ["", head.format(n=n)]
+    for role in sorted(report.roles):
+        changes = report.console_changes_of(role)
+        if not changes:
+            continue
+        lines.append(f"{role_label(role)}:")
+        lines += [f"– {c.line_vi(question_chars=QUESTION_CHARS)}" for c in changes[:CONSOLE_CHANGES_SHOWN]]
+        if len(changes) > CONSOLE_CHANGES_SHOWN:
+            lines.append(texts.IMPORT_CONSOLE_MORE.format(n=len(changes) - CONSOLE_CHANGES_SHOWN))
+    if dry and report.ok and not report.needs_confirmation and not report.kept_console_edits:
+        lines.append(texts.IMPORT_CONSOLE_EXPLAIN)
+    return lines
 
 
 async def _run(
@@ -137,9 +167,11 @@ async def run_import(
     embedder: Embedder,
     force: bool = False,
     keep_missing: bool = False,
+    keep_console_edits: bool = False,
 ) -> ImportReport:
     """Import the file (all or nothing, strict), reporting progress as ``progress(done, total)``. ``force``:
-    the admin confirmed hiding a large share of a role; ``keep_missing``: add and update only."""
+    the admin confirmed hiding a large share of a role; ``keep_missing``: add and update only;
+    ``keep_console_edits``: leave the entries changed in the clinic console as they are."""
     options = ImportOptions(role=default_role, requested_by=requested_by, known_roles=roles, force=force,
-                            keep_missing=keep_missing)  # fmt: skip
+                            keep_missing=keep_missing, keep_console_edits=keep_console_edits)  # fmt: skip
     return render(await _run(pool, data, filename, options, progress, embedder), dry=False)

@@ -116,6 +116,17 @@ IMPORT_HIDE_EXPLAIN = (
 )
 IMPORT_HIDE_RESEND = "Kho kiến thức đã thay đổi từ lúc kiểm tra: gửi lại tệp để xem lại và xác nhận."
 IMPORT_UNDO_HINT = "↩️ Hoàn tác lần nhập này: {commands}"
+# A file that would undo changes made in the clinic console (kb_import.console_changes).
+IMPORT_CONSOLE_HEAD = "⚠️ Tệp này sẽ làm mất {n} thay đổi đã làm trên trang quản trị:"
+IMPORT_CONSOLE_DONE_HEAD = "Lần nhập này đã ghi đè hoặc ẩn {n} mục đã thay đổi trên trang quản trị:"
+IMPORT_CONSOLE_KEPT_HEAD = "🛡 Đã giữ nguyên {n} mục đã thay đổi trên trang quản trị:"
+IMPORT_CONSOLE_MORE = "… và {n} mục khác"
+IMPORT_CONSOLE_EXPLAIN = (
+    "Bấm “🛡 Chỉ nhập các mục chưa sửa trên trang quản trị” để nhập phần còn lại của tệp và giữ nguyên các mục "
+    "trên. Muốn giữ các thay đổi này trong tệp thì hãy bắt đầu tệp từ bản xuất mới nhất của kho kiến thức."
+)
+IMPORT_KEEP_EDITS = "🛡 Chỉ nhập các mục chưa sửa trên trang quản trị"
+IMPORT_CONFIRM_UNDOING = "⚠️ Nhập cả tệp (bỏ {n} thay đổi trên trang quản trị)"
 UNDO_USAGE = (
     "Cách dùng: <code>/hoantac chuyên_khoa</code>, ví dụ <code>/hoantac patient_dental</code>.\n"
     "Hoàn tác lần nhập KB gần nhất của chuyên khoa đó: các mục trở lại đúng như trước lần nhập (nội dung, "

@@ -9,6 +9,11 @@ và ẩn N mục", the import's ``force``), "➕ Chỉ thêm và cập nhật" (
 action (a slot of the chat's state, ``bot.telegram.states``) records whether the confirmation was offered, so a forged "force" on an ordinary file is an ordinary
 import (refused if it would hide a large share).
 
+A file that would undo changes made in the clinic console (a doctor's edit overwritten, an entry a doctor
+created or showed again hidden, …: ``kb_import.console_changes``) is listed at the end of the dry run, right
+above the buttons, and the first button is "🛡 Chỉ nhập các mục chưa sửa trên trang quản trị" (the import's
+``keep_console_edits``); the plain import then reads "⚠️ Nhập cả tệp (bỏ N thay đổi trên trang quản trị)".
+
 A KB entry made from /unanswered is the admin's own writing, never the patient's message copied by the bot:
 the KB's questions are offered to other patients as suggestions and sent to the LLM, and a patient's
 /xoadulieu must leave nothing of their words behind. The prompt shows the patient's message as a draft to
@@ -130,13 +135,24 @@ async def document(message: Message, bot: Bot, user: User, service: ChatService,
         def button(text: str, action: str) -> InlineKeyboardButton:
             return InlineKeyboardButton(text=text, callback_data=ImportCb(action=action, token=token).pack())
 
-        offered = decision.choices(needs_confirmation=confirm, hidden=report.hidden)
+        offered = decision.choices(
+            needs_confirmation=confirm, hidden=report.hidden, console_changes=report.console_changes
+        )
         if confirm:  # a large share of a role would be hidden: a separate, explicit confirmation
             labels = {
                 decision.FORCE: texts.IMPORT_FORCE.format(n=report.hidden),
                 decision.KEEP: texts.IMPORT_KEEP,
             }
             rows = [*([button(labels[d], d)] for d in offered), [button(texts.IMPORT_CANCEL, "no")]]
+        elif decision.KEEP_EDITS in offered:  # it would undo console changes: keeping them comes first
+            undoing = texts.IMPORT_CONFIRM_UNDOING.format(n=report.console_changes)
+            rows = [
+                [button(texts.IMPORT_KEEP_EDITS, decision.KEEP_EDITS)],
+                [button(undoing, decision.IMPORT)],
+            ]
+            if decision.KEEP in offered:
+                rows.append([button(texts.IMPORT_KEEP, decision.KEEP)])
+            rows.append([button(texts.IMPORT_CANCEL, "no")])
         else:
             rows = [[button(texts.IMPORT_CONFIRM, decision.IMPORT), button(texts.IMPORT_CANCEL, "no")]]
             # a few entries would be hidden: adding and updating only is one tap away
@@ -167,7 +183,7 @@ async def import_decision(
         await query.answer()
         await bot.send_message(chat_id, texts.IMPORT_CANCELLED)
         return
-    force, keep_missing = flags  # force only when the confirmation was offered
+    force, keep_missing, keep_edits = flags  # force only when the confirmation was offered
     await query.answer(texts.IMPORT_STARTED)
     name = str(job["name"])
     progress_msg = await bot.send_message(
@@ -189,7 +205,7 @@ async def import_decision(
         report = await kb_adapter.run_import(service.pool, data, name, requested_by=f"telegram:{user.external_id}",
                                              default_role=_role_for(user, service), roles=service.roles,
                                              progress=progress, embedder=embedder, force=force,
-                                             keep_missing=keep_missing)  # fmt: skip
+                                             keep_missing=keep_missing, keep_console_edits=keep_edits)  # fmt: skip
         summary = html.escape(report.text)
     except Exception as exc:
         log.exception("import.failed file=%s", name)

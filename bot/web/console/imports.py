@@ -37,6 +37,7 @@ from db import imports as import_log
 from db import staff as staff_db
 from engine.untrusted import file_sha256
 from kb_import import decision
+from kb_import.console_changes import KIND_VI
 from kb_import.export import export_kb
 from kb_import.job import ImportOptions, ImportReport, run_import
 from kb_import.limits import MAX_SPREADSHEET_BYTES
@@ -59,12 +60,18 @@ DECISION_LABELS = {
     decision.IMPORT: "Áp dụng",
     decision.FORCE: "Áp dụng và ẩn {n} mục",
     decision.KEEP: "Chỉ thêm và cập nhật (không ẩn mục nào)",
+    decision.KEEP_EDITS: "Chỉ nhập các mục chưa sửa trên trang quản trị",
 }
+# The plain import's label when it would undo changes made in the console.
+IMPORT_UNDOING_LABEL = "Áp dụng cả tệp (bỏ {m} thay đổi trên trang quản trị)"
+
 HISTORY_STATUS = {**STATUS_LABELS, "undo": "HOÀN TÁC"}
 
 security.FLASHES.update(
     {
         "import_applied": "Đã nhập tệp vào kho kiến thức.",
+        "import_applied_kept": "Đã nhập tệp vào kho kiến thức; các mục đã sửa trên trang quản trị được giữ "
+        "nguyên.",
         "import_unchanged": "Không có thay đổi: kho kiến thức đã giống hệt tệp.",
         "import_undone": "Đã hoàn tác lần nhập gần nhất; kho kiến thức đã trở lại như trước lần nhập đó.",
         "undo_nothing": "Không có lần nhập nào để hoàn tác; kho kiến thức không thay đổi.",
@@ -234,6 +241,11 @@ async def _form(
 def _report_context(report: ImportReport) -> dict[str, Any]:
     labels = {k.key: k.label for k in kbs()}
     rows = [(labels.get(role) or role_label(role), c) for role, c in sorted(report.roles.items())]
+    console_changes = [
+        (labels.get(role) or role_label(role), report.console_changes_of(role))
+        for role in sorted(report.roles)
+        if report.console_changes_of(role)
+    ]
     return {
         "report": report,
         "status_label": STATUS_LABELS[
@@ -247,6 +259,9 @@ def _report_context(report: ImportReport) -> dict[str, Any]:
         "more_errors": max(0, len(report.errors) - PROBLEMS_SHOWN),
         "more_warnings": max(0, len(report.warnings) - PROBLEMS_SHOWN),
         "entry_cell": entry_cell,
+        "console_changes": console_changes,
+        "kind_vi": KIND_VI,
+        "keep_edits_label": None,
     }
 
 
@@ -275,6 +290,8 @@ def _counts(report: ImportReport) -> dict[str, Any]:
         "deactivated": t.deactivated,
         "skipped": t.skipped,
         "errors": len(report.errors),
+        "console_changes": len(report.console_changes),
+        "kept_console_edits": report.kept_console_edits,
     }
 
 
@@ -314,14 +331,22 @@ async def import_check(request: web.Request) -> web.Response:
     offered: list[str] = []
     if report.ok:
         hidden = sum(h.hidden for h in report.hides)
-        offered = decision.choices(needs_confirmation=report.needs_confirmation, hidden=hidden)
+        offered = decision.choices(
+            needs_confirmation=report.needs_confirmation,
+            hidden=hidden,
+            console_changes=len(report.console_changes),
+        )
         pending = replace(pending, confirm=report.needs_confirmation)
         _save_meta(request, pending)
     else:
         _drop(pending)  # nothing to apply: the file is not kept
     hidden = sum(h.hidden for h in report.hides)
-    buttons = [(d, DECISION_LABELS[d].format(n=hidden)) for d in offered]
-    context = {**_report_context(report), "name": name, "token": pending.token, "buttons": buttons}
+    labels = dict(DECISION_LABELS)
+    if report.console_changes:
+        labels[decision.IMPORT] = IMPORT_UNDOING_LABEL
+    buttons = [(d, labels[d].format(n=hidden, m=len(report.console_changes))) for d in offered]
+    context = {**_report_context(report), "name": name, "token": pending.token, "buttons": buttons,
+               "keep_edits_label": labels[decision.KEEP_EDITS] if decision.KEEP_EDITS in offered else None}  # fmt: skip
     return await security.render(request, "import_report.html", context)
 
 
@@ -337,10 +362,10 @@ async def import_apply(request: web.Request) -> web.StreamResponse:
     flags = decision.import_flags(str(form.get("decision", "")), confirm_offered=pending.confirm)
     if flags is None:
         return await _form(request, error="Lựa chọn không hợp lệ; hãy tải tệp lên lại.", status=400)
-    force, keep_missing = flags
+    force, keep_missing, keep_edits = flags
     options = ImportOptions(role=pending.role, skip_invalid=pending.skip_invalid, force=force,
-                            keep_missing=keep_missing, requested_by=_requested_by(request),
-                            known_roles=_known_roles(request))  # fmt: skip
+                            keep_missing=keep_missing, keep_console_edits=keep_edits,
+                            requested_by=_requested_by(request), known_roles=_known_roles(request))  # fmt: skip
     try:
         report = await run_import(
             security.pool(request),
@@ -352,10 +377,13 @@ async def import_apply(request: web.Request) -> web.StreamResponse:
         _drop(pending)
     await _audit(request, "kb_import", pending.name, {"file": pending.name, "sha256": pending.sha256,
                                                        "force": force, "keep_missing": keep_missing,
+                                                       "keep_console_edits": keep_edits,
                                                        **_counts(report)})  # fmt: skip
     if report.ok:
-        raise security.redirect(request, "/console/imports",
-                                "import_applied" if report.status == "applied" else "import_unchanged")  # fmt: skip
+        flash = "import_unchanged"
+        if report.status == "applied":
+            flash = "import_applied_kept" if report.kept_console_edits else "import_applied"
+        raise security.redirect(request, "/console/imports", flash)
     context = {**_report_context(report), "name": pending.name, "token": "", "buttons": []}
     return await security.render(request, "import_report.html", context, status=409)
 
