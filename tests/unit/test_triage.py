@@ -179,7 +179,8 @@ DEV_AR = load_labelled(LABELLED / "dev44.jsonl")
 # (round 22), guarded at what they give after it: v51 (author BA, carers of people seriously ill at home): rules alone
 # 292/310, rules + model 307/310, false alarms 9/326; v52 (author BB, Vietnamese-English code-switching): 297/310,
 # 307/310, 9/339; v53 (author BC, people who understate and bury the danger): 288/310, 304/310, 8/338; v54 (author BD,
-# Mekong Delta and central-coast dialect typed by sound): 285/310, 300/310, 11/340.
+# Mekong Delta and central-coast dialect typed by sound): 285/310, 300/310, 11/340. After round 22, rules + model:
+# 310/310 each, false alarms 2/326, 4/339, 6/338, 7/340 (rules alone 309, 302, 301, 306 of 310).
 DEV_BA = load_labelled(LABELLED / "dev53.jsonl")
 DEV_BB = load_labelled(LABELLED / "dev54.jsonl")
 DEV_BC = load_labelled(LABELLED / "dev55.jsonl")
@@ -263,10 +264,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev AP", DEV_AP, 0.983, 0.022),
         ("dev AQ", DEV_AQ, 0.993, 0.01),
         ("dev AR", DEV_AR, 0.996, 0.009),
-        ("dev BA", DEV_BA, 0.990, 0.016),
-        ("dev BB", DEV_BB, 0.993, 0.024),
-        ("dev BC", DEV_BC, 0.983, 0.024),
-        ("dev BD", DEV_BD, 0.974, 0.033),
+        ("dev BA", DEV_BA, 1.0, 0.007),
+        ("dev BB", DEV_BB, 1.0, 0.012),
+        ("dev BC", DEV_BC, 1.0, 0.018),
+        ("dev BD", DEV_BD, 1.0, 0.021),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
