@@ -180,7 +180,7 @@ DEV_AR = load_labelled(LABELLED / "dev44.jsonl")
 # 292/310, rules + model 307/310, false alarms 9/326; v52 (author BB, Vietnamese-English code-switching): 297/310,
 # 307/310, 9/339; v53 (author BC, people who understate and bury the danger): 288/310, 304/310, 8/338; v54 (author BD,
 # Mekong Delta and central-coast dialect typed by sound): 285/310, 300/310, 11/340. After round 22, rules + model:
-# 310/310 each, false alarms 2/326, 4/339, 6/338, 7/340 (rules alone 309, 302, 301, 306 of 310).
+# 310/310 each, false alarms 2/326, 4/339, 6/338, 7/340 (rules alone 309, 307, 303, 308 of 310).
 DEV_BA = load_labelled(LABELLED / "dev53.jsonl")
 DEV_BB = load_labelled(LABELLED / "dev54.jsonl")
 DEV_BC = load_labelled(LABELLED / "dev55.jsonl")
