@@ -69,6 +69,7 @@ FREEZES = [
     ("6e279cc", ["dev45", "dev46"]),
     ("aa52924", ["dev47", "dev48", "dev49", "dev50"]),
     ("74e4ce0", ["dev51", "dev52"]),
+    ("8551619", ["dev53", "dev54", "dev55", "dev56"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """

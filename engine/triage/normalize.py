@@ -392,11 +392,27 @@ def _retyped(word: str) -> str:
 
 def fold_words(text: str, words: dict[str, str]) -> str:
     """One clause (or pattern-free phrase) folded to plain words. Chat spellings are mapped on the word as
-    typed, diacritics included: "hông" is "không" but "hong" may be "họng" (throat) and stays as it is."""
+    typed, diacritics included: "hông" is "không" but "hong" may be "họng" (throat) and stays as it is; a key of two
+    or three words is read before the words one by one ("hong phai" is "không phải", "tía tô" stays a herb)."""
+    typed = [
+        word
+        for chunk in _WORD.findall(_GLUED_UNIT.sub(" ", _ELONGATED.sub(r"\1", text.lower())))
+        for word in _retyped(chunk).split()
+    ]
     out: list[str] = []
-    for typed in _WORD.findall(_GLUED_UNIT.sub(" ", _ELONGATED.sub(r"\1", text.lower()))):
-        for word in _retyped(typed).split():
+    i = 0
+    while i < len(typed):
+        # a key of two or three words first: a regional word read only in the words around it ("té xe" is a fall,
+        # "té ra" is "it turns out"; "tía tô" is a herb, not a father)
+        for n in (3, 2):
+            if i + n <= len(typed) and (phrase := words.get(" ".join(typed[i : i + n]))) is not None:
+                out.append(phrase)
+                i += n
+                break
+        else:
+            word = typed[i]
             out.append(words.get(word) or _NON_WORD.sub(" ", fold(word)).strip())
+            i += 1
     folded = read_spoken_numbers(" ".join(w for w in out if w))
     if "gio" in folded or " h" in folded:
         for rx, repl in _CLOCK:

@@ -157,13 +157,9 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set is four blind sets, each measured once with the rules and model frozen at commit 8551619
-# (2026-11-29, round 21), never tuned on: v51 (author BA, 636 messages, carers of people seriously ill at home):
-# rules + model 307/310, false alarms 9/326; v52 (author BB, 649 messages, Vietnamese-English code-switching):
-# 307/310, 9/339; v53 (author BC, 648 messages, people who understate and bury the danger): 304/310, 8/338; v54
-# (author BD, 650 messages, Mekong Delta and central-coast dialect typed by sound): 300/310, 11/340. Together
-# 1218/1240 (98.23 %), 37/1343 (2.76 %); rules alone 1162/1240, 29/1343. Round 20's freeze (74e4ce0) on v51 + v52:
-# the same totals. (v49 and v50, authors AY and AZ, now dev51 and dev52: measured once at 74e4ce0, then tuned on.)
+# The held-out set: the next blind pair, installed by the lead after round 22's freeze (until then the tests that need
+# it skip). Round 21's held-out set (v51-v54, measured once at 8551619: rules + model 1218/1240, 37/1343) is now
+# dev53-dev56 (below). These two figures are round 21's blind ones; the lead sets them for the next pair.
 HELD_OUT_RECALL = 0.982
 HELD_OUT_FALSE_ALARMS = 0.028
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
@@ -179,6 +175,16 @@ DEV_AP = load_labelled(LABELLED / "dev42.jsonl")
 # rule behind most of v41's misses ("caller says her husband…" read as hearsay) and wrote no other.
 DEV_AQ = load_labelled(LABELLED / "dev43.jsonl")
 DEV_AR = load_labelled(LABELLED / "dev44.jsonl")
+# The fifty-second to fifty-fifth held-out sets, measured once at 8551619 (round 21), then tuned on and learnt from
+# (round 22), guarded at what they give after it: v51 (author BA, carers of people seriously ill at home): rules alone
+# 292/310, rules + model 307/310, false alarms 9/326; v52 (author BB, Vietnamese-English code-switching): 297/310,
+# 307/310, 9/339; v53 (author BC, people who understate and bury the danger): 288/310, 304/310, 8/338; v54 (author BD,
+# Mekong Delta and central-coast dialect typed by sound): 285/310, 300/310, 11/340. After round 22, rules + model:
+# 310/310 each, false alarms 2/326, 4/339, 6/338, 7/340 (rules alone 309, 307, 303, 308 of 310).
+DEV_BA = load_labelled(LABELLED / "dev53.jsonl")
+DEV_BB = load_labelled(LABELLED / "dev54.jsonl")
+DEV_BC = load_labelled(LABELLED / "dev55.jsonl")
+DEV_BD = load_labelled(LABELLED / "dev56.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -258,6 +264,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev AP", DEV_AP, 0.983, 0.022),
         ("dev AQ", DEV_AQ, 0.993, 0.01),
         ("dev AR", DEV_AR, 0.996, 0.009),
+        ("dev BA", DEV_BA, 1.0, 0.007),
+        ("dev BB", DEV_BB, 1.0, 0.012),
+        ("dev BC", DEV_BC, 1.0, 0.018),
+        ("dev BD", DEV_BD, 1.0, 0.021),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
