@@ -122,22 +122,23 @@ def _content(folded: str) -> set[str]:
 
 def suggested_hit(query: str, hits: list[Hit], suggestions: list[str]) -> Hit | None:
     """Among ``hits``, the first entry the previous reply suggested that has at least half of the message's own
-    words (counting only words that at most half of the suggestions have) and is close to the top
-    (``SUGGESTION_MARGIN``)."""
+    words (counting only words that at most half of the suggestions have; all of them for an entry below the
+    top) and is close to the top (``SUGGESTION_MARGIN``)."""
     if not hits or not suggestions:
         return None
     offered = {fold_plain(s) for s in suggestions}
     # A word most of the suggestions share ("răng" under a dental answer) says nothing about which one is meant.
     shared_by = Counter(w for s in offered for w in _content(s))
     words = {w for w in _content(fold_plain(own_words(query))) if shared_by[w] * 2 <= len(offered)}
-    for hit in hits:
+    for rank, hit in enumerate(hits):
         if hit.score < hits[0].score - SUGGESTION_MARGIN:
             break
         question = fold_plain(hit.entry.question or "")
         named = words & _content(question + " " + fold_plain(hit.entry.topic))
         # Named, not merely touched: "còn niềng răng trong suốt thì sao?" is not "Bao nhiêu tuổi thì niềng răng
-        # được?" for sharing "niềng" with it.
-        if question in offered and named and len(named) * 2 >= len(words):
+        # được?" for sharing "niềng" with it. Below the contextual top, every word: "thế uống thuốc giảm đau gì
+        # được" (which painkiller?) is not "Đang uống thuốc chống đông có nhổ răng được không?" for "uống thuốc".
+        if question in offered and named and (named == words if rank else len(named) * 2 >= len(words)):
             return hit
     return None
 

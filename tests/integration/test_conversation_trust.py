@@ -182,3 +182,21 @@ async def test_dialogue_set_no_wrong_follow_up(sample_runtime):
     assert kinds["switch"]["wrong_answers"] <= 1, figures  # "Bị gút kiêng ăn gì?" (see README)
     assert figures["accuracy"] >= 0.95, figures
     assert figures["section_offers"] == {}, figures  # in-role turns are never pointed to another section
+
+
+async def test_a_suggestion_below_the_top_is_named_by_every_word(sample_runtime, new_user):
+    """After the "có phải bạn muốn hỏi" list for a pregnant patient's wisdom tooth, "thế uống thuốc giảm đau gì
+    được" (which painkiller can I take?) was answered "Đang uống thuốc chống đông có nhổ răng được không?": a
+    suggestion of that list, far below the contextual top (p 0.02 vs 0.16), named by "uống thuốc" alone."""
+    service = await build_service(sample_runtime)
+    user = await new_user(service)
+    await service.handle_text(
+        user, "e đang có bầu 5 tháng, răng khôn sưng đau quá, nhổ đc ko ạ", channel="test"
+    )
+    reply = await service.handle_text(user, "thế uống thuốc giảm đau gì được", channel="test")
+    assert reply.citations == [] and "❓ Đang uống thuốc chống đông" not in reply.text
+    # A suggestion the message names (here the contextual top, p 0.05) is still the answer.
+    user = await new_user(service)
+    await service.handle_text(user, "Răng sâu có tự lành được không?", channel="test")
+    child = await service.handle_text(user, "còn trẻ con thì sao?", channel="test")
+    assert child.citations == ["NK-022"]
