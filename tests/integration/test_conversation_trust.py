@@ -200,3 +200,13 @@ async def test_a_suggestion_below_the_top_is_named_by_every_word(sample_runtime,
     await service.handle_text(user, "Răng sâu có tự lành được không?", channel="test")
     child = await service.handle_text(user, "còn trẻ con thì sao?", channel="test")
     assert child.citations == ["NK-022"]
+
+
+async def test_a_look_alike_of_a_farewell_does_not_end_the_chat(deps):
+    """ "tầm soát ai" (whom to screen?), a doctor's follow-up, got "Tạm biệt bạn…": the statistical model's guess
+    of a goodbye from letters alone ("tam" as in "tạm biệt"), which the farewell rules did not confirm."""
+    for text in ("tầm soát ai", "tam soat ai", "tầm soát"):
+        out = await ask(deps, text, "doctor_endocrine")
+        assert out.input_type != "goodbye" and "Tạm biệt" not in out.text, text
+    farewell = await ask(deps, "thôi chào nhé, cảm ơn bác sĩ", "doctor_endocrine")
+    assert farewell.input_type in ("goodbye", "thanks")
