@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from engine.classify import looks_medical
-from engine.text import fold, fold_alnum, fold_plain, has_diacritics, nfc, split_words
+from engine.text import fold, fold_alnum, fold_plain, has_diacritics, nfc, split_words, syllables
 from engine.types import Hit
 
 _OPENER = re.compile(
@@ -143,6 +143,27 @@ def suggested_hit(query: str, hits: list[Hit], suggestions: list[str]) -> Hit | 
     return None
 
 
+def _said(text: str, marked: bool) -> set[str]:
+    """The content words of a text as spelled (lowercase, with marks) or, for a message typed without marks,
+    folded."""
+    words = syllables(text, folded=not marked)
+    return {w for w in words if fold(w) not in _STOP and len(w) > 1}
+
+
+def supported(query: str, hits: list[Hit]) -> list[Hit]:
+    """The contextual hits whose question or keywords have a word of the message's own, as spelled when the
+    message has marks ("hạ" is not "há", "đường" is not "dương"). Read with the previous answer's topic, the
+    topic's own words can carry an entry that the message never asked about: after "Xử trí ngất và hạ đường
+    huyết tại ghế nha?", "hạ đường huyết thì sao?" read as "Khớp thái dương hàm & khác hạ đường huyết thì sao?"
+    was "Xử trí ban đầu rối loạn khớp thái dương hàm?" (p 0.75). A message with no word of its own ("thế thì
+    sao?") keeps every hit."""
+    marked = has_diacritics(query)
+    words = _said(own_words(query), marked)
+    if not words:
+        return hits
+    return [h for h in hits if words & _said(" ".join([h.entry.question or "", *h.entry.keywords]), marked)]
+
+
 @dataclass(slots=True)
 class Reading:
     """Which reading of the message answers it: its own, or with the previous answer's context."""
@@ -162,9 +183,10 @@ def choose(
     query: str,
 ) -> Reading:
     """Own retrieval vs contextual retrieval of a message that refers back or is elliptic."""
+    picked = suggested_hit(query, contextual, suggestions)
+    contextual = supported(query, contextual)
     own_score = own[0].score if own else 0.0
     ctx_score = contextual[0].score if contextual else 0.0
-    picked = suggested_hit(query, contextual, suggestions)
     if picked is not None and not (own_score >= threshold and own_score > ctx_score + OWN_MARGIN):
         # Three pieces of evidence agree: the bot offered this entry, the message names it, and retrieval in
         # context puts it near the top. That is enough to answer from it.

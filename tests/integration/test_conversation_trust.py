@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bot.dialogue_eval import evaluate_dialogues, read_dialogues
+from bot.dialogue_eval import evaluate_dialogues, read_dialogues, run_dialogue
 from bot.wiring import build_service, engine_deps
 from engine.clinic import ClinicProfile
 from engine.deps import EngineDeps
@@ -210,3 +210,14 @@ async def test_a_look_alike_of_a_farewell_does_not_end_the_chat(deps):
         assert out.input_type != "goodbye" and "Tạm biệt" not in out.text, text
     farewell = await ask(deps, "thôi chào nhé, cảm ơn bác sĩ", "doctor_endocrine")
     assert farewell.input_type in ("goodbye", "thanks")
+
+
+async def test_the_previous_topic_does_not_answer_for_the_message(sample_runtime):
+    """A dentist asked "hạ đường huyết thì sao?" after the entry on fainting and hypoglycaemia in the chair and
+    got "Xử trí ban đầu rối loạn khớp thái dương hàm?": read with that entry's topic, "Khớp thái dương hàm &
+    khác", the topic's words alone matched it (p 0.75), and folded, "dương" and "há" looked like "đường", "hạ"."""
+    service = await build_service(sample_runtime)
+    dialogue = next(d for d in read_dialogues(DIALOGUES) if d["id"] == "d177")
+    first, follow = await run_dialogue(service, dialogue, "trust")
+    assert first.cited == ["BSNK-039"]
+    assert "BSNK-037" not in follow.cited and follow.cited in ([], ["BSNK-039"])
