@@ -116,10 +116,6 @@ def own_words(query: str) -> str:
     return text[start:end].strip(" ,.?!") or text
 
 
-def _content(folded: str) -> set[str]:
-    return {w for w in folded.split() if w not in _STOP and len(w) > 1}
-
-
 def suggested_hit(query: str, hits: list[Hit], suggestions: list[str]) -> Hit | None:
     """Among ``hits``, the first entry the previous reply suggested that has at least half of the message's own
     words (counting only words that at most half of the suggestions have; all of them for an entry below the
@@ -128,40 +124,45 @@ def suggested_hit(query: str, hits: list[Hit], suggestions: list[str]) -> Hit | 
         return None
     offered = {fold_plain(s) for s in suggestions}
     # A word most of the suggestions share ("răng" under a dental answer) says nothing about which one is meant.
-    shared_by = Counter(w for s in offered for w in _content(s))
-    words = {w for w in _content(fold_plain(own_words(query))) if shared_by[w] * 2 <= len(offered)}
+    shared_by = Counter(w for s in suggestions for w in _overlap(_said(own_words(query)), s))
+    words = {w for w in _said(own_words(query)) if shared_by[w] * 2 <= len(offered)}
     for rank, hit in enumerate(hits):
         if hit.score < hits[0].score - SUGGESTION_MARGIN:
             break
         question = fold_plain(hit.entry.question or "")
-        named = words & _content(question + " " + fold_plain(hit.entry.topic))
+        named = _overlap(words, f"{hit.entry.question or ''} {hit.entry.topic}")
         # Named, not merely touched: "còn niềng răng trong suốt thì sao?" is not "Bao nhiêu tuổi thì niềng răng
         # được?" for sharing "niềng" with it. Below the contextual top, every word: "thế uống thuốc giảm đau gì
         # được" (which painkiller?) is not "Đang uống thuốc chống đông có nhổ răng được không?" for "uống thuốc".
+        # As spelled: "nó có phải do sâu răng ko" (caries) does not name "…ê buốt sau khi tẩy trắng?" (after).
         if question in offered and named and (named == words if rank else len(named) * 2 >= len(words)):
             return hit
     return None
 
 
-def _said(text: str, marked: bool) -> set[str]:
-    """The content words of a text as spelled (lowercase, with marks) or, for a message typed without marks,
-    folded."""
-    words = syllables(text, folded=not marked)
-    return {w for w in words if fold(w) not in _STOP and len(w) > 1}
+def _said(text: str) -> set[str]:
+    """The content words of a text as typed (lowercase; with their marks when it has them)."""
+    return {w for w in syllables(text, folded=False) if fold(w) not in _STOP and len(w) > 1}
+
+
+def _overlap(words: set[str], text: str) -> set[str]:
+    """The ``words`` that ``text`` has: a word typed with marks as spelled ("sâu", caries, is not "sau", after;
+    "hạ" is not "há"), one typed without marks in any spelling."""
+    spelled = _said(text)
+    folded = {fold(w) for w in spelled}
+    return {w for w in words if w in spelled or (not has_diacritics(w) and w in folded)}
 
 
 def supported(query: str, hits: list[Hit]) -> list[Hit]:
-    """The contextual hits whose question or keywords have a word of the message's own, as spelled when the
-    message has marks ("hạ" is not "há", "đường" is not "dương"). Read with the previous answer's topic, the
-    topic's own words can carry an entry that the message never asked about: after "Xử trí ngất và hạ đường
-    huyết tại ghế nha?", "hạ đường huyết thì sao?" read as "Khớp thái dương hàm & khác hạ đường huyết thì sao?"
-    was "Xử trí ban đầu rối loạn khớp thái dương hàm?" (p 0.75). A message with no word of its own ("thế thì
-    sao?") keeps every hit."""
-    marked = has_diacritics(query)
-    words = _said(own_words(query), marked)
+    """The contextual hits whose question or keywords have a word of the message's own (``_overlap``). Read
+    with the previous answer's topic, the topic's own words can carry an entry that the message never asked
+    about: after "Xử trí ngất và hạ đường huyết tại ghế nha?", "hạ đường huyết thì sao?" read as "Khớp thái
+    dương hàm & khác hạ đường huyết thì sao?" was "Xử trí ban đầu rối loạn khớp thái dương hàm?" (p 0.75). A
+    message with no word of its own ("thế thì sao?") keeps every hit."""
+    words = _said(own_words(query))
     if not words:
         return hits
-    return [h for h in hits if words & _said(" ".join([h.entry.question or "", *h.entry.keywords]), marked)]
+    return [h for h in hits if _overlap(words, " ".join([h.entry.question or "", *h.entry.keywords]))]
 
 
 @dataclass(slots=True)

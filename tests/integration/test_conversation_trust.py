@@ -221,3 +221,16 @@ async def test_the_previous_topic_does_not_answer_for_the_message(sample_runtime
     first, follow = await run_dialogue(service, dialogue, "trust")
     assert first.cited == ["BSNK-039"]
     assert "BSNK-037" not in follow.cited and follow.cited in ([], ["BSNK-039"])
+
+
+async def test_a_suggestion_is_named_as_spelled(sample_runtime):
+    """After the list for "răng ê buốt", "nó có phải do sâu răng ko" (is it caries?) was answered "Vì sao răng bị
+    ê buốt sau khi tẩy trắng?": folded, "sâu" (caries) named its "sau" (after)."""
+    service = await build_service(sample_runtime)
+    dialogue = next(d for d in read_dialogues(DIALOGUES) if d["id"] == "d178")
+    _, caries = await run_dialogue(service, dialogue, "trust")
+    assert "NK-003" not in caries.cited
+    # Typed without marks, a word still names its spelled form.
+    unmarked = {"id": "t", "role": "patient_dental", "turns": [{"say": "Răng sâu có tự lành được không?"}]}
+    unmarked["turns"].append({"say": "con tre con thi sao"})
+    assert (await run_dialogue(service, unmarked, "trust"))[1].cited == ["NK-022"]
