@@ -5,6 +5,7 @@ dialogue set through the ``medbot eval dialogue`` path."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -234,3 +235,26 @@ async def test_a_suggestion_is_named_as_spelled(sample_runtime):
     unmarked = {"id": "t", "role": "patient_dental", "turns": [{"say": "Răng sâu có tự lành được không?"}]}
     unmarked["turns"].append({"say": "con tre con thi sao"})
     assert (await run_dialogue(service, unmarked, "trust"))[1].cited == ["NK-022"]
+
+
+async def test_a_clinician_is_addressed_as_one(deps):
+    """A dentist's role greets "Chào bác sĩ. Tôi tra cứu…", but its "no match" told the dentist "Bạn có thể hỏi
+    trực tiếp bác sĩ bằng cách gọi …" and its other replies spoke as "mình" to "bạn"."""
+    deps.config.clinic = CLINIC
+    patient_words = re.compile(r"\b(?:bạn|mình)\b", re.IGNORECASE)
+    replies = {
+        text: await ask(deps, text, "doctor_dental")
+        for text in (
+            "Mổ ruột thừa nằm viện mấy ngày thì được về?",  # no match
+            "răng có vấn đề",  # a clarify
+            "xyz qwrt",  # not understood
+            "cho xem các chủ đề",
+            "cảm ơn",
+            "tạm biệt",
+        )
+    }
+    for text, out in replies.items():
+        assert not patient_words.search(out.text) and "bác sĩ" in out.text.lower(), (text, out.text)
+    assert "028 3999 1234" not in replies["Mổ ruột thừa nằm viện mấy ngày thì được về?"].text
+    patient = await ask(deps, "Mổ ruột thừa nằm viện mấy ngày thì được về?")
+    assert "Bạn có thể hỏi trực tiếp bác sĩ bằng cách gọi Nha khoa Ánh Dương" in patient.text
