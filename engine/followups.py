@@ -47,9 +47,11 @@ _LEAD = re.compile(
 )
 _NO = re.compile(r"^\s*(?:a\s+)?(?:khong|ko|k)(?:\s*phai)?(?=\W)")
 _TRAIL = re.compile(r"\s+(?:thi\s*sao|the\s*nao\s*nua|thi\s*the\s*nao|nua)\s*$")
+# Words that name no subject: the question's own frame ("có … không", "bao lâu", "bao nhiêu"), persons, particles.
+# "giữ được bao lâu?" (how long does a crown last?) named "Niềng răng có đau không, mất bao lâu?" by "bao lâu".
 _STOP = frozenset(
     "co khong ko k thi sao the nao la gi duoc bi ban toi minh em con va hay voi cua cho nhu vay nay do a nhe "
-    "nha roi lam can nen phai o khi".split()
+    "nha roi lam can nen phai o khi bao lau nhieu ay bs".split()
 )
 ELLIPTIC_WORDS = 8
 SUGGESTION_MARGIN = 0.2  # a suggested entry within this much of the contextual top is preferred

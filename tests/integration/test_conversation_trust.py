@@ -258,3 +258,16 @@ async def test_a_clinician_is_addressed_as_one(deps):
     assert "028 3999 1234" not in replies["Mổ ruột thừa nằm viện mấy ngày thì được về?"].text
     patient = await ask(deps, "Mổ ruột thừa nằm viện mấy ngày thì được về?")
     assert "Bạn có thể hỏi trực tiếp bác sĩ bằng cách gọi Nha khoa Ánh Dương" in patient.text
+
+
+async def test_the_frame_of_a_question_names_no_suggestion(sample_runtime):
+    """ "giữ được bao lâu" (how long does a crown last?) after the crown answer was "Niềng răng có đau không, mất
+    bao lâu?": the suggestion had "bao lâu", half of the message's words. "bao lâu thì lành" still names its
+    entry by "lành"."""
+    service = await build_service(sample_runtime)
+    dialogue = next(d for d in read_dialogues(DIALOGUES) if d["id"] == "d179")
+    filling, last = await run_dialogue(service, dialogue, "trust")
+    assert filling.cited == ["NK-006"] and "NK-027" not in last.cited
+    heal = {"id": "t", "role": "patient_dental", "turns": [{"say": "Răng khôn mọc lệch có cần nhổ không?"}]}
+    heal["turns"].append({"say": "bao lâu thì lành"})
+    assert (await run_dialogue(service, heal, "trust"))[1].cited == ["NK-015"]
