@@ -97,9 +97,15 @@ def is_correction(query: str) -> bool:
     return bool(_CORRECTION.search(fold_plain(query)))
 
 
+# Medical words that name an action, not a subject: "có cần đi khám ngay ko", "uống thuốc gì", "kiêng gì" ask
+# about whatever the conversation is about.
+_ACTION = re.compile(r"\b(?:di\s*)?(?:kham|thuoc|kieng|dieu\s*tri)\b")
+
+
 def elliptic(query: str) -> bool:
-    """Short, and no health subject of its own ("bao lâu thì lành?")."""
-    return len(fold_plain(query).split()) <= ELLIPTIC_WORDS and not looks_medical(query)
+    """Short, and no health subject of its own ("bao lâu thì lành?", "có cần đi khám ngay ko")."""
+    folded = fold_plain(query)
+    return len(folded.split()) <= ELLIPTIC_WORDS and not looks_medical(_ACTION.sub(" ", folded))
 
 
 def own_words(query: str) -> str:

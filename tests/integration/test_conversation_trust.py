@@ -271,3 +271,21 @@ async def test_the_frame_of_a_question_names_no_suggestion(sample_runtime):
     heal = {"id": "t", "role": "patient_dental", "turns": [{"say": "Răng khôn mọc lệch có cần nhổ không?"}]}
     heal["turns"].append({"say": "bao lâu thì lành"})
     assert (await run_dialogue(service, heal, "trust"))[1].cited == ["NK-015"]
+
+
+async def test_a_medical_action_is_no_subject_of_its_own(sample_runtime):
+    """ "điều trị thế nào" (how is it treated?) after the DKA criteria was read on its own, for its medical word
+    "điều trị", and the endocrinologist was offered the dentists' section; "có cần đi khám ngay ko" after a
+    child's loose tooth, the diabetes section. Words that name an action (khám, thuốc, kiêng, điều trị) leave a
+    short message without a subject: it is read with the previous answer."""
+    service = await build_service(sample_runtime)
+    dialogue = next(d for d in read_dialogues(DIALOGUES) if d["id"] == "d180")
+    criteria, treatment = await run_dialogue(service, dialogue, "trust")
+    assert criteria.cited == ["BSNT-021"] and treatment.cited == ["BSNT-022"] and not treatment.switch_role
+    tooth = {
+        "id": "t",
+        "role": "patient_dental",
+        "turns": [{"say": "bé nhà em bị ngã va vào răng cửa, răng lung lay"}],
+    }
+    tooth["turns"].append({"say": "có cần đi khám ngay ko"})
+    assert (await run_dialogue(service, tooth, "trust"))[1].switch_role is None
