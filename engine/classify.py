@@ -242,6 +242,9 @@ _SYLLABLE = re.compile(
 )
 
 
+_CLOSINGS = ("thanks", "goodbye")  # recognised by ``engine.intents``' rules only
+
+
 @dataclass(slots=True)
 class Intent:
     input_type: str
@@ -301,7 +304,10 @@ def classify(text: str) -> Intent:
     if looks_english(text) and _syllable_share(folded) < 0.7:
         return Intent("english", 0.95, "tin nhắn bằng tiếng Anh")
     probs = get_classifier().probabilities(folded)
-    best = max(probs, key=probs.__getitem__)
+    # Thanks and goodbye are closed sets of words that the rules below know (every training example of them is
+    # one): the model's guess of either alone comes from look-alike letters ("tầm soát ai", who should be
+    # screened?, folds near "tạm biệt") and would end the conversation. Its best other class is taken instead.
+    best = max((c for c in probs if c not in _CLOSINGS), key=probs.__getitem__)
     conf = probs[best]
     medical = bool(_MEDICAL.search(folded))
     question = has_question(text)

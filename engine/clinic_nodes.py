@@ -2,8 +2,9 @@
 
 The routes ``booking``, ``human``, ``complaint``, ``praise``, ``clinic_info``, ``thanks``, ``goodbye`` and
 ``english`` of MainDecisionAgent all lead here (``engine.flows.MEDICAL_FLOW``). The reply comes from
-``engine.clinic_replies`` with the clinic profile of the engine's config; it offers no topic list and carries
-no medical disclaimer (Finalize adds that to medical answers only).
+``engine.clinic_replies`` with the clinic profile of the engine's config (a clinician role's thanks and goodbye
+address "bác sĩ": ``engine.texts``); it offers no topic list and carries no medical disclaimer (Finalize adds
+that to medical answers only).
 
 ``StaffHandoff``: where the ``human`` and ``complaint`` routes lead when a staff handoff is available
 (``engine.flows.HANDOFF_FLOW``). It writes the same honest reply (what the patient gets if no handoff can be
@@ -15,11 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine import clinic_replies
+from engine import clinic_replies, texts
 from engine.clinic import ClinicProfile
 from engine.core import Node, register
 from engine.intents import clinic_topic
-from engine.shared import deps_of, say
+from engine.shared import deps_of, role_of, say
 from engine.text import fold_plain
 
 
@@ -36,6 +37,8 @@ class ClinicServiceResponse(Node):
             topic = clinic_topic(fold_plain(query))
             shared["clinic_topic"] = topic or "general"
             say(shared, clinic_replies.clinic_info(profile, topic, query))
+        elif intent in ("thanks", "goodbye") and role_of(shared).clinician:  # "bác sĩ", not "bạn"
+            say(shared, texts.THANKS_REPLY_CLINICIAN if intent == "thanks" else texts.GOODBYE_REPLY_CLINICIAN)
         else:
             say(shared, clinic_replies.REPLIES.get(intent, clinic_replies.thanks)(profile))
         shared["suggestion_questions"] = []

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from engine.classify import looks_medical
-from engine.text import fold, fold_alnum, fold_plain, has_diacritics, nfc, split_words
+from engine.text import fold, fold_alnum, fold_plain, has_diacritics, nfc, split_words, syllables
 from engine.types import Hit
 
 _OPENER = re.compile(
@@ -47,9 +47,11 @@ _LEAD = re.compile(
 )
 _NO = re.compile(r"^\s*(?:a\s+)?(?:khong|ko|k)(?:\s*phai)?(?=\W)")
 _TRAIL = re.compile(r"\s+(?:thi\s*sao|the\s*nao\s*nua|thi\s*the\s*nao|nua)\s*$")
+# Words that name no subject: the question's own frame ("có … không", "bao lâu", "bao nhiêu"), persons, particles.
+# "giữ được bao lâu?" (how long does a crown last?) named "Niềng răng có đau không, mất bao lâu?" by "bao lâu".
 _STOP = frozenset(
     "co khong ko k thi sao the nao la gi duoc bi ban toi minh em con va hay voi cua cho nhu vay nay do a nhe "
-    "nha roi lam can nen phai o khi".split()
+    "nha roi lam can nen phai o khi bao lau nhieu ay bs".split()
 )
 ELLIPTIC_WORDS = 8
 SUGGESTION_MARGIN = 0.2  # a suggested entry within this much of the contextual top is preferred
@@ -95,9 +97,15 @@ def is_correction(query: str) -> bool:
     return bool(_CORRECTION.search(fold_plain(query)))
 
 
+# Medical words that name an action, not a subject: "có cần đi khám ngay ko", "uống thuốc gì", "kiêng gì" ask
+# about whatever the conversation is about.
+_ACTION = re.compile(r"\b(?:di\s*)?(?:kham|thuoc|kieng|dieu\s*tri)\b")
+
+
 def elliptic(query: str) -> bool:
-    """Short, and no health subject of its own ("bao lâu thì lành?")."""
-    return len(fold_plain(query).split()) <= ELLIPTIC_WORDS and not looks_medical(query)
+    """Short, and no health subject of its own ("bao lâu thì lành?", "có cần đi khám ngay ko")."""
+    folded = fold_plain(query)
+    return len(folded.split()) <= ELLIPTIC_WORDS and not looks_medical(_ACTION.sub(" ", folded))
 
 
 def own_words(query: str) -> str:
@@ -116,30 +124,53 @@ def own_words(query: str) -> str:
     return text[start:end].strip(" ,.?!") or text
 
 
-def _content(folded: str) -> set[str]:
-    return {w for w in folded.split() if w not in _STOP and len(w) > 1}
-
-
 def suggested_hit(query: str, hits: list[Hit], suggestions: list[str]) -> Hit | None:
     """Among ``hits``, the first entry the previous reply suggested that has at least half of the message's own
-    words (counting only words that at most half of the suggestions have) and is close to the top
-    (``SUGGESTION_MARGIN``)."""
+    words (counting only words that at most half of the suggestions have; all of them for an entry below the
+    top) and is close to the top (``SUGGESTION_MARGIN``)."""
     if not hits or not suggestions:
         return None
     offered = {fold_plain(s) for s in suggestions}
     # A word most of the suggestions share ("răng" under a dental answer) says nothing about which one is meant.
-    shared_by = Counter(w for s in offered for w in _content(s))
-    words = {w for w in _content(fold_plain(own_words(query))) if shared_by[w] * 2 <= len(offered)}
-    for hit in hits:
+    shared_by = Counter(w for s in suggestions for w in _overlap(_said(own_words(query)), s))
+    words = {w for w in _said(own_words(query)) if shared_by[w] * 2 <= len(offered)}
+    for rank, hit in enumerate(hits):
         if hit.score < hits[0].score - SUGGESTION_MARGIN:
             break
         question = fold_plain(hit.entry.question or "")
-        named = words & _content(question + " " + fold_plain(hit.entry.topic))
+        named = _overlap(words, f"{hit.entry.question or ''} {hit.entry.topic}")
         # Named, not merely touched: "còn niềng răng trong suốt thì sao?" is not "Bao nhiêu tuổi thì niềng răng
-        # được?" for sharing "niềng" with it.
-        if question in offered and named and len(named) * 2 >= len(words):
+        # được?" for sharing "niềng" with it. Below the contextual top, every word: "thế uống thuốc giảm đau gì
+        # được" (which painkiller?) is not "Đang uống thuốc chống đông có nhổ răng được không?" for "uống thuốc".
+        # As spelled: "nó có phải do sâu răng ko" (caries) does not name "…ê buốt sau khi tẩy trắng?" (after).
+        if question in offered and named and (named == words if rank else len(named) * 2 >= len(words)):
             return hit
     return None
+
+
+def _said(text: str) -> set[str]:
+    """The content words of a text as typed (lowercase; with their marks when it has them)."""
+    return {w for w in syllables(text, folded=False) if fold(w) not in _STOP and len(w) > 1}
+
+
+def _overlap(words: set[str], text: str) -> set[str]:
+    """The ``words`` that ``text`` has: a word typed with marks as spelled ("sâu", caries, is not "sau", after;
+    "hạ" is not "há"), one typed without marks in any spelling."""
+    spelled = _said(text)
+    folded = {fold(w) for w in spelled}
+    return {w for w in words if w in spelled or (not has_diacritics(w) and w in folded)}
+
+
+def supported(query: str, hits: list[Hit]) -> list[Hit]:
+    """The contextual hits whose question or keywords have a word of the message's own (``_overlap``). Read
+    with the previous answer's topic, the topic's own words can carry an entry that the message never asked
+    about: after "Xử trí ngất và hạ đường huyết tại ghế nha?", "hạ đường huyết thì sao?" read as "Khớp thái
+    dương hàm & khác hạ đường huyết thì sao?" was "Xử trí ban đầu rối loạn khớp thái dương hàm?" (p 0.75). A
+    message with no word of its own ("thế thì sao?") keeps every hit."""
+    words = _said(own_words(query))
+    if not words:
+        return hits
+    return [h for h in hits if _overlap(words, " ".join([h.entry.question or "", *h.entry.keywords]))]
 
 
 @dataclass(slots=True)
@@ -161,9 +192,10 @@ def choose(
     query: str,
 ) -> Reading:
     """Own retrieval vs contextual retrieval of a message that refers back or is elliptic."""
+    picked = suggested_hit(query, contextual, suggestions)
+    contextual = supported(query, contextual)
     own_score = own[0].score if own else 0.0
     ctx_score = contextual[0].score if contextual else 0.0
-    picked = suggested_hit(query, contextual, suggestions)
     if picked is not None and not (own_score >= threshold and own_score > ctx_score + OWN_MARGIN):
         # Three pieces of evidence agree: the bot offered this entry, the message names it, and retrieval in
         # context puts it near the top. That is enough to answer from it.

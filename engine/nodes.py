@@ -466,8 +466,12 @@ class RetrieveFromKB(Node):
         shared["retrieved"] = hits
         shared["retrieval_score"] = round(hits[0].score, 4) if hits else 0.0
         shared["retrieval_timings"] = res["timings"]
-        # The message as asked, for the other roles' KBs when this one has nothing (ScoreDecisionNode).
-        shared["query_search"] = {"query": p["own"], "extra": p["extra"], "vectors": res.get("vectors")}
+        # The message as asked, for the other roles' KBs when this one has nothing (ScoreDecisionNode). Not a
+        # message that refers back or has no subject of its own: "còn mắt thì sao?" or "điều trị thế nào?" means
+        # something only in this conversation, and its bare words matched "…thì sao?" in another section.
+        shared["query_search"] = (
+            {} if p["contexts"] else {"query": p["own"], "extra": p["extra"], "vectors": res.get("vectors")}
+        )
         # Why an answer was or was not given: each leg's rank and score and the calibrated probability.
         self.trace_extra["retrieval"] = {"threshold": p["threshold"], "hits": [h.trace() for h in hits[:5]]}
         return "default"
@@ -605,7 +609,8 @@ class ScoreDecisionNode(Node):
     """Fused calibrated top score vs the threshold (role override, else settings):
     ≥ threshold → compose_answer; ≥ clarify_threshold → clarify; else topic_suggest (honest "no match").
 
-    No match, or a clarify: the message as asked is searched in the other roles' KBs (``other_roles``:
+    No match, or a clarify, on a message that stands on its own (not one read with the previous answer, such
+    as "còn mắt thì sao?"): the message as asked is searched in the other roles' KBs (``other_roles``:
     patients' for a patient, clinicians' for a clinician) by the same search and calibration, with the query
     vectors the first search computed (nothing is embedded again). The best role whose top entry reaches that
     role's own threshold is offered (``switch_role``) — on the clarify path only when its probability is also

@@ -157,7 +157,7 @@ class ClarifyQuestionNode(Node):
             say(shared, offer.format(section=other.name))
             say(shared, here.format(current=role.name))
         else:
-            say(shared, texts.CLARIFY)
+            say(shared, texts.CLARIFY_CLINICIAN if role_of(shared).clinician else texts.CLARIFY)
         shared["suggestion_questions"] = questions
         shared["confidence"] = shared.get("retrieval_score", 0.0)
         return "default"
@@ -187,8 +187,10 @@ class TopicSuggestResponse(Node):
     ) -> str:
         topics, entries = res
         kind = shared.get("input_type")
+        clinician = role_of(shared).clinician
         if p["topic"] and entries:
-            say(shared, texts.TOPIC_QUESTIONS.format(topic=p["topic"]))
+            listing = texts.TOPIC_QUESTIONS_CLINICIAN if clinician else texts.TOPIC_QUESTIONS
+            say(shared, listing.format(topic=p["topic"]))
             shared["suggestion_questions"] = [e.question.strip() for e in entries]
             shared.setdefault("confidence", shared.get("classification_confidence", 0.0))
             return "default"
@@ -199,13 +201,17 @@ class TopicSuggestResponse(Node):
             say(shared, hint.format(current=role.name, section=other.name))
             intro = texts.OTHER_SECTION_TOPICS.format(current=role.name)
         elif shared.get("no_match"):
-            intro = texts.NO_MATCH.format(ask=deps_of(shared).config.clinic.ask_doctor_line())
+            intro = (
+                texts.NO_MATCH_CLINICIAN
+                if clinician
+                else texts.NO_MATCH.format(ask=deps_of(shared).config.clinic.ask_doctor_line())
+            )
         elif kind == "nonsense":
-            intro = texts.NOT_UNDERSTOOD
+            intro = texts.NOT_UNDERSTOOD_CLINICIAN if clinician else texts.NOT_UNDERSTOOD
         elif kind == "greeting":
-            intro = texts.START_WITH_TOPICS
+            intro = texts.START_WITH_TOPICS_CLINICIAN if clinician else texts.START_WITH_TOPICS
         else:
-            intro = texts.TOPICS
+            intro = texts.TOPICS_CLINICIAN if clinician else texts.TOPICS
         if not topics:
             say(shared, intro.rstrip(":") + "." + texts.NO_TOPICS)
         else:
@@ -228,7 +234,7 @@ class GreetingResponse(Node):
     async def post(self, shared: dict[str, Any], p: tuple[str, Role], _: Any) -> str:
         query, role = p
         if _THANKS.search(fold_plain(query)):
-            say(shared, texts.THANKS_REPLY)
+            say(shared, texts.THANKS_REPLY_CLINICIAN if role.clinician else texts.THANKS_REPLY)
         else:
             say(shared, role.greeting)
         return "default"
@@ -261,7 +267,7 @@ class StatementResponse(Node):
         return []
 
     async def post(self, shared: dict[str, Any], p: dict[str, Any], questions: list[str]) -> str:
-        say(shared, texts.STATEMENT_REPLY)
+        say(shared, texts.STATEMENT_REPLY_CLINICIAN if role_of(shared).clinician else texts.STATEMENT_REPLY)
         shared["suggestion_questions"] = questions
         return "default"
 

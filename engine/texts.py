@@ -27,9 +27,21 @@ CLARIFY = (
     "Bạn cũng có thể hỏi lại chi tiết hơn (triệu chứng, thời gian, tuổi…)."
 )
 TOPIC_QUESTIONS = "Các câu hỏi về “{topic}” mình có thể trả lời, bạn chọn câu muốn xem nhé:"
+# A clinician role is addressed as "bác sĩ" by a "tôi" (its greeting in roles.toml), and is never told to phone
+# the clinic to ask a doctor: each reply below has its clinician form.
+CLARIFY_CLINICIAN = (
+    "Tôi chưa tìm thấy nội dung thật sự khớp với câu hỏi trong tài liệu của phòng khám, nên không trả lời đoán. "
+    "Có phải bác sĩ muốn tra cứu một trong những câu dưới đây không? Bác sĩ cũng có thể hỏi cụ thể hơn "
+    "(tình huống lâm sàng, thuốc, chỉ số…)."
+)
+TOPIC_QUESTIONS_CLINICIAN = "Các câu hỏi về “{topic}” tôi có thể tra cứu, bác sĩ chọn câu muốn xem:"
 NO_MATCH = (
     "Rất tiếc, tài liệu của phòng khám hiện chưa có nội dung phù hợp với câu hỏi này, "
     "nên mình không thể trả lời chắc chắn. {ask} Bạn cũng có thể xem các chủ đề mình đang hỗ trợ:"
+)
+NO_MATCH_CLINICIAN = (
+    "Tài liệu của phòng khám hiện chưa có nội dung phù hợp với câu hỏi này, nên tôi không trả lời đoán. "
+    "Bác sĩ có thể xem các chủ đề tôi tra cứu được:"
 )
 # No match (or a clarify) in this role's KB, but another role's KB answers it: say so, never switch silently
 # (the channel shows the SWITCH_BUTTON; pressing it switches and answers the same message there).
@@ -52,13 +64,21 @@ CLARIFY_HERE_CLINICIAN = (
 OTHER_SECTION_TOPICS = "Hoặc xem các chủ đề của mục {current}:"
 SWITCH_BUTTON = "Chuyển sang mục {section}"
 NOT_UNDERSTOOD = "Xin lỗi, mình chưa hiểu ý bạn. Bạn có thể hỏi về một trong các chủ đề sau:"
+NOT_UNDERSTOOD_CLINICIAN = (
+    "Xin lỗi, tôi chưa hiểu câu hỏi. Bác sĩ có thể tra cứu theo một trong các chủ đề sau:"
+)
 START_WITH_TOPICS = "Bạn có thể bắt đầu với một trong các chủ đề sau:"
+START_WITH_TOPICS_CLINICIAN = "Bác sĩ có thể bắt đầu với một trong các chủ đề sau:"
 TOPICS = "Đây là các chủ đề bạn có thể hỏi (bấm vào một chủ đề để xem các câu hỏi):"
+TOPICS_CLINICIAN = "Đây là các chủ đề bác sĩ có thể tra cứu (bấm vào một chủ đề để xem các câu hỏi):"
 NO_TOPICS = " (Hiện chưa có dữ liệu chủ đề cho chuyên khoa này.)"  # after an introduction, its colon dropped
 OTHER_TOPIC = "Khác"  # the topic of entries that have none
 THANKS_REPLY = "Không có gì ạ! Chúc bạn nhiều sức khỏe. Khi cần, bạn cứ nhắn cho mình nhé."
+THANKS_REPLY_CLINICIAN = "Không có gì ạ. Khi cần tra cứu, bác sĩ cứ nhắn cho tôi."
+GOODBYE_REPLY_CLINICIAN = "Chào bác sĩ. Khi cần tra cứu, bác sĩ cứ nhắn cho tôi."
 # Memory keeps the last few turns only: the bot does not claim to have "noted" anything.
 STATEMENT_REPLY = "Cảm ơn bạn đã chia sẻ. Bạn muốn hỏi thêm điều gì? Ví dụ:"
+STATEMENT_REPLY_CLINICIAN = "Cảm ơn bác sĩ đã cho biết. Bác sĩ muốn tra cứu điều gì? Ví dụ:"
 
 # ----- the source line under an answer from the KB (engine.answers) ------------------------------------------
 

@@ -5,12 +5,13 @@ dialogue set through the ``medbot eval dialogue`` path."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.dialogue_eval import evaluate_dialogues, read_dialogues
+from bot.dialogue_eval import evaluate_dialogues, read_dialogues, run_dialogue
 from bot.wiring import build_service, engine_deps
 from engine.clinic import ClinicProfile
 from engine.deps import EngineDeps
@@ -182,3 +183,109 @@ async def test_dialogue_set_no_wrong_follow_up(sample_runtime):
     assert kinds["switch"]["wrong_answers"] <= 1, figures  # "Bị gút kiêng ăn gì?" (see README)
     assert figures["accuracy"] >= 0.95, figures
     assert figures["section_offers"] == {}, figures  # in-role turns are never pointed to another section
+
+
+async def test_a_suggestion_below_the_top_is_named_by_every_word(sample_runtime, new_user):
+    """After the "có phải bạn muốn hỏi" list for a pregnant patient's wisdom tooth, "thế uống thuốc giảm đau gì
+    được" (which painkiller can I take?) was answered "Đang uống thuốc chống đông có nhổ răng được không?": a
+    suggestion of that list, far below the contextual top (p 0.02 vs 0.16), named by "uống thuốc" alone."""
+    service = await build_service(sample_runtime)
+    user = await new_user(service)
+    await service.handle_text(
+        user, "e đang có bầu 5 tháng, răng khôn sưng đau quá, nhổ đc ko ạ", channel="test"
+    )
+    reply = await service.handle_text(user, "thế uống thuốc giảm đau gì được", channel="test")
+    assert reply.citations == [] and "❓ Đang uống thuốc chống đông" not in reply.text
+    # A suggestion the message names (here the contextual top, p 0.05) is still the answer.
+    user = await new_user(service)
+    await service.handle_text(user, "Răng sâu có tự lành được không?", channel="test")
+    child = await service.handle_text(user, "còn trẻ con thì sao?", channel="test")
+    assert child.citations == ["NK-022"]
+
+
+async def test_a_look_alike_of_a_farewell_does_not_end_the_chat(deps):
+    """ "tầm soát ai" (whom to screen?), a doctor's follow-up, got "Tạm biệt bạn…": the statistical model's guess
+    of a goodbye from letters alone ("tam" as in "tạm biệt"), which the farewell rules did not confirm."""
+    for text in ("tầm soát ai", "tam soat ai", "tầm soát"):
+        out = await ask(deps, text, "doctor_endocrine")
+        assert out.input_type != "goodbye" and "Tạm biệt" not in out.text, text
+    farewell = await ask(deps, "thôi chào nhé, cảm ơn bác sĩ", "doctor_endocrine")
+    assert farewell.input_type in ("goodbye", "thanks")
+
+
+async def test_the_previous_topic_does_not_answer_for_the_message(sample_runtime):
+    """A dentist asked "hạ đường huyết thì sao?" after the entry on fainting and hypoglycaemia in the chair and
+    got "Xử trí ban đầu rối loạn khớp thái dương hàm?": read with that entry's topic, "Khớp thái dương hàm &
+    khác", the topic's words alone matched it (p 0.75), and folded, "dương" and "há" looked like "đường", "hạ"."""
+    service = await build_service(sample_runtime)
+    dialogue = next(d for d in read_dialogues(DIALOGUES) if d["id"] == "d177")
+    first, follow = await run_dialogue(service, dialogue, "trust")
+    assert first.cited == ["BSNK-039"]
+    assert "BSNK-037" not in follow.cited and follow.cited in ([], ["BSNK-039"])
+
+
+async def test_a_suggestion_is_named_as_spelled(sample_runtime):
+    """After the list for "răng ê buốt", "nó có phải do sâu răng ko" (is it caries?) was answered "Vì sao răng bị
+    ê buốt sau khi tẩy trắng?": folded, "sâu" (caries) named its "sau" (after)."""
+    service = await build_service(sample_runtime)
+    dialogue = next(d for d in read_dialogues(DIALOGUES) if d["id"] == "d178")
+    _, caries = await run_dialogue(service, dialogue, "trust")
+    assert "NK-003" not in caries.cited
+    # Typed without marks, a word still names its spelled form.
+    unmarked = {"id": "t", "role": "patient_dental", "turns": [{"say": "Răng sâu có tự lành được không?"}]}
+    unmarked["turns"].append({"say": "con tre con thi sao"})
+    assert (await run_dialogue(service, unmarked, "trust"))[1].cited == ["NK-022"]
+
+
+async def test_a_clinician_is_addressed_as_one(deps):
+    """A dentist's role greets "Chào bác sĩ. Tôi tra cứu…", but its "no match" told the dentist "Bạn có thể hỏi
+    trực tiếp bác sĩ bằng cách gọi …" and its other replies spoke as "mình" to "bạn"."""
+    deps.config.clinic = CLINIC
+    patient_words = re.compile(r"\b(?:bạn|mình)\b", re.IGNORECASE)
+    replies = {
+        text: await ask(deps, text, "doctor_dental")
+        for text in (
+            "Mổ ruột thừa nằm viện mấy ngày thì được về?",  # no match
+            "răng có vấn đề",  # a clarify
+            "xyz qwrt",  # not understood
+            "cho xem các chủ đề",
+            "cảm ơn",
+            "tạm biệt",
+        )
+    }
+    for text, out in replies.items():
+        assert not patient_words.search(out.text) and "bác sĩ" in out.text.lower(), (text, out.text)
+    assert "028 3999 1234" not in replies["Mổ ruột thừa nằm viện mấy ngày thì được về?"].text
+    patient = await ask(deps, "Mổ ruột thừa nằm viện mấy ngày thì được về?")
+    assert "Bạn có thể hỏi trực tiếp bác sĩ bằng cách gọi Nha khoa Ánh Dương" in patient.text
+
+
+async def test_the_frame_of_a_question_names_no_suggestion(sample_runtime):
+    """ "giữ được bao lâu" (how long does a crown last?) after the crown answer was "Niềng răng có đau không, mất
+    bao lâu?": the suggestion had "bao lâu", half of the message's words. "bao lâu thì lành" still names its
+    entry by "lành"."""
+    service = await build_service(sample_runtime)
+    dialogue = next(d for d in read_dialogues(DIALOGUES) if d["id"] == "d179")
+    filling, last = await run_dialogue(service, dialogue, "trust")
+    assert filling.cited == ["NK-006"] and "NK-027" not in last.cited
+    heal = {"id": "t", "role": "patient_dental", "turns": [{"say": "Răng khôn mọc lệch có cần nhổ không?"}]}
+    heal["turns"].append({"say": "bao lâu thì lành"})
+    assert (await run_dialogue(service, heal, "trust"))[1].cited == ["NK-015"]
+
+
+async def test_a_medical_action_is_no_subject_of_its_own(sample_runtime):
+    """ "điều trị thế nào" (how is it treated?) after the DKA criteria was read on its own, for its medical word
+    "điều trị", and the endocrinologist was offered the dentists' section; "có cần đi khám ngay ko" after a
+    child's loose tooth, the diabetes section. Words that name an action (khám, thuốc, kiêng, điều trị) leave a
+    short message without a subject: it is read with the previous answer."""
+    service = await build_service(sample_runtime)
+    dialogue = next(d for d in read_dialogues(DIALOGUES) if d["id"] == "d180")
+    criteria, treatment = await run_dialogue(service, dialogue, "trust")
+    assert criteria.cited == ["BSNT-021"] and treatment.cited == ["BSNT-022"] and not treatment.switch_role
+    tooth = {
+        "id": "t",
+        "role": "patient_dental",
+        "turns": [{"say": "bé nhà em bị ngã va vào răng cửa, răng lung lay"}],
+    }
+    tooth["turns"].append({"say": "có cần đi khám ngay ko"})
+    assert (await run_dialogue(service, tooth, "trust"))[1].switch_role is None

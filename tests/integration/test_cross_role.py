@@ -296,3 +296,17 @@ async def test_the_other_role_is_searched_with_the_same_vector(sample_runtime):
     # A first search without a vector (the dense leg was off): the other role's is sparse, still no embedding.
     sparse = await searcher.search("patient_diabetes", DIABETES_QUESTION, vectors={})
     assert embedder.queries == 2 and sparse.mode == "sparse"
+
+
+async def test_a_follow_up_is_not_pointed_to_another_section(service, new_user):
+    """A message read with the previous answer means something only in this conversation: after the diabetes
+    answer on the kidneys, "còn mắt thì sao?" (and the eyes?) was offered the dental section, whose "Nhổ răng xong
+    bị chảy máu mãi không cầm thì sao?" matched its bare "…thì sao?". A new question in the same chat still is."""
+    user = await new_user(service, "patient_diabetes")
+    kidneys = await service.handle_text(user, "làm sao biết tiểu đường ảnh hưởng đến thận", channel="test")
+    assert kidneys.citations == ["TD-033"]
+    eyes = await service.handle_text(user, "còn mắt thì sao", channel="test")
+    assert eyes.switch_role is None and "Nha khoa" not in eyes.text
+    assert "cross_role" not in {k for r in eyes.result.trace for k in r}
+    wisdom = await service.handle_text(user, "Răng khôn mọc lệch có cần nhổ không?", channel="test")
+    assert wisdom.switch_role == "patient_dental"
