@@ -421,6 +421,22 @@ def test_an_iron_cabinet_typed_without_diacritics_is_no_suicide(text, suicide):
     assert ("suicide" in triage(text, default_rules(), model=None).categories) is suicide
 
 
+@pytest.mark.parametrize(
+    ("text", "bite"),
+    [
+        ("thế còn lúc đói 5.5 thì sao", False),
+        ("duong huyet con luc doi 6.8 co cao khong", False),
+        ("thuốc này còn lúc cần thì uống thêm được không", False),
+        ("con lục cắn vào chân bố em", True),
+        ("bo em bi ran luc can o bap chan", True),
+    ],
+)
+def test_and_when_fasting_is_no_pit_viper(text, bite):
+    """'còn lúc đói' (and fasting?), asked every day in a diabetes chat, folds like 'con lục đói', and 'còn lúc cần'
+    (and when needed?) like 'con lục cắn': a bare pit viper is read after 'bị' or 'rắn', or typed with its marks."""
+    assert ("bite_sting" in triage(text, default_rules(), model=None).categories) is bite
+
+
 def card(text: str, **kw: object) -> str:
     verdict = triage(text)
     assert verdict.is_emergency, text
