@@ -32,7 +32,6 @@ class ChangedEntry:
     kind: str  # the latest change: edit | create | hide | restore | revert
     changed_by: str | None  # the latest change's staff email (None once the account is gone)
     changed_at: datetime
-    changes: int  # how many console changes since the import's write
 
 
 async def changed_since_import(db: Executor, roles: Sequence[str]) -> list[ChangedEntry]:
@@ -49,15 +48,12 @@ async def changed_since_import(db: Executor, roles: Sequence[str]) -> list[Chang
         ), lasts AS (
             SELECT DISTINCT ON (entry_id) entry_id, kind, changed_at, changed_by FROM since
             ORDER BY entry_id, id DESC
-        ), counted AS (
-            SELECT entry_id, count(*) AS n FROM since GROUP BY entry_id
         )
         SELECT e.role, e.code, e.topic, e.subtopic, e.question, e.answer, e.keywords, e.explanation, e.urgent,
                e.sample, e.active, e.content_hash, f.snapshot AS baseline, f.kind AS first_kind,
-               l.kind, l.changed_at, a.email AS changed_by, c.n
+               l.kind, l.changed_at, a.email AS changed_by
         FROM firsts f
         JOIN lasts l USING (entry_id)
-        JOIN counted c USING (entry_id)
         JOIN kb_entries e ON e.id = f.entry_id
         LEFT JOIN staff_accounts a ON a.id = l.changed_by
         ORDER BY e.role, e.code
@@ -77,7 +73,6 @@ async def changed_since_import(db: Executor, roles: Sequence[str]) -> list[Chang
             kind=r["kind"],
             changed_by=r["changed_by"],
             changed_at=r["changed_at"],
-            changes=int(r["n"]),
         )
         for r in rows
     ]

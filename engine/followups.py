@@ -131,9 +131,10 @@ def suggested_hit(query: str, hits: list[Hit], suggestions: list[str]) -> Hit | 
     if not hits or not suggestions:
         return None
     offered = {fold_plain(s) for s in suggestions}
+    said = _said(own_words(query))
     # A word most of the suggestions share ("răng" under a dental answer) says nothing about which one is meant.
-    shared_by = Counter(w for s in suggestions for w in _overlap(_said(own_words(query)), s))
-    words = {w for w in _said(own_words(query)) if shared_by[w] * 2 <= len(offered)}
+    shared_by = Counter(w for s in suggestions for w in _overlap(said, s))
+    words = {w for w in said if shared_by[w] * 2 <= len(offered)}
     for rank, hit in enumerate(hits):
         if hit.score < hits[0].score - SUGGESTION_MARGIN:
             break

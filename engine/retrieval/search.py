@@ -379,11 +379,15 @@ class KBSearch:
     async def ready(self, role: str) -> None:
         """Wait until the role's index and its diacritic restorer are built (warm-up, eval, tests)."""
         index = await self.index(role)
-        state = self._indexes.get(role)
-        if index.restorer is None and state is not None and state.index is index and state.restoring:
-            await asyncio.wait({state.restoring})  # the build under way (never cancelled here)
+        if index.restorer is None and (building := self._restoring(role, index)) is not None:
+            await asyncio.wait({building})  # the build under way (never cancelled here)
         if index.restorer is None:
             await asyncio.to_thread(index.build_restorer)
+
+    def _restoring(self, role: str, index: SparseIndex) -> asyncio.Future[DiacriticRestorer] | None:
+        """The background build of ``index``'s diacritic restorer, when the role's current index is ``index``."""
+        state = self._indexes.get(role)
+        return state.restoring if state is not None and state.index is index else None
 
     async def _await_restorer(self, role: str, index: SparseIndex, texts: Sequence[str]) -> None:
         """A message typed without diacritics waits up to ``RESTORER_WAIT_SECONDS`` for the restorer being built
@@ -391,9 +395,9 @@ class KBSearch:
         typed this once (the build goes on)."""
         if index.restorer is not None or all(has_diacritics(t) for t in texts):
             return
-        state = self._indexes.get(role)
-        if state is not None and state.index is index and state.restoring and not state.restoring.done():
-            await asyncio.wait({state.restoring}, timeout=RESTORER_WAIT_SECONDS)
+        building = self._restoring(role, index)
+        if building is not None and not building.done():
+            await asyncio.wait({building}, timeout=RESTORER_WAIT_SECONDS)
 
     def prefetch(self, role: str, queries: Sequence[str]) -> None:
         """Start embedding ``queries`` (messages as ``search`` will be given them) in the background, so that

@@ -242,9 +242,9 @@ def _report_context(report: ImportReport) -> dict[str, Any]:
     labels = {k.key: k.label for k in kbs()}
     rows = [(labels.get(role) or role_label(role), c) for role, c in sorted(report.roles.items())]
     console_changes = [
-        (labels.get(role) or role_label(role), report.console_changes_of(role))
+        (labels.get(role) or role_label(role), changes)
         for role in sorted(report.roles)
-        if report.console_changes_of(role)
+        if (changes := report.console_changes_of(role))
     ]
     return {
         "report": report,
