@@ -65,9 +65,9 @@ def main() -> int:
             print(f"  {cat:<18} {row['caught']:>3}/{row['total']:<3}")
         chat = [r["text"] for r in load_labelled(held_out)]
     else:  # no held-out file: the last two blind sets' chat messages, already tuned on, time the check
-        chat = [r["text"] for name in ("dev55.jsonl", "dev56.jsonl") for r in load_labelled(DATA_DIR / name)]
+        chat = [r["text"] for name in ("dev57.jsonl", "dev58.jsonl") for r in load_labelled(DATA_DIR / name)]
     groups = {
-        "chat messages (held-out set)" if isinstance(test, dict) else "chat messages (dev55 + dev56)": chat
+        "chat messages (held-out set)" if isinstance(test, dict) else "chat messages (dev57 + dev58)": chat
     }
     if FAQ_VAL.is_file():
         queries = [

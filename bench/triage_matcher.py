@@ -149,7 +149,7 @@ def _time(module: ModuleType, group: list[str], rounds: int = 3) -> tuple[float,
 def timing(old_path: str | None) -> int:
     sets = texts()
     # no held-out file: the last blind sets' chat messages
-    chat = sets.get("held-out") or sets["dev55"] + sets["dev56"]
+    chat = sets.get("held-out") or sets["dev57"] + sets["dev58"]
     groups = {"held-out": chat} | ({"faq-val": sets["faq-val"]} if "faq-val" in sets else {})
     modules = {"new": new_rules} | ({"old": _load(old_path)} if old_path else {})
     for name, group in groups.items():

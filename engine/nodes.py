@@ -6,7 +6,8 @@ the reply are ``engine.reply_nodes`` (and ``engine.clinic_nodes``); the framewor
 Shared-store keys read: ``deps`` (EngineDeps), ``role``, ``input``, ``conversation_id``, optional ``history``
 (list of Turn) or ``memory_read`` (an awaitable of MemoryRead). Keys written: ``query``, ``input_error``,
 ``offline_intent``, ``red_flag``, ``red_flag_categories``, ``triage``
-(what triage found, for the trace), ``emergency_card`` (a clinician role's card, after the answer), ``history``,
+(what triage found, for the trace), ``emergency_card`` (a clinician role's card, or a patient's conditional 115
+line for a doubted message, after the answer), ``history``,
 ``summary``, ``input_type``, ``classification_confidence``, ``classification_reason``, ``rag_questions``,
 ``is_follow_up``, ``retrieval_query``, ``retrieved`` (list[Hit]), ``retrieval_score``, ``retrieval_timings``,
 ``pruning``, ``decision``, ``query_search`` (the message as asked and its query vectors), ``switch_role``
@@ -136,6 +137,8 @@ class RedFlagCheck(Node):
         if role_of(shared).clinician:
             if res.is_emergency or res.topics:
                 shared["emergency_card"] = triage.answer(res, clinician=True)
+        elif res.doubted:  # answered as usual, with a conditional 115 line after the answer
+            shared["emergency_card"] = triage.answer(res)
         elif res.is_emergency:
             shared["input_type"] = "emergency"
             shared["confidence"] = 1.0

@@ -41,7 +41,7 @@ from threadpoolctl import threadpool_limits
 
 from engine.embedding import LlamaCppEmbedder
 from engine.textmodel import LinearTextModel
-from engine.triage import default_rules
+from engine.triage import NEVER_DOUBTED, default_rules
 from engine.triage.evaluation import load_labelled
 from engine.triage.model import TOL, C
 from engine.triage.normalize import normalize
@@ -70,6 +70,7 @@ FREEZES = [
     ("aa52924", ["dev47", "dev48", "dev49", "dev50"]),
     ("74e4ce0", ["dev51", "dev52"]),
     ("8551619", ["dev53", "dev54", "dev55", "dev56"]),
+    ("7a8fb21", ["dev57", "dev58"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """
@@ -85,7 +86,7 @@ for text in texts:
     rule = bool(found.categories)
     asked = not rule and not found.general_question
     p = model.probability(text) if asked else None
-    out.append({"rule": rule, "asked": asked, "p": p, "spoken_of": bool(found.topics)})
+    out.append({"rule": rule, "asked": asked, "p": p, "spoken_of": bool(found.topics), "cats": list(found.categories)})
 json.dump(out, open(sys.argv[2], "w"))
 """
 
@@ -118,10 +119,11 @@ def pair_rows(sets: list[str]) -> list[dict]:
     ]
 
 
-def flagged(frozen: dict, p: float, threshold: tuple[float, float]) -> bool:
-    """The product's verdict: the freeze's rules, or the model asked and sure enough (``threshold[1]`` when the
-    rules spoke of a category and set it aside, else ``threshold[0]``)."""
-    return frozen["rule"] or (frozen["asked"] and p >= threshold[frozen["spoken_of"]])
+def flagged(frozen: dict, p: float, threshold: tuple[float, float], veto: float = 0.0) -> bool:
+    """The product's verdict: the freeze's rules (unless the model's P is under ``veto``), or the model asked and
+    sure enough (``threshold[1]`` when the rules spoke of a category and set it aside, else ``threshold[0]``)."""
+    doubted = p < veto and not set(frozen.get("cats", ())) & NEVER_DOUBTED
+    return (frozen["rule"] and not doubted) or (frozen["asked"] and p >= threshold[frozen["spoken_of"]])
 
 
 def at_freeze(commit: str, texts: list[str]) -> list[dict]:
@@ -209,7 +211,13 @@ def main() -> None:
         default="0.7,0.75,0.8,0.85,0.9,0.95,0.8/0.9,0.75/0.9",
         help="comma-separated; 'a/b': a, or b when the rules spoke of a category and set it aside",
     )
+    parser.add_argument(
+        "--vetoes",
+        default="0",
+        help="comma-separated: a rules flag stands only when the model's P is at least this (0: always)",
+    )
     args = parser.parse_args()
+    vetoes = [float(v) for v in args.vetoes.split(",")]
     thresholds = [tuple(float(v) for v in (x.split("/") * 2)[:2]) for x in args.thresholds.split(",")]
     CACHE.mkdir(parents=True, exist_ok=True)
     faq = faq_texts()
@@ -229,7 +237,8 @@ def main() -> None:
     if args.embeddings:
         every = {r["text"] for _, train, pair, _, _ in per_freeze for r in train + pair} | set(faq)
         vectors = embed_all(sorted(every))
-    totals: dict[tuple[str, tuple[float, float]], dict[str, int]] = {}
+    totals: dict[tuple[str, tuple[float, float], float], dict[str, int]] = {}
+    vetoed: dict[tuple[str, tuple[float, float], float], list[str]] = {}  # emergencies a veto would lose
     for commit, train, pair, frozen_pair, frozen_faq in per_freeze:
         variant_scores = scores(train, {"pair": [r["text"] for r in pair], "faq": faq}, vectors)
         # the frozen model itself, as measured at the time: the check that this backtest reproduces history
@@ -238,32 +247,40 @@ def main() -> None:
             "faq": np.array([v["p"] or 0.0 for v in frozen_faq]),
         }
         for name, groups in variant_scores.items():
-            for t in thresholds:
+            # the frozen model was asked only when the rules were silent: no P to veto with
+            for t, veto in (
+                (t, veto) for t in thresholds for veto in (vetoes if name != "as frozen" else [0.0])
+            ):
                 tot = totals.setdefault(
-                    (name, t), dict(emergencies=0, caught=0, rules=0, ordinary=0, fa=0, faq=0)
+                    (name, t, veto), dict(emergencies=0, caught=0, rules=0, ordinary=0, fa=0, faq=0)
                 )
                 for row, v, p in zip(pair, frozen_pair, groups["pair"], strict=True):
                     if row["emergency"]:
                         tot["emergencies"] += 1
-                        tot["caught"] += flagged(v, p, t)
+                        tot["caught"] += flagged(v, p, t, veto)
                         tot["rules"] += v["rule"]
+                        if v["rule"] and not flagged(v, p, t, veto):
+                            vetoed.setdefault((name, t, veto), []).append(row["text"])
                     else:
                         tot["ordinary"] += 1
-                        tot["fa"] += flagged(v, p, t)
-                tot["faq"] += sum(flagged(v, p, t) for v, p in zip(frozen_faq, groups["faq"], strict=True))
+                        tot["fa"] += flagged(v, p, t, veto)
+                tot["faq"] += sum(
+                    flagged(v, p, t, veto) for v, p in zip(frozen_faq, groups["faq"], strict=True)
+                )
         print(f"{commit}: fitted", file=sys.stderr, flush=True)
     rows = []
     print(f"{len(FREEZES)} freezes; product = rules at the freeze, or the model asked and P >= threshold")
     print(
-        f"{'variant':22} {'thr':>9} {'recall':>17} {'rescued':>11} {'false alarms':>17} {'faq-val flags':>13}"
+        f"{'variant':22} {'thr':>9} {'veto':>5} {'recall':>17} {'rescued':>11} {'false alarms':>17} {'faq-val flags':>13}"
     )
-    for (name, t), tot in totals.items():
+    for (name, t, veto), tot in totals.items():
         missed_by_rules = tot["emergencies"] - tot["rules"]
         rescued = tot["caught"] - tot["rules"]
         label = f"{t[0]:.2f}" if t[0] == t[1] else f"{t[0]:.2f}/{t[1]:.2f}"
         row = dict(
             variant=name,
             threshold=label,
+            veto=veto,
             **tot,
             recall=tot["caught"] / tot["emergencies"],
             false_alarm_rate=tot["fa"] / tot["ordinary"],
@@ -271,11 +288,18 @@ def main() -> None:
         )
         rows.append(row)
         print(
-            f"{name:22} {label:>9} {tot['caught']:5}/{tot['emergencies']} {row['recall']:.4f} "
+            f"{name:22} {label:>9} {veto:5.2f} {tot['caught']:5}/{tot['emergencies']} {row['recall']:.4f} "
             f"{rescued:4}/{missed_by_rules:<4} {tot['fa']:5}/{tot['ordinary']} {row['false_alarm_rate']:.4f} "
             f"{row['faq_flags_per_freeze']:13.1f}"
         )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    for (name, t, veto), texts in vetoed.items():
+        print(
+            f"\n{name} {t} veto {veto}: {len(texts)} emergencies the rules caught would be lost",
+            file=sys.stderr,
+        )
+        for text in texts[:40]:
+            print(f"  {text}", file=sys.stderr)
     RESULTS.write_text(
         json.dumps({"freezes": [c for c, _ in FREEZES], "rows": rows}, indent=1, default=lambda o: o.item())
     )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from engine.triage import answer as _answer
-from engine.triage.model import THRESHOLD, LazyModel
+from engine.triage.model import DOUBT, THRESHOLD, LazyModel
 from engine.triage.numbers import glucose_hits
 from engine.triage.rules import Hit, RuleSet, default_rules, match, parse_rules
 
@@ -31,17 +31,23 @@ __all__ = [
 ]
 
 MODEL_CATEGORY = "possible_emergency"  # the model's finds when the rules name no category
+# Never doubted by the model: a suicide plan asked as a dosage question ("thuốc diệt cỏ uống bao nhiêu thì chết
+# nhanh") reads like the everyday questions the model learnt as ordinary, and its answer is the crisis text itself.
+NEVER_DOUBTED = frozenset({"suicide"})
 
 
 @dataclass(frozen=True, slots=True)
 class Triage:
     """The verdict on one message. ``categories``: emergencies found, most time-critical first; ``topics``:
-    categories the message speaks of, even in general (a clinician's question about managing one)."""
+    categories the message speaks of, even in general (a clinician's question about managing one); ``doubted``:
+    categories the rules found but the model judged very unlikely (P < ``model.DOUBT``: "what if the bleeding
+    won't stop?"), not an emergency: the message is answered, with a conditional 115 line after it."""
 
     categories: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
     topics: tuple[str, ...] = ()
     hits: tuple[Hit, ...] = ()
+    doubted: tuple[str, ...] = ()
 
     @property
     def is_emergency(self) -> bool:
@@ -52,6 +58,7 @@ class Triage:
             "categories": list(self.categories),
             "topics": list(self.topics),
             "hits": [f"{h.category}:{h.kind}:{h.phrase}" for h in self.hits],
+            "doubted": list(self.doubted),
         }
 
 
@@ -62,7 +69,9 @@ def triage(text: str, rules: RuleSet | None = None, *, model: LazyModel | None =
     """Check one message (any length, any characters). Never raises for odd input.
 
     The rules decide; when they find nothing, the trained model (``model.py``) may still flag the message
-    (P ≥ ``model.THRESHOLD``), under the category the rules spoke of if any, else ``possible_emergency``.
+    (P ≥ ``model.THRESHOLD``), under the category the rules spoke of if any, else ``possible_emergency``. When
+    they find an emergency from words alone (no glucose reading) and the model puts it under ``model.DOUBT``, it
+    is doubted instead (``Triage.doubted``). While the model is not ready, the rules decide alone.
     With the product's rules and model the verdict is cached per text: the channel's guard and the flow's own
     check read the same message one after the other."""
     if rules is None:
@@ -84,11 +93,21 @@ def _triage_cached(text: str) -> Triage:
 
 
 def _triage(text: str, rules: RuleSet, model: LazyModel | None) -> Triage:
-    found = match(text, rules, glucose_hits(text, rules.glucose))
+    readings = glucose_hits(text, rules.glucose)
+    found = match(text, rules, readings)
     by_id = {c.id: c for c in rules.categories}
     categories = tuple(found.categories)
     hits = tuple(found.hits)
-    if not categories and model is not None and not found.general_question:
+    topics = tuple(found.topics)
+    doubted: tuple[str, ...] = ()
+    # a dangerous glucose reading is never doubted
+    if categories and model is not None and not readings and not NEVER_DOUBTED & set(categories):
+        p = model.probability(text)
+        if p is not None and p < DOUBT:
+            doubted, categories = categories, ()
+            topics = (*topics, *(c for c in doubted if c not in topics))
+            hits = (*hits, Hit(doubted[0], "doubt", f"p={p:.3f}"))
+    elif not categories and model is not None and not found.general_question:
         p = model.probability(text)
         if p is not None and p >= THRESHOLD:
             spoken_of = [c for c in found.topics if c in by_id]
@@ -97,8 +116,9 @@ def _triage(text: str, rules: RuleSet, model: LazyModel | None) -> Triage:
     return Triage(
         categories=categories,
         names=tuple(by_id[c].name for c in categories),
-        topics=tuple(found.topics),
+        topics=topics,
         hits=hits,
+        doubted=doubted,
     )
 
 
@@ -110,9 +130,12 @@ def answer(
     clinician: bool = False,
     rules: RuleSet | None = None,
 ) -> str:
-    """The emergency answer for ``result`` (which must be an emergency, or a clinician's emergency topic)."""
+    """The emergency answer for ``result`` (which must be an emergency, or a clinician's emergency topic; when it
+    is only doubted, a patient's answer is the conditional line ``answer.doubt_line``)."""
     rules = rules or default_rules()
     by_id = {c.id: c for c in rules.categories}
+    if not result.categories and result.doubted and not clinician:
+        return _answer.doubt_line([by_id[c] for c in result.doubted])
     ids = result.categories or result.topics
     cats = [by_id[c] for c in ids]
     if not cats:

@@ -47,6 +47,16 @@ def patient_answer(
     return "\n\n".join(lines)
 
 
+def doubt_line(cats: list[Category]) -> str:
+    """The line after the answer to a message the rules read as an emergency and the model doubted ("what is
+    ketoacidosis?", "dad is in hospital after a stroke, what should he eat?"): in case it is happening now."""
+    names = ", ".join(c.name for c in cats)
+    return (
+        f"⚠️ Nếu ngay lúc này bạn hoặc người thân đang gặp tình huống cấp cứu ({names}), "
+        "hãy gọi 115 ngay, đừng chờ tin nhắn."
+    )
+
+
 def clinician_card(cats: list[Category]) -> str:
     """The short card a clinician's role gets after the clinical answer."""
     names = ", ".join(c.name for c in cats)

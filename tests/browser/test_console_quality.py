@@ -1,5 +1,6 @@
 """The console's quality pages in a real Chromium, as a doctor uses them: try a question and read why the bot
-answered it, see an emergency answered with 115 first, and find a patient's unanswered question with the link
+answered it, see an emergency answered with 115 first (and a question that only sounds like one answered, with
+115 in case), and find a patient's unanswered question with the link
 that turns it into a KB entry."""
 
 from __future__ import annotations
@@ -58,6 +59,15 @@ async def test_an_emergency_is_answered_with_115_first(page: Page, console: str)
     assert text.startswith("🚨") and "CẤP CỨU" in text.split("\n")[0], text
     assert text.index("GỌI NGAY 115") < text.index("Trong lúc chờ"), text
     await expect(page.get_by_text("Có dấu hiệu cấp cứu")).to_be_visible()
+
+    # a question the rules read as a stroke and the model as an ordinary question: answered, 115 only in case
+    await page.get_by_label("Chuyên khoa").select_option("patient_diabetes")
+    await page.get_by_label("Tin nhắn").fill("bố em đang nằm viện vì đột quỵ, giờ ăn uống thế nào cho tốt")
+    await page.get_by_role("button", name="Gửi").click()
+    second = page.get_by_role("article").last
+    await expect(second.get_by_label("Câu trả lời của bot")).to_contain_text("⚠️ Nếu ngay lúc này")
+    assert not (await second.get_by_label("Câu trả lời của bot").inner_text()).startswith("🚨")
+    await expect(second.get_by_text("mô hình đánh giá là câu hỏi thông thường")).to_be_visible()
 
 
 async def test_the_unanswered_page_lists_a_low_score_question_with_the_add_link(

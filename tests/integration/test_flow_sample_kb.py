@@ -83,6 +83,19 @@ async def test_emergency_first_and_nothing_else(deps):
     assert out.citations == [] and out.retrieval_score == 0.0
 
 
+async def test_a_question_the_triage_model_doubts_is_answered_with_115_in_case(deps, sample_pool):
+    # "Can very high blood sugar cause a coma?": the rules read coma and hyperglycaemia, the model a question.
+    out = await ask(deps, "đường huyết cao quá thì có bị hôn mê không ạ", role="patient_diabetes")
+    assert not out.red_flag and out.input_type == "medical_question" and "retrieve" in visited(out)
+    td035 = await kb_entry(
+        sample_pool, "patient_diabetes", "TD-035"
+    )  # very high blood sugar: when it is danger
+    assert td035["question"] in out.suggestions or out.citations == ["TD-035"], out.text
+    line = "⚠️ Nếu ngay lúc này bạn hoặc người thân đang gặp tình huống cấp cứu"
+    assert line in out.text and "CẤP CỨU" not in out.text and out.text.endswith(DISCLAIMER)
+    assert out.text.index(line) > 0  # after the KB's reply, not instead of it
+
+
 async def test_invalid_input_gets_clear_message(deps):
     out = await ask(deps, "   ")
     assert out.input_type == "invalid" and "trống" in out.text

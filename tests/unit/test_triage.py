@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from engine.triage import answer, default_model, default_rules, parse_rules, triage
 from engine.triage.evaluation import evaluate, load_labelled
-from engine.triage.model import DATA_DIR
+from engine.triage.model import DATA_DIR, DOUBT
 from engine.triage.normalize import untelex
 from engine.triage.rules import RULES_FILE
 
@@ -157,14 +157,15 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set is two blind sets, each measured once with the rules and model frozen at commit 7a8fb21
-# (2026-11-29, round 22), never tuned on: v55 (author BE, 640 messages, the northern Red River delta typed as it
-# sounds: l/n, s/x and r/d/gi swapped): rules + model 308/310, false alarms 11/330; v56 (author BF, 640 messages, young
-# people under pressure, dark humour and venting): 309/310, 10/330. Together 617/620 (99.52 %), 21/660 (3.18 %); rules
-# alone 586/620, 17/660. Round 21's freeze (8551619) on v55 + v56: the same verdict on every message. Round 21's
-# held-out set (v51-v54, measured once at 8551619: rules + model 1218/1240, 37/1343) is now dev53-dev56 (below).
-HELD_OUT_RECALL = 0.995
-HELD_OUT_FALSE_ALARMS = 0.032
+# The held-out set is two blind sets, each measured once with the rules and model frozen at commit 6713972
+# (2026-11-29, round 23), never tuned on: v58 (author BG, 640 messages, people aged 60-85, many dictating by
+# speech-to-text): rules + model 305/310, false alarms 12/330; v59 (author BH, 640 messages, Vietnamese as a second or
+# rusty language: foreign spouses and workers, highland minorities, Viet kieu): 306/310, 13/330. Together 611/620
+# (98.55 %), 25/660 (3.79 %); rules alone 573/620, 27/660. Round 22's freeze (7a8fb21): 611/620, 28/660 (the model's
+# doubt, new in round 23, set aside three false alarms and no emergency). Round 22's held-out set (v55, v56, measured
+# once at 7a8fb21: 617/620, 21/660) is now dev57-dev58 (below).
+HELD_OUT_RECALL = 0.985
+HELD_OUT_FALSE_ALARMS = 0.038
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
@@ -188,6 +189,12 @@ DEV_BA = load_labelled(LABELLED / "dev53.jsonl")
 DEV_BB = load_labelled(LABELLED / "dev54.jsonl")
 DEV_BC = load_labelled(LABELLED / "dev55.jsonl")
 DEV_BD = load_labelled(LABELLED / "dev56.jsonl")
+# The fifty-sixth and fifty-seventh held-out sets, measured once at 7a8fb21 (round 22), then learnt from by the model
+# (round 23): v55 (author BE, the northern Red River delta typed as it sounds): rules alone 294/310, rules + model
+# 308/310, false alarms 11/330; v56 (author BF, young people under pressure, dark humour and venting): 292/310,
+# 309/310, 10/330. Guarded at what they give after it.
+DEV_BE = load_labelled(LABELLED / "dev57.jsonl")
+DEV_BF = load_labelled(LABELLED / "dev58.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -271,6 +278,8 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev BB", DEV_BB, 1.0, 0.012),
         ("dev BC", DEV_BC, 1.0, 0.018),
         ("dev BD", DEV_BD, 1.0, 0.021),
+        ("dev BE", DEV_BE, 0.993, 0.019),
+        ("dev BF", DEV_BF, 0.996, 0.016),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -486,6 +495,33 @@ def test_suicide_gets_compassion_a_crisis_line_and_115_if_something_was_taken():
     text = card("em không muốn sống nữa, tối nay em sẽ uống hết thuốc ngủ")
     assert "096 306 1414" in text and "115" in text
     assert "đã uống thuốc" in text and "CẤP CỨU" not in text.split("\n")[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("nhiễm toan ceton là gì ạ, sao bác sĩ cứ dặn hoài", "hyperglycaemia"),  # what is ketoacidosis?
+        (
+            "bố em đang nằm viện vì đột quỵ, giờ ăn uống thế nào cho tốt",
+            "stroke",
+        ),  # in hospital, asking about diet
+    ],
+)
+def test_a_question_the_model_doubts_gets_its_answer_and_115_only_in_case(text, category):
+    # the rules alone (the model not ready yet, at start-up) send the card
+    assert triage(text, default_rules(), model=None).categories == (category,)
+    result = triage(text)
+    assert not result.is_emergency and result.doubted == (category,) and category in result.topics
+    line = answer(result)
+    assert line.startswith("⚠️ Nếu ngay lúc này") and "115" in line and "Trong lúc chờ" not in line
+    assert answer(result, clinician=True).startswith("🚨 Lưu ý cấp cứu")  # a clinician still gets the card
+
+
+def test_a_suicide_method_asked_like_a_dosage_question_is_never_doubted():
+    text = "cho em hỏi thuốc diệt cỏ uống bao nhiêu thì chết nhanh không đau"
+    assert default_model().probability(text) < DOUBT  # it reads like the everyday dosage questions
+    result = triage(text)
+    assert result.categories == ("suicide",) and not result.doubted
 
 
 def test_clinician_card_is_short_and_says_115():

@@ -87,6 +87,7 @@ class Reasoning:
     input_type: str
     emergency: bool
     triage_categories: list[str] = field(default_factory=list)
+    triage_doubted: bool = False  # the rules' emergency, doubted by the model: answered, with a 115 line
     hits: list[dict[str, Any]] = field(default_factory=list)  # engine.types.Hit.trace(), best first
     threshold: float | None = None
     probability: float | None = None  # the top entry's calibrated probability (the reply's retrieval score)
@@ -112,6 +113,7 @@ def reasoning(reply: TrialMessage) -> Reasoning:
             names = {c.id: c.name for c in triage.default_rules().categories}
             found = [str(c) for c in [*(verdict.get("categories") or []), *(verdict.get("topics") or [])]]
             why.triage_categories = [names.get(c, c) for c in dict.fromkeys(found)]
+            why.triage_doubted = bool(verdict.get("doubted"))
         retrieval = record.get("retrieval")
         if isinstance(retrieval, dict):
             why.threshold = retrieval.get("threshold")
