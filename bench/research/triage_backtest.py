@@ -166,7 +166,9 @@ def embed_all(texts: list[str]) -> dict[str, np.ndarray]:
     return known
 
 
-def scores(train: list[dict], texts: dict[str, list[str]], vectors: dict[str, np.ndarray] | None) -> dict:
+def scores(
+    train: list[dict], texts: dict[str, list[str]], vectors: dict[str, np.ndarray] | None, c: float = C
+) -> dict:
     """P(emergency) of each variant for each group of texts, fitted on ``train``."""
     words = default_rules().words
     norm = {
@@ -177,7 +179,7 @@ def scores(train: list[dict], texts: dict[str, list[str]], vectors: dict[str, np
     train_texts = [norm[r["text"]] for r in train]
     out: dict[str, dict[str, np.ndarray]] = {}
     with threadpool_limits(1):
-        model = LinearTextModel(train_texts, list(y), c=C, class_weight="balanced", char_min_df=2, tol=TOL)
+        model = LinearTextModel(train_texts, list(y), c=c, class_weight="balanced", char_min_df=2, tol=TOL)
         col = model.classes.index(True)
         out["tfidf"] = {g: model.proba([norm[t] for t in ts])[:, col] for g, ts in texts.items()}
         if vectors is not None:
@@ -216,6 +218,7 @@ def main() -> None:
         default="0",
         help="comma-separated: a rules flag stands only when the model's P is at least this (0: always)",
     )
+    parser.add_argument("--c", type=float, default=C, help="the regression's C (the product's: model.C)")
     args = parser.parse_args()
     vetoes = [float(v) for v in args.vetoes.split(",")]
     thresholds = [tuple(float(v) for v in (x.split("/") * 2)[:2]) for x in args.thresholds.split(",")]
@@ -240,7 +243,7 @@ def main() -> None:
     totals: dict[tuple[str, tuple[float, float], float], dict[str, int]] = {}
     vetoed: dict[tuple[str, tuple[float, float], float], list[str]] = {}  # emergencies a veto would lose
     for commit, train, pair, frozen_pair, frozen_faq in per_freeze:
-        variant_scores = scores(train, {"pair": [r["text"] for r in pair], "faq": faq}, vectors)
+        variant_scores = scores(train, {"pair": [r["text"] for r in pair], "faq": faq}, vectors, args.c)
         # the frozen model itself, as measured at the time: the check that this backtest reproduces history
         variant_scores["as frozen"] = {
             "pair": np.array([v["p"] or 0.0 for v in frozen_pair]),

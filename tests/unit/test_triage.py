@@ -157,15 +157,15 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set is two blind sets, each measured once with the rules and model frozen at commit 6713972
-# (2026-11-29, round 23), never tuned on: v58 (author BG, 640 messages, people aged 60-85, many dictating by
-# speech-to-text): rules + model 305/310, false alarms 12/330; v59 (author BH, 640 messages, Vietnamese as a second or
-# rusty language: foreign spouses and workers, highland minorities, Viet kieu): 306/310, 13/330. Together 611/620
-# (98.55 %), 25/660 (3.79 %); rules alone 573/620, 27/660. Round 22's freeze (7a8fb21): 611/620, 28/660 (the model's
-# doubt, new in round 23, set aside three false alarms and no emergency). Round 22's held-out set (v55, v56, measured
-# once at 7a8fb21: 617/620, 21/660) is now dev57-dev58 (below).
+# The held-out set is four blind sets, never tuned on. v58 (author BG, people aged 60-85, many dictating by
+# speech-to-text) and v59 (author BH, Vietnamese as a second or rusty language), measured once at 6713972 (round 23:
+# 611/620, 25/660), then again at a4e5f3a (round 24, whose choices were made on the backtest alone): 609/620, 21/660.
+# v60 (author BI, 640 messages pasted or forwarded: group-chat logs, quoted relatives) and v61 (author BJ, 640 messages,
+# people on the road: drivers, riders, travellers), measured once at a4e5f3a: 304/310, 8/330 and 309/310, 10/330
+# (round 23's freeze on them: 614/620, 20/660). All four at a4e5f3a: 1222/1240 (98.55 %), 39/1320 (2.95 %); rules alone
+# 1146/1240, 44/1320. Round 22's held-out set (v55, v56) is dev57-dev58 (below).
 HELD_OUT_RECALL = 0.985
-HELD_OUT_FALSE_ALARMS = 0.038
+HELD_OUT_FALSE_ALARMS = 0.03
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
@@ -278,8 +278,8 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev BB", DEV_BB, 1.0, 0.012),
         ("dev BC", DEV_BC, 1.0, 0.018),
         ("dev BD", DEV_BD, 1.0, 0.021),
-        ("dev BE", DEV_BE, 0.993, 0.019),
-        ("dev BF", DEV_BF, 0.996, 0.016),
+        ("dev BE", DEV_BE, 0.993, 0.016),
+        ("dev BF", DEV_BF, 0.996, 0.013),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -517,11 +517,18 @@ def test_a_question_the_model_doubts_gets_its_answer_and_115_only_in_case(text, 
     assert answer(result, clinician=True).startswith("🚨 Lưu ý cấp cứu")  # a clinician still gets the card
 
 
-def test_a_suicide_method_asked_like_a_dosage_question_is_never_doubted():
-    text = "cho em hỏi thuốc diệt cỏ uống bao nhiêu thì chết nhanh không đau"
-    assert default_model().probability(text) < DOUBT  # it reads like the everyday dosage questions
+@pytest.mark.skipif(not FAQ_VAL.is_file(), reason="../shared/eval/faq-val not present")
+def test_suicidal_thoughts_told_as_a_question_are_never_doubted():
+    # A real forum message (faq-val val-00865): "am I depressed? when idle, the first thing I think of is suicide".
+    # The model, which learnt from chat messages, puts it near 0; it still gets the crisis answer.
+    queries = {
+        q["query_id"]: q["query"] for q in map(json.loads, FAQ_VAL.read_text(encoding="utf-8").splitlines())
+    }
+    text = queries["val-00865"]
+    assert default_model().probability(text) < DOUBT
     result = triage(text)
     assert result.categories == ("suicide",) and not result.doubted
+    assert "096 306 1414" in answer(result)
 
 
 def test_clinician_card_is_short_and_says_115():
