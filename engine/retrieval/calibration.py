@@ -15,7 +15,13 @@ reads features of a candidate that mean the same whatever the KB looks like (``F
   its answer) found in the message; ``query_cov``: the idf-weighted share of the message's words (those the
   KB knows) found anywhere in the entry;
 - ``unknown``: the share of the message's words no entry of the KB uses;
-- ``no_question``: the entry has no question (answer-only KBs rank and score differently).
+- ``no_question``: the entry has no question (answer-only KBs rank and score differently);
+- ``keyword_gain``: what a keyword phrase adds to ``entry_cov`` when the message names the entry by it
+  (``SparseIndex.keyword_coverage``: a phrase in words the entry's title lacks, used by the message, and not
+  another entry's question; "nhiễm toan ceton là gì" for "Đường huyết rất cao, mệt lả, buồn nôn có nguy hiểm
+  không?"), else 0. Its weight alone was fitted on the same rows with every other coefficient kept (``python -m
+  bench.research.keyword_gain_fit``, seventh round): it is 0 on every faq-val shape (their keywords are the
+  question's own words), so it moves only KBs with hand-written keywords; 0 in the sets not refitted.
 
 ``p = sigmoid(b0 + sum(b_i * f_i))``, one coefficient set per mode, fitted across the KB shapes of
 ``bench/retrieval_shapes.py`` (dev half of faq-val and the self-supervised ``self`` shape: answerable AND
@@ -56,17 +62,18 @@ FEATURES = (
     "query_cov",
     "unknown",
     "no_question",
+    "keyword_gain",
 )
 
 # mode -> intercept followed by one coefficient per FEATURES name; fitted by bench/research/retrieval_calibration_fit.py.
 COEFFICIENTS: dict[str, tuple[float, ...]] = {
-    "hybrid": (-6.753, 4.52, 4.685, -0.115, -0.067, -1.549, 10.873, 3.226, 3.146, -5.129, 0.636),
+    "hybrid": (-6.753, 4.52, 4.685, -0.115, -0.067, -1.549, 10.873, 3.226, 3.146, -5.129, 0.636, 2.97),
     # Hybrid search of a message whose dense leg used the query adapter (ADAPTED_MODE, see the docstring).
-    "hybrid_adapted": (-7.381, 3.866, 5.648, -0.603, 0.088, -2.291, 15.61, 2.734, 3.445, -4.681, 0.611),
-    "sparse": (-6.515, 3.843, 5.646, 0.0, 0.0, 0.366, 0.0, 4.214, 3.587, -3.64, 0.721),
+    "hybrid_adapted": (-7.381, 3.866, 5.648, -0.603, 0.088, -2.291, 15.61, 2.734, 3.445, -4.681, 0.611, 0.0),
+    "sparse": (-6.515, 3.843, 5.646, 0.0, 0.0, 0.366, 0.0, 4.214, 3.587, -3.64, 0.721, 0.0),
     # Not refitted (the product never runs dense alone; `medbot eval retrieval --mode dense` does): the
     # faq-val fit of the lead and dense cosine from before issue 21.
-    "dense": (-2.721, 8.536, 0.0, 0.0, 0.0, 0.0, 3.853, 0.0, 0.0, 0.0, 0.0),
+    "dense": (-2.721, 8.536, 0.0, 0.0, 0.0, 0.0, 3.853, 0.0, 0.0, 0.0, 0.0, 0.0),
 }
 DENSE_FLOOR = 0.8
 ADAPTED_MODE = "hybrid_adapted"

@@ -169,6 +169,12 @@ class SparseIndex:
                 _ANALYZERS[name], 2 ** _HASH_BITS[name], columns, idf, matrix, weight
             )
         self._titles: dict[int, dict[str, float]] = {}  # position -> title syllable weights (title_coverage)
+        self._phrases: dict[
+            int, list[tuple[dict[str, float], frozenset[str]]]
+        ] = {}  # position -> keyword phrase weights (keyword_coverage)
+        self._title_words: dict[str, set[int]] | None = (
+            None  # folded title word -> positions (keyword_coverage)
+        )
         # Entries x syllable columns: each title's distinct syllables weighted by idf - 1, rows summing to 1
         # (``informative_coverage``); built with the index so fusion reads ~100 rows per message, not dicts.
         self._title_matrix = self._informative_titles() if fields is entry_fields else None
@@ -297,6 +303,51 @@ class SparseIndex:
             pos = min(int(np.searchsorted(fam.columns, col)), len(fam.columns) - 1)
             out[word] = float(fam.idf[pos]) if fam.columns[pos] == col else 0.0
         return out
+
+    def keyword_coverage(self, pos: int, words: set[str]) -> float:
+        """The best idf-weighted share of one of the entry's keyword phrases found in ``words`` (a query's),
+        counting only the phrases that name the entry in words its title does not use: a clinic writes them as
+        the other names of the entry's subject ("nhiễm toan ceton" for "Đường huyết rất cao, mệt lả, buồn nôn
+        có nguy hiểm không?", "em bé đánh răng" for "Trẻ mấy tuổi thì bắt đầu chải răng?"). A phrase made of
+        the title's own words ("răng khôn" for "Răng khôn mọc lệch có cần nhổ không?") adds nothing the title
+        does not say and marks a subject the entry may share with siblings; so do keywords generated from the
+        question. 0 for an entry without such a phrase (or without a question: its title is its keywords)."""
+        phrases = self._phrases.get(pos)
+        if phrases is None:
+            entry = self.entries[pos]
+            title = set(split_words(fold(entry_title(entry))))
+            folded = {fold(k).strip() for k in entry.keywords} if entry.question.strip() else set()
+            phrases = self._phrases[pos] = [
+                (w, frozenset(w) - title)
+                for w in (self.syllable_weights(k) for k in sorted(folded) if k)
+                if set(w) - title and sum(w.values()) > 0 and not self._titled_elsewhere(set(w), pos)
+            ]
+        return max(
+            (
+                sum(w for word, w in phrase.items() if word in words) / sum(phrase.values())
+                for phrase, own in phrases
+                if own <= words  # the message names the subject the keyword's way
+            ),
+            default=0.0,
+        )
+
+    def _titled_elsewhere(self, words: set[str], pos: int) -> bool:
+        """Whether the title of an entry other than the one at ``pos`` has every one of ``words``: a keyword
+        phrase that repeats another entry's question names that entry, not this one (a keyword copied from the
+        wrong row)."""
+        if self._title_words is None:
+            index: dict[str, set[int]] = {}
+            for p, entry in enumerate(self.entries):
+                for word in set(split_words(fold(entry_title(entry)))):
+                    index.setdefault(word, set()).add(p)
+            self._title_words = index
+        holders: set[int] | None = None
+        for word in words:
+            these = self._title_words.get(word, set())
+            holders = set(these) if holders is None else holders & these
+            if not holders - {pos}:
+                return False
+        return bool(holders and holders - {pos})
 
     def title_coverage(self, pos: int, words: set[str], *, informative: bool = False) -> float:
         """The idf-weighted share of the title (``entry_title``) of the entry at ``pos`` whose folded syllables

@@ -314,3 +314,25 @@ def test_sparse_scores_are_the_vectorizer_scores():
         ]
     assert index.unknown_count("gút đau khớp ngón chân") >= 2
     assert index.unknown_count("răng khôn mọc lệch") == 0
+
+
+def test_keyword_coverage_counts_the_other_names_of_an_entry_only():
+    """A keyword phrase counts when it names the entry in words its title lacks and the message uses those
+    words; not a phrase of the title's own words, nor one that repeats another entry's question."""
+    entries = [
+        KBEntry(
+            1,
+            "r",
+            "A",
+            "Đường huyết rất cao, mệt lả có nguy hiểm không?",
+            "",
+            keywords=["nhiễm toan ceton", "đường huyết rất cao", "hạ đường huyết"],
+        ),
+        KBEntry(2, "r", "B", "Dấu hiệu hạ đường huyết là gì?", ""),
+    ]
+    index = SparseIndex(entries)
+    assert index.keyword_coverage(0, {"nhiem", "toan", "ceton", "la", "gi"}) == 1.0
+    assert index.keyword_coverage(0, {"nhiem", "ceton"}) == 0.0  # "toan" missing: not the keyword's name
+    assert index.keyword_coverage(0, {"duong", "huyet", "rat", "cao"}) == 0.0  # the title's own words
+    assert index.keyword_coverage(0, {"ha", "duong", "huyet"}) == 0.0  # entry 2's question
+    assert index.keyword_coverage(1, {"nhiem", "toan", "ceton"}) == 0.0  # no keywords

@@ -1,0 +1,37 @@
+"""Patients' questions the sample KB answers, which the bot used to clarify or decline or answer from the
+wrong entry (seventh retrieval round, ``bench/retrieval_shapes_results.md``): the reply must cite the entry.
+The production flow offline on the sample KB in PostgreSQL (``bot.wiring.engine_deps``), as ``medbot ask``."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.wiring import engine_deps
+from engine.deps import EngineDeps
+from engine.flows import run_medical_flow
+
+
+@pytest.fixture
+def deps(sample_runtime) -> EngineDeps:
+    return engine_deps(sample_runtime)
+
+
+async def answer(deps: EngineDeps, role: str, text: str) -> list[str]:
+    out = await run_medical_flow(deps, {"role": role, "input": text})
+    assert out.input_type == "medical_question", (text, out.input_type)
+    return out.citations
+
+
+# The message names the entry's subject by one of its keywords, in words its question does not use.
+@pytest.mark.parametrize(
+    ("role", "text", "code"),
+    [
+        ("patient_diabetes", "nhiễm toan ceton là gì", "TD-035"),  # keyword "nhiễm toan ceton"
+        ("patient_dental", "Bé nhà em 2 tuổi chưa chịu đánh răng", "NK-021"),  # "em bé đánh răng"
+        ("patient_dental", "sao miệng em lúc nào cũng có mùi hôi", "NK-033"),  # "miệng có mùi"
+        ("patient_diabetes", "dạo này em khát nước với đi tiểu nhiều, có phải bị tiểu đường không", "TD-004"),
+        ("patient_diabetes", "một ngày nên thử đường máu mấy lần", "TD-027"),  # "đo mấy lần"
+    ],
+)
+async def test_a_subject_named_by_a_keyword_is_answered(deps, role, text, code):
+    assert await answer(deps, role, text) == [code]
