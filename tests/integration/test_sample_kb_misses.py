@@ -35,3 +35,9 @@ async def answer(deps: EngineDeps, role: str, text: str) -> list[str]:
 )
 async def test_a_subject_named_by_a_keyword_is_answered(deps, role, text, code):
     assert await answer(deps, role, text) == [code]
+
+
+async def test_everyday_words_a_small_kb_lacks_do_not_hide_a_keyword_named_in_full(deps):
+    """ "em" and "trăm" are in no entry of the diabetes KB: the off-topic cap held the HbA1c entry at 0.3
+    although the message names it by its keyword "chỉ số A1c"."""
+    assert await answer(deps, "patient_diabetes", "chỉ số A1c của em 7 phần trăm có sao không") == ["TD-002"]
