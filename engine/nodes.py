@@ -614,7 +614,8 @@ class ScoreDecisionNode(Node):
     patients' for a patient, clinicians' for a clinician) by the same search and calibration, with the query
     vectors the first search computed (nothing is embedded again). The best role whose top entry reaches that
     role's own threshold is offered (``switch_role``) — on the clarify path only when its probability is also
-    above this role's best entry's — the reply says so (a clarify keeps its own list under the offer) and the
+    above this role's best entry's, and on both only when the message is closer in meaning (dense cosine) to
+    that entry than to every entry this role found — the reply says so (a clarify keeps its own list under the offer) and the
     channels show a button; the user's role is never changed here. The trace records every role checked (top
     entry, probability) and the offer."""
 
@@ -648,6 +649,8 @@ class ScoreDecisionNode(Node):
             if action in ("topic_suggest", "clarify") and asked.get("vectors") is not None
             else [],
             "asked": asked,
+            # how close in meaning the message is to this role's nearest entry (0 without the dense leg)
+            "own_dense": max((h.dense_score for h in hits), default=0.0),
         }
 
     async def exec(self, p: dict[str, Any]) -> list[dict[str, Any]]:
@@ -663,14 +666,20 @@ class ScoreDecisionNode(Node):
             )
             top = found.hits[0] if found.hits else None
             threshold = role_threshold(role, p["default_threshold"])
+            # Offered only when the message is also closer in meaning to that entry than to any of this role's:
+            # a frame the two KBs share ("chăm sóc … thế nào", "bao lâu … một lần") can make the other KB's
+            # entry on another subject look sure ("chăm sóc răng thế nào" → the diabetes KB's foot care).
+            closer = not (p["own_dense"] and top is not None and top.dense_score <= p["own_dense"])
             checked.append(
                 {
                     "role": role.key,
                     "code": top.entry.code if top else None,
                     "probability": round(top.score, 4) if top else 0.0,
                     "threshold": threshold,
+                    "dense": round(top.dense_score, 4) if top else 0.0,
                     "answers": top is not None
                     and top.score >= threshold
+                    and closer
                     and bool((top.entry.answer or "").strip()),
                 }
             )

@@ -41,3 +41,21 @@ async def test_everyday_words_a_small_kb_lacks_do_not_hide_a_keyword_named_in_fu
     """ "em" and "trăm" are in no entry of the diabetes KB: the off-topic cap held the HbA1c entry at 0.3
     although the message names it by its keyword "chỉ số A1c"."""
     assert await answer(deps, "patient_diabetes", "chỉ số A1c của em 7 phần trăm có sao không") == ["TD-002"]
+
+
+@pytest.mark.parametrize(
+    ("role", "text", "other"),
+    [
+        # NK-029 / NK-040 are about it; the diabetes KB's foot care shares only "chăm sóc … thế nào"
+        ("patient_dental", "chăm sóc răng thế nào", "TD-036"),
+        # TD-027 is about it; the dental KB's check-ups share only "bao lâu … một lần"
+        ("patient_diabetes", "bao lâu đo đường huyết một lần", "NK-032"),
+    ],
+)
+async def test_another_section_is_not_offered_for_a_frame_it_shares(deps, role, text, other):
+    """The other KB's entry looks sure on a shared question frame, but the message is closer in meaning to
+    this KB's entries: no section is offered (the check is still traced)."""
+    out = await run_medical_flow(deps, {"role": role, "input": text})
+    assert not out.switch_role and "có vẻ thuộc mục" not in out.text
+    check = next(r["cross_role"] for r in out.trace if "cross_role" in r)
+    assert [c["code"] for c in check["checked"]] == [other] and check["offer"] is None
