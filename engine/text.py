@@ -142,6 +142,23 @@ def strip_diacritics(s: str) -> str:
     return unicodedata.normalize("NFC", "".join(c for c in s if not unicodedata.combining(c)))
 
 
+# Vietnamese tone marks (as combining characters); the others (circumflex, breve, horn) shape the vowel.
+_TONES = frozenset("\u0300\u0301\u0303\u0309\u0323")
+
+
+def spelling(word: str) -> str:
+    """A word's written form, lowercase, with its tone mark moved to the end: "hoà" and "hòa" (the old and the new
+    tone placement) are one spelling, "trĩ" and "trị" (both "tri" folded) are two."""
+    tone = ""
+    kept = []
+    for c in unicodedata.normalize("NFD", word.lower()):
+        if c in _TONES:
+            tone = c
+        else:
+            kept.append(c)
+    return unicodedata.normalize("NFC", "".join(kept)) + tone
+
+
 def has_diacritics(s: str) -> bool:
     """True when the text carries any Vietnamese mark (tone, vowel mark or đ)."""
     for c in unicodedata.normalize("NFD", s):

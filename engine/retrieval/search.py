@@ -486,6 +486,7 @@ class KBSearch:
                 if i in index.position and index.entries[index.position[i]].code not in exclude
             }
         ranked = sorted(best.values(), key=lambda f: -f.score)
+        # words no entry uses, or none writes as the message does (``SparseIndex.misspelled``): the off-topic guard
         unknown = index.unknown_count(texts[0])
         query_words = index.syllable_weights(fold(texts[0]))
         if absent:  # as a KB without them would see the message

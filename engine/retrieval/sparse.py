@@ -29,7 +29,7 @@ from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.preprocessing import normalize
 from sklearn.utils import murmurhash3_32
 
-from engine.text import DiacriticRestorer, char_ngrams, fold, ngrams, split_words
+from engine.text import DiacriticRestorer, char_ngrams, fold, has_diacritics, ngrams, spelling, split_words
 from engine.types import KBEntry
 
 # Relative weight of each field in an entry's vector (question strongest, answer weakest).
@@ -168,6 +168,10 @@ class SparseIndex:
             self.families[name] = _Family(
                 _ANALYZERS[name], 2 ** _HASH_BITS[name], columns, idf, matrix, weight
             )
+        # Every written form (``engine.text.spelling``) of the KB's words: a word typed with marks that the KB
+        # only has under another spelling of the same folded form ("trĩ" in a KB that has "trị") is a word
+        # the KB does not use (``misspelled``); KB entries only.
+        self.spellings: frozenset[str] = self._spellings() if fields is entry_fields else frozenset()
         self._titles: dict[int, dict[str, float]] = {}  # position -> title syllable weights (title_coverage)
         self._phrases: dict[
             int, list[tuple[dict[str, float], frozenset[str]]]
@@ -184,6 +188,13 @@ class SparseIndex:
         # Marked spellings of the KB's own words, to restore unmarked queries for the dense leg; built apart
         # (``build_restorer``, seconds at 100k entries) so the index serves before it is ready.
         self.restorer: DiacriticRestorer | None = None
+
+    def _spellings(self) -> frozenset[str]:
+        words: set[str] = set()
+        for e in self.entries:
+            for text in (e.question, " ".join(e.keywords), e.topic, e.subtopic, e.answer, e.explanation):
+                words.update(split_words(text.lower()))
+        return frozenset(spelling(w) for w in words if has_diacritics(w))
 
     def _near_miss_level(self, sample: int = 64) -> float:
         """Median, over up to ``sample`` entries spread through the KB, of the best sparse score the entry's
@@ -284,12 +295,28 @@ class SparseIndex:
 
     def unknown_count(self, query: str) -> int:
         """How many distinct syllables of the query no entry of this KB contains (a word like "gút" in a
-        dental KB): a sign the message is about something the KB does not cover."""
+        dental KB), counting the ``misspelled`` ones: a sign the message is about something the KB does not
+        cover."""
         fam = self.families.get("syllable")
         if fam is None:
             return 0
         _, present, _ = self._query_terms(fam, fold(query))
-        return int(np.count_nonzero(~present))
+        return int(np.count_nonzero(~present)) + len(self.misspelled(query))
+
+    def misspelled(self, query: str) -> set[str]:
+        """The folded syllables of the query that it writes with marks only in spellings no entry uses, while
+        some entry has the folded form: "trĩ" (haemorrhoids) in a dental KB that has "trị" (treatment), "chân"
+        (leg) where the KB only has "chẩn" (diagnosis). Matching folded text hides such words; a word typed
+        without marks is not judged."""
+        if not self.spellings:
+            return set()
+        forms: dict[str, bool] = {}  # folded -> some marked form of it in the query is a KB spelling
+        for word in split_words(query):
+            if has_diacritics(word):
+                folded = fold(word)
+                forms[folded] = forms.get(folded, False) or spelling(word) in self.spellings
+        weights = self.syllable_weights(" ".join(forms)) if forms else {}
+        return {w for w, known in forms.items() if not known and weights.get(w, 0.0) > 0}
 
     def syllable_weights(self, folded: str) -> dict[str, float]:
         """Each distinct syllable of a folded text with its idf in this KB (0 for a syllable no entry has)."""

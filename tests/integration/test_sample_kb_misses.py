@@ -59,3 +59,10 @@ async def test_another_section_is_not_offered_for_a_frame_it_shares(deps, role, 
     assert not out.switch_role and "có vẻ thuộc mục" not in out.text
     check = next(r["cross_role"] for r in out.trace if "cross_role" in r)
     assert [c["code"] for c in check["checked"]] == [other] and check["offer"] is None
+
+
+async def test_a_word_the_kb_spells_otherwise_is_not_answered_from_its_namesake(deps):
+    """ "trĩ" (haemorrhoids) folds to "trị" (treatment), which the dental KB uses: the message looked fully
+    known and got the periodontitis entry ("… có nguy hiểm không?") at p 0.82."""
+    out = await run_medical_flow(deps, {"role": "patient_dental", "input": "bị trĩ có nguy hiểm không"})
+    assert out.citations == [] and out.retrieval_score < 0.5

@@ -336,3 +336,20 @@ def test_keyword_coverage_counts_the_other_names_of_an_entry_only():
     assert index.keyword_coverage(0, {"duong", "huyet", "rat", "cao"}) == 0.0  # the title's own words
     assert index.keyword_coverage(0, {"ha", "duong", "huyet"}) == 0.0  # entry 2's question
     assert index.keyword_coverage(1, {"nhiem", "toan", "ceton"}) == 0.0  # no keywords
+
+
+def test_a_word_written_in_a_spelling_no_entry_uses_is_unknown():
+    """Folded, "trĩ" (haemorrhoids) is "trị" (treatment) and "chân" (leg) is "chẩn" (diagnosis): a word typed
+    with marks counts as unknown when no entry writes it so; tone placement ("hoà" / "hòa") is one spelling, and
+    a word typed without marks is not judged."""
+    entries = [
+        KBEntry(1, "r", "A", "Điều trị tủy là gì?", "Chẩn đoán và điều trị.", keywords=["hòa tan"]),
+        KBEntry(2, "r", "B", "Viêm nha chu có nguy hiểm không?", ""),
+    ]
+    index = SparseIndex(entries)
+    assert index.misspelled("bị trĩ có nguy hiểm không") == {"tri"}
+    assert index.unknown_count("bị trĩ có nguy hiểm không") == 2  # "bị" is in no entry either
+    assert index.misspelled("đau chân") == {"chan"}
+    assert index.misspelled("điều trị tủy") == set()
+    assert index.misspelled("thuốc hoà tan") == set()  # "thuốc" is unknown, not misspelled
+    assert index.misspelled("bi tri co nguy hiem khong") == set()
