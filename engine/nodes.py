@@ -600,6 +600,15 @@ def other_roles(shared: dict[str, Any]) -> list[Role]:
     return out
 
 
+def singled_out(hit: Hit) -> bool:
+    """Both legs rank the entry first and its words match above the KB's near-miss level (the calibration's
+    ``sparse_excess``): the KB has something on the message even when a close second keeps the probability that
+    this very entry is meant low ("đang niềng răng thì đánh răng sao": "Đang niềng răng vệ sinh thế nào cho
+    đúng?" and "Bao nhiêu tuổi thì niềng răng được?"), so the patient is asked which, not told there is nothing."""
+    features = getattr(hit, "features", None) or {}
+    return hit.sparse_rank == 1 and hit.dense_rank == 1 and features.get("sparse_excess", 0.0) > 0
+
+
 def role_threshold(role: Role, default: float) -> float:
     return role.score_threshold if role.score_threshold is not None else default
 
@@ -607,7 +616,9 @@ def role_threshold(role: Role, default: float) -> float:
 @register
 class ScoreDecisionNode(Node):
     """Fused calibrated top score vs the threshold (role override, else settings):
-    ≥ threshold → compose_answer; ≥ clarify_threshold → clarify; else topic_suggest (honest "no match").
+    ≥ threshold → compose_answer; ≥ clarify_threshold → clarify; else topic_suggest (honest "no match"),
+    except that an entry both legs rank first above the KB's near-miss level (``singled_out``) is offered in a
+    clarify — unless another role answers the message, which is then offered with the "no match" reply.
 
     No match, or a clarify, on a message that stands on its own (not one read with the previous answer, such
     as "còn mắt thì sao?"): the message as asked is searched in the other roles' KBs (``other_roles``:
@@ -631,8 +642,10 @@ class ScoreDecisionNode(Node):
         score = shared.get("retrieval_score", 0.0)
         if score >= threshold and answerable:
             action = "compose_answer"
-        elif score >= cfg.clarify_threshold and hits:
+        elif hits and score >= cfg.clarify_threshold:
             action = "clarify"
+        elif hits and singled_out(hits[0]):
+            action = "clarify"  # unless another section answers it (``post``)
         else:
             action = "topic_suggest"  # no match
         asked = shared.get("query_search") or {}
@@ -649,6 +662,7 @@ class ScoreDecisionNode(Node):
             if action in ("topic_suggest", "clarify") and asked.get("vectors") is not None
             else [],
             "asked": asked,
+            "singled_out": action == "clarify" and score < cfg.clarify_threshold,
             # how close in meaning the message is to this role's nearest entry (0 without the dense leg)
             "own_dense": max((h.dense_score for h in hits), default=0.0),
         }
@@ -691,15 +705,19 @@ class ScoreDecisionNode(Node):
 
     async def post(self, shared: dict[str, Any], p: dict[str, Any], checked: list[dict[str, Any]]) -> str:
         action = p["action"]
-        if action == "topic_suggest":
-            shared["no_match"] = True
-        shared["decision"] = {"score": p["score"], "threshold": p["threshold"], "action": action}
+        offer = None
         if p["others"]:
             answering = [c for c in checked if c["answers"]]
-            if action == "clarify":  # this role has candidates: another is offered only when it fits better
+            if action == "clarify" and not p["singled_out"]:
+                # this role has candidates: another is offered only when it fits better
                 answering = [c for c in answering if c["probability"] > p["score"]]
             offer = max(answering, key=lambda c: c["probability"])["role"] if answering else None
             if offer is not None:
                 shared["switch_role"] = offer
             self.trace_extra["cross_role"] = {"checked": checked, "offer": offer}
+        if p["singled_out"] and offer is not None:
+            action = "topic_suggest"  # another section answers it: that offer, not a list of weak candidates
+        if action == "topic_suggest":
+            shared["no_match"] = True
+        shared["decision"] = {"score": p["score"], "threshold": p["threshold"], "action": action}
         return action

@@ -66,3 +66,19 @@ async def test_a_word_the_kb_spells_otherwise_is_not_answered_from_its_namesake(
     known and got the periodontitis entry ("… có nguy hiểm không?") at p 0.82."""
     out = await run_medical_flow(deps, {"role": "patient_dental", "input": "bị trĩ có nguy hiểm không"})
     assert out.citations == [] and out.retrieval_score < 0.5
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("đang niềng răng thì đánh răng sao", "Đang niềng răng vệ sinh thế nào cho đúng?"),  # NK-028
+        ("chăm sóc răng thế nào", "Chải răng thế nào cho đúng?"),  # NK-029, NK-040 a close second
+    ],
+)
+async def test_an_entry_both_searches_single_out_is_offered_not_declined(deps, text, first):
+    """Both legs rank the entry first, its words above the KB's near-miss level, but a close second keeps the
+    probability low: the reply asks which one ("có phải bạn muốn hỏi"), it does not say the KB has nothing."""
+    out = await run_medical_flow(deps, {"role": "patient_dental", "input": text})
+    assert next(r for r in out.trace if r["node"] == "score")["action"] == "clarify"
+    assert "chưa có nội dung phù hợp" not in out.text and out.citations == []
+    assert out.suggestions[0] == first
