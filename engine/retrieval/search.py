@@ -488,7 +488,8 @@ class KBSearch:
         ranked = sorted(best.values(), key=lambda f: -f.score)
         # words no entry uses, or none writes as the message does (``SparseIndex.misspelled``): the off-topic guard
         unknown = index.unknown_count(texts[0])
-        query_words = index.syllable_weights(fold(texts[0]))
+        chat = index.chat_words(texts[0])  # function words the KB lacks: neither known nor unknown
+        query_words = {w: v for w, v in index.syllable_weights(fold(texts[0])).items() if w not in chat}
         if absent:  # as a KB without them would see the message
             gone = _only_in(index, absent, fold(texts[0]))
             unknown += len(gone)

@@ -29,7 +29,16 @@ from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.preprocessing import normalize
 from sklearn.utils import murmurhash3_32
 
-from engine.text import DiacriticRestorer, char_ngrams, fold, has_diacritics, ngrams, spelling, split_words
+from engine.text import (
+    DiacriticRestorer,
+    char_ngrams,
+    fold,
+    function_word,
+    has_diacritics,
+    ngrams,
+    spelling,
+    split_words,
+)
 from engine.types import KBEntry
 
 # Relative weight of each field in an entry's vector (question strongest, answer weakest).
@@ -301,7 +310,15 @@ class SparseIndex:
         if fam is None:
             return 0
         _, present, _ = self._query_terms(fam, fold(query))
-        return int(np.count_nonzero(~present)) + len(self.misspelled(query))
+        return int(np.count_nonzero(~present)) - len(self.chat_words(query)) + len(self.misspelled(query))
+
+    def chat_words(self, query: str) -> set[str]:
+        """The folded syllables of the query that no entry uses and that it writes as function words
+        (``engine.text.FUNCTION_WORDS``: "ạ", "hoài", "em" in a KB without them): not counted as unknown."""
+        said = {fold(w) for w in split_words(query) if function_word(w)}
+        if not said:
+            return set()
+        return {w for w, v in self.syllable_weights(" ".join(said)).items() if v == 0}
 
     def misspelled(self, query: str) -> set[str]:
         """The folded syllables of the query that it writes with marks only in spellings no entry uses, while
@@ -312,7 +329,7 @@ class SparseIndex:
             return set()
         forms: dict[str, bool] = {}  # folded -> some marked form of it in the query is a KB spelling
         for word in split_words(query):
-            if has_diacritics(word):
+            if has_diacritics(word) and not function_word(word):
                 folded = fold(word)
                 forms[folded] = forms.get(folded, False) or spelling(word) in self.spellings
         weights = self.syllable_weights(" ".join(forms)) if forms else {}

@@ -82,3 +82,12 @@ async def test_an_entry_both_searches_single_out_is_offered_not_declined(deps, t
     assert next(r for r in out.trace if r["node"] == "score")["action"] == "clarify"
     assert "chưa có nội dung phù hợp" not in out.text and out.citations == []
     assert out.suggestions[0] == first
+
+
+async def test_chat_words_the_kb_lacks_do_not_push_the_entry_out(deps):
+    """ "mẹ", "em", "mãi" are in no entry of the diabetes KB: counted as unknown words they made the foot-ulcer
+    entry look off-topic (p 0.07, "no match"); it is now offered first."""
+    text = "mẹ em bị tiểu đường chân bị loét mãi không lành"
+    out = await run_medical_flow(deps, {"role": "patient_diabetes", "input": text})
+    assert "chưa có nội dung phù hợp" not in out.text
+    assert out.citations == ["TD-037"] or out.suggestions[0] == "Vết thương ở chân lâu lành thì phải làm sao?"

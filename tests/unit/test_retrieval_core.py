@@ -353,3 +353,14 @@ def test_a_word_written_in_a_spelling_no_entry_uses_is_unknown():
     assert index.misspelled("điều trị tủy") == set()
     assert index.misspelled("thuốc hoà tan") == set()  # "thuốc" is unknown, not misspelled
     assert index.misspelled("bi tri co nguy hiem khong") == set()
+
+
+def test_function_words_a_small_kb_lacks_are_not_unknown():
+    """ "ạ", "hoài", "em" in a KB that never uses them are chat, not a subject the KB lacks; matched as spelled
+    ("hở" folds like "ho", cough)."""
+    entries = [KBEntry(1, "r", "A", "Nhiễm toan ceton là gì?", ""), KBEntry(2, "r", "B", "Gút là gì?", "")]
+    index = SparseIndex(entries)
+    assert index.chat_words("nhiễm toan ceton là gì ạ, em hỏi hoài") == {"a", "em", "hoai"}
+    assert index.unknown_count("nhiễm toan ceton là gì ạ, em hỏi hoài") == 1  # "hỏi"
+    assert index.unknown_count("bị ho lâu ngày") == 4
+    assert index.chat_words("hở") == {"ho"} and index.chat_words("ho") == set()
