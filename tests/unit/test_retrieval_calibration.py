@@ -80,3 +80,17 @@ async def test_exact_question_answered_and_removed_entry_declined(e5):  # noqa: 
     without_entry = KBSearch(ListKBStore([e for e in dental() if e.code != "D2"], e5.passage), E5Embedder(e5))
     res = await without_entry.search("patient_dental", message)
     assert res.hits and res.score < DEFAULT_THRESHOLD
+
+
+def test_a_keyword_named_in_full_is_evidence_against_the_off_topic_cap():
+    """Words no entry uses cap the probability unless a leg shows real evidence; a message that names the entry
+    by one of its keywords in full ("chỉ số A1c của em…" for the HbA1c entry) shows it on a small KB."""
+    from engine.retrieval.calibration import UNSUPPORTED_CAP, probability
+
+    feats = {f: 0.0 for f in FEATURES} | {"lead": 0.45, "agree": 1.0, "query_cov": 0.8, "dense": 0.08}
+    named = feats | {"entry_cov": 0.2, "keyword_gain": 0.8}
+    partly = feats | {"entry_cov": 0.2, "keyword_gain": 0.5}
+    evidence = {"unknown_words": 2, "sparse": 0.18, "dense": 0.88, "query_words": 11}
+    assert probability("hybrid", named, **evidence) > 0.5
+    assert probability("hybrid", partly, **evidence) == UNSUPPORTED_CAP
+    assert probability("hybrid", named, **(evidence | {"unknown_words": 0})) > 0.5

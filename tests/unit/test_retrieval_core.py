@@ -314,3 +314,53 @@ def test_sparse_scores_are_the_vectorizer_scores():
         ]
     assert index.unknown_count("gút đau khớp ngón chân") >= 2
     assert index.unknown_count("răng khôn mọc lệch") == 0
+
+
+def test_keyword_coverage_counts_the_other_names_of_an_entry_only():
+    """A keyword phrase counts when it names the entry in words its title lacks and the message uses those
+    words; not a phrase of the title's own words, nor one that repeats another entry's question."""
+    entries = [
+        KBEntry(
+            1,
+            "r",
+            "A",
+            "Đường huyết rất cao, mệt lả có nguy hiểm không?",
+            "",
+            keywords=["nhiễm toan ceton", "đường huyết rất cao", "hạ đường huyết"],
+        ),
+        KBEntry(2, "r", "B", "Dấu hiệu hạ đường huyết là gì?", ""),
+    ]
+    index = SparseIndex(entries)
+    assert index.keyword_coverage(0, {"nhiem", "toan", "ceton", "la", "gi"}) == 1.0
+    assert index.keyword_coverage(0, {"nhiem", "ceton"}) == 0.0  # "toan" missing: not the keyword's name
+    assert index.keyword_coverage(0, {"duong", "huyet", "rat", "cao"}) == 0.0  # the title's own words
+    assert index.keyword_coverage(0, {"ha", "duong", "huyet"}) == 0.0  # entry 2's question
+    assert index.keyword_coverage(1, {"nhiem", "toan", "ceton"}) == 0.0  # no keywords
+
+
+def test_a_word_written_in_a_spelling_no_entry_uses_is_unknown():
+    """Folded, "trĩ" (haemorrhoids) is "trị" (treatment) and "chân" (leg) is "chẩn" (diagnosis): a word typed
+    with marks counts as unknown when no entry writes it so; tone placement ("hoà" / "hòa") is one spelling, and
+    a word typed without marks is not judged."""
+    entries = [
+        KBEntry(1, "r", "A", "Điều trị tủy là gì?", "Chẩn đoán và điều trị.", keywords=["hòa tan"]),
+        KBEntry(2, "r", "B", "Viêm nha chu có nguy hiểm không?", ""),
+    ]
+    index = SparseIndex(entries)
+    assert index.misspelled("bị trĩ có nguy hiểm không") == {"tri"}
+    assert index.unknown_count("bị trĩ có nguy hiểm không") == 2  # "bị" is in no entry either
+    assert index.misspelled("đau chân") == {"chan"}
+    assert index.misspelled("điều trị tủy") == set()
+    assert index.misspelled("thuốc hoà tan") == set()  # "thuốc" is unknown, not misspelled
+    assert index.misspelled("bi tri co nguy hiem khong") == set()
+
+
+def test_function_words_a_small_kb_lacks_are_not_unknown():
+    """ "ạ", "hoài", "em" in a KB that never uses them are chat, not a subject the KB lacks; matched as spelled
+    ("hở" folds like "ho", cough)."""
+    entries = [KBEntry(1, "r", "A", "Nhiễm toan ceton là gì?", ""), KBEntry(2, "r", "B", "Gút là gì?", "")]
+    index = SparseIndex(entries)
+    assert index.chat_words("nhiễm toan ceton là gì ạ, em hỏi hoài") == {"a", "em", "hoai"}
+    assert index.unknown_count("nhiễm toan ceton là gì ạ, em hỏi hoài") == 1  # "hỏi"
+    assert index.unknown_count("bị ho lâu ngày") == 4
+    assert index.chat_words("hở") == {"ho"} and index.chat_words("ho") == set()
