@@ -141,7 +141,7 @@ async def test_the_staff_commands_add_list_and_disable_accounts(
     def staff_add(role: str, password: str) -> subprocess.CompletedProcess[str]:
         return run_medbot(db_url, "staff", "add", email, "--role", role, "--password-stdin", input=password)
 
-    # Two refusals (checked before the database is written) and the account, started together (each process
+    # Two refusals (before the database is opened) and the account, started together (each process
     # spends most of its time starting up, on one core).
     bad_role, short, added = await asyncio.gather(
         asyncio.to_thread(staff_add, "doctor", "x" * 12),
