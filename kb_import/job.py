@@ -594,9 +594,8 @@ async def run_import(
 
     report.import_id, report.status, report.ok = import_id, status, True
     if status == "applied" and options.calibrate:
-        # lazy: the search (scikit-learn, about 1.5 s of imports) only for an import that changed the KB, so a
-        # dry run, a refused file or `medbot import --template` starts without it
-        from kb_import.calibrate import calibrate_roles
+        # A dry run, a refused file or `medbot import --template` starts without the search and scikit-learn.
+        from kb_import.calibrate import calibrate_roles  # lazy: ~1.5 s of imports, applied imports only
 
         # Seconds for a clinic KB (a few hundred searches of its own entries); a failure only logs.
         t_cal = time.perf_counter()
