@@ -36,7 +36,6 @@ from db.settings import Settings
 from engine.retrieval import adaptation
 from engine.retrieval.adaptation import RoleCalibration
 from engine.roles import load_roles
-from kb_import.calibrate import calibrate_role
 from kb_import.export import export_kb
 from kb_import.job import ImportOptions, run_import
 from kb_import.report import progress_bars, render_report
@@ -188,6 +187,8 @@ async def _calibrate(runtime: Runtime, name: str) -> int:
             file=sys.stderr,
         )
         return 1
+    from kb_import.calibrate import calibrate_role  # lazy: the search (scikit-learn) only for this command
+
     try:
         cal = await calibrate_role(runtime.pool, name, embedder_for(runtime))
     except Exception:

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from bot import llm_selfcheck
 from bot.handoff import StaffDesk
 from bot.runtime import open_runtime
-from bot.telegram import app as telegram
 from bot.wiring import attach_handoff, chat_service, console_services, embedder_for, verification_for
 from bot.zalo import webhook as zalo
 from bot.zalo import zalo_configured
@@ -25,6 +24,8 @@ async def run(settings: Settings) -> int:
     llm_selfcheck.arm()  # with a key, the model's self-check runs in the background once the engine is built
     token = settings.telegram_bot_token.get_secret_value() if settings.telegram_bot_token else ""
     if token:
+        from bot.telegram import app as telegram  # lazy: aiogram (~3 s of models) only for Telegram
+
         async with await open_runtime(settings, pool_size=telegram.pool_size(settings)) as runtime:
             service = await chat_service(runtime)
             dp = telegram.build_dispatcher(

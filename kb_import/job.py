@@ -57,7 +57,6 @@ from db import imports as import_log
 from db import kb, kb_console_changes, kb_write
 from engine.embedding import EmbeddingUnavailable, model_name
 from engine.untrusted import file_sha256
-from kb_import.calibrate import calibrate_roles
 from kb_import.console_changes import UndoneChange, undone_changes
 from kb_import.isolated import validate_isolated
 from kb_import.limits import DEFAULT_LIMITS, MASS_HIDE_MAX_ENTRIES, MASS_HIDE_SHARE, ReadLimits, large_hide
@@ -595,6 +594,9 @@ async def run_import(
 
     report.import_id, report.status, report.ok = import_id, status, True
     if status == "applied" and options.calibrate:
+        # A dry run, a refused file or `medbot import --template` starts without the search and scikit-learn.
+        from kb_import.calibrate import calibrate_roles  # lazy: ~1.5 s of imports, applied imports only
+
         # Seconds for a clinic KB (a few hundred searches of its own entries); a failure only logs.
         t_cal = time.perf_counter()
         changed_roles = [role for role in roles if report.roles[role].changed]

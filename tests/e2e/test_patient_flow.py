@@ -99,7 +99,7 @@ async def test_slow_answer_shows_typing_first(
     try:
         classify = {"input_type": "medical_question", "confidence": 0.9, "reason": "hỏi về ê buốt răng",
                     "rag_questions": []}  # fmt: skip
-        llm.push(Reply(content=chat_json(classify), delay=1.5))
+        llm.push(Reply(content=chat_json(classify), delay=1.0))  # "typing…" goes out after 0.4 s
         llm.default = Reply(status=400)  # later LLM steps fail at once: the offline composition answers
         await add_kb(db, DENTAL)
         await start_bot(env={"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": llm.base_url})

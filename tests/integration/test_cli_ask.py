@@ -43,12 +43,14 @@ CONVERSATION = f"test-{os.getpid()}"
 
 @pytest.fixture(scope="module")
 async def runs(sample_kb_url: str) -> dict[str, subprocess.CompletedProcess[str]]:
-    """The module's independent `medbot ask` runs, started together (each process pays seconds of start-up,
-    mostly on one core), read by the tests below:
+    """The module's `medbot ask` runs, read by the tests below, two at a time (each process spends seconds
+    starting up, mostly on one core; the machine has two):
 
     * ``unnamed``: ``--json -`` without --conversation: a question, a follow-up too vague alone, a blank line,
       an emergency, a greeting;
     * ``named``: the same question and follow-up with ``--conversation CONVERSATION``;
+    then, once those two have ended:
+    * ``later``: a follow-up in a new run with ``--conversation CONVERSATION``;
     * ``plain``: one question as plain text, another role."""
     unnamed = (
         "Răng khôn mọc lệch có cần nhổ không?\ncòn bị sưng thì sao?\n\n"
@@ -56,16 +58,22 @@ async def runs(sample_kb_url: str) -> dict[str, subprocess.CompletedProcess[str]
     )
     named = "Răng khôn mọc lệch có cần nhổ không?\ncòn bị sưng thì sao?\n"
     dental = ("--role", "patient_dental", "--json")
-    started = {
+    first = {
         "unnamed": asyncio.to_thread(_ask, sample_kb_url, *dental, "-", stdin=unnamed),
         "named": asyncio.to_thread(
             _ask, sample_kb_url, *dental, "--conversation", CONVERSATION, "-", stdin=named
+        ),
+    }
+    done = dict(zip(first, await asyncio.gather(*first.values()), strict=True))
+    then = {
+        "later": asyncio.to_thread(
+            _ask, sample_kb_url, *dental, "--conversation", CONVERSATION, "bao lâu thì lành?"
         ),
         "plain": asyncio.to_thread(
             _ask, sample_kb_url, "--role", "patient_diabetes", "tieu duong co an duoc trai cay khong"
         ),
     }
-    return dict(zip(started, await asyncio.gather(*started.values()), strict=True))
+    return done | dict(zip(then, await asyncio.gather(*then.values()), strict=True))
 
 
 def test_ask_json_lines_from_stdin(runs: dict[str, subprocess.CompletedProcess[str]]) -> None:
@@ -88,7 +96,7 @@ def test_ask_json_lines_from_stdin(runs: dict[str, subprocess.CompletedProcess[s
 
 
 def test_each_line_is_its_own_conversation_unless_named(
-    sample_kb_url: str, runs: dict[str, subprocess.CompletedProcess[str]]
+    runs: dict[str, subprocess.CompletedProcess[str]],
 ) -> None:
     alone = [json.loads(x) for x in runs["unnamed"].stdout.splitlines()]  # the two lines, no --conversation
     assert alone[0]["citations"] == ["NK-013"]
@@ -98,15 +106,7 @@ def test_each_line_is_its_own_conversation_unless_named(
     # the swelling of that tooth
     assert first["citations"] == ["NK-013"] and follow["citations"] == ["NK-014"]
     assert "Chỉ để tham khảo." not in follow["explain"]  # the disclaimer came with the first answer
-    later = _ask(
-        sample_kb_url,
-        "--role",
-        "patient_dental",
-        "--json",
-        "--conversation",
-        CONVERSATION,
-        "bao lâu thì lành?",
-    )
+    later = runs["later"]  # started after the named run had ended
     assert json.loads(later.stdout)["citations"] == ["NK-015"]  # a later run continues the named conversation
 
 

@@ -3,7 +3,9 @@ role checks, and the ``medbot staff`` commands an admin runs in a shell (as a su
 
 from __future__ import annotations
 
+import asyncio
 import re
+import subprocess
 
 import asyncpg
 import httpx
@@ -135,17 +137,19 @@ async def test_the_staff_commands_add_list_and_disable_accounts(
     http: httpx.AsyncClient, db: asyncpg.Pool, db_url: str
 ) -> None:
     email = "Thu.Ngan@PhongKham.vn"
-    bad_role = run_medbot(
-        db_url, "staff", "add", email, "--role", "doctor", "--password-stdin", input="x" * 12
+
+    def staff_add(role: str, password: str) -> subprocess.CompletedProcess[str]:
+        return run_medbot(db_url, "staff", "add", email, "--role", role, "--password-stdin", input=password)
+
+    # Two refusals (before the database is opened) and the account, started together (each process
+    # spends most of its time starting up, on one core).
+    bad_role, short, added = await asyncio.gather(
+        asyncio.to_thread(staff_add, "doctor", "x" * 12),
+        asyncio.to_thread(staff_add, "clinician", "ngan\n"),
+        asyncio.to_thread(staff_add, "clinician", "mot-mat-khau-dai\n"),
     )
     assert bad_role.returncode == 2 and "Vai trò không hợp lệ: 'doctor'" in bad_role.stderr
-    short = run_medbot(
-        db_url, "staff", "add", email, "--role", "clinician", "--password-stdin", input="ngan\n"
-    )
     assert short.returncode == 2 and "ít nhất 10 ký tự" in short.stderr
-    added = run_medbot(
-        db_url, "staff", "add", email, "--role", "clinician", "--password-stdin", input="mot-mat-khau-dai\n"
-    )
     assert added.returncode == 0, added.stderr
     assert f"Đã tạo tài khoản {email}" in added.stdout
     again = run_medbot(
@@ -171,15 +175,16 @@ async def test_the_staff_commands_add_list_and_disable_accounts(
 
     assert (await log_in(http, "thu.ngan@phongkham.vn", "mot-mat-khau-dai")).status_code == 303
     assert (await http.get("/console/")).status_code == 200
-    disabled = run_medbot(db_url, "staff", "disable", email)
+    disabled, missing = await asyncio.gather(
+        asyncio.to_thread(run_medbot, db_url, "staff", "disable", email),
+        asyncio.to_thread(run_medbot, db_url, "staff", "disable", "khong.co@phongkham.vn"),
+    )
     assert disabled.returncode == 0 and "Đã khóa tài khoản" in disabled.stdout
+    assert missing.returncode == 1 and "không có tài khoản" in missing.stderr
     assert (await http.get("/console/")).status_code == 303  # its open session ended
     refused = await log_in(http, email, "mot-mat-khau-dai")
     assert refused.status_code == 401 and LOGIN_FAILED in refused.text
     assert "đã khóa" in run_medbot(db_url, "staff", "list").stdout
-
-    missing = run_medbot(db_url, "staff", "disable", "khong.co@phongkham.vn")
-    assert missing.returncode == 1 and "không có tài khoản" in missing.stderr
 
     enabled = run_medbot(db_url, "staff", "enable", email)
     assert enabled.returncode == 0 and "Đã mở lại tài khoản" in enabled.stdout

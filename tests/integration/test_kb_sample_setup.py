@@ -1,17 +1,19 @@
-"""`medbot setup` loads the sample KB into an empty KB exactly once; the sample is complete and embedded."""
+"""`medbot setup` loads the sample KB into an empty KB exactly once; the sample is complete and embedded.
+
+Its first run is the session's own (``sample_setup`` in tests/conftest.py: setup on a new, empty database, the
+sample database the other tests read); this test checks what that run did and printed, then runs it again.
+"""
 
 from __future__ import annotations
 
 from db import kb
-from db.settings import load_settings
 from engine import triage
 
 
-async def test_setup_imports_the_sample_kb_once(db, db_url, sample_vectors_cached, capsys):
+async def test_setup_imports_the_sample_kb_once(sample_setup, sample_pool, capsys):
     from bot.setup import setup
 
-    settings = load_settings(database_url=db_url)
-    assert await setup(settings) == 0
+    db, settings = sample_pool, sample_setup.settings
     counts = {
         r["role"]: r["n"]
         for r in await db.fetch(
@@ -41,7 +43,7 @@ async def test_setup_imports_the_sample_kb_once(db, db_url, sample_vectors_cache
         *(("patient_diabetes", c) for c in ("TD-025", "TD-035", "TD-038")),
     }
     # The triage model is ready and kept in the data folder, so the bot started next loads it.
-    assert "Mô hình nhận diện cấp cứu đã sẵn sàng." in capsys.readouterr().out
+    assert "Mô hình nhận diện cấp cứu đã sẵn sàng." in sample_setup.output
     model = triage.default_model()
     assert model.ready and model.cache_file is not None and model.cache_file.is_file()
     assert model.cache_file.parent == settings.medbot_data_dir / "models"

