@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from bot import console as console_chat
 from bot import llm_selfcheck
 from bot.handoff import StaffDesk
 from bot.runtime import open_runtime
@@ -33,7 +34,7 @@ async def run(settings: Settings) -> int:
             )
             same_app = settings.telegram_webhook_url and zalo_configured(settings)
             channel = await zalo.build_channel(runtime, service) if same_app else None
-            console = console_services(runtime, service)  # the clinic console, served with the webhook
+            console = console_services(runtime, service)  # the clinic console (web), served with the webhook
 
             def handoff(desk: StaffDesk | None, kicks: dict[str, Callable[[], object]]) -> None:
                 attach_handoff(runtime, service, desk=desk, kicks=kicks)
@@ -54,4 +55,4 @@ async def run(settings: Settings) -> int:
                 await kicker.stop()
     print("TELEGRAM_BOT_TOKEN is not set: starting the console chat (Ctrl-D to quit).")
     async with await open_runtime(settings) as runtime:
-        return await console.chat(await chat_service(runtime), settings, role=None)
+        return await console_chat.chat(await chat_service(runtime), settings, role=None)

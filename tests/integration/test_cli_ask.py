@@ -125,3 +125,20 @@ def test_ask_refuses_an_unknown_role_before_loading_anything(tmp_path: Path) -> 
     assert bad.returncode == 2 and "không có chuyên khoa 'nobody'" in bad.stderr
     assert "các chuyên khoa: patient_dental, patient_diabetes" in bad.stderr
     assert bad.stdout == "" and not data.exists()
+
+
+def test_medbot_run_without_telegram_or_zalo_is_the_console_chat(sample_kb_url: str) -> None:
+    """``make run`` on a fresh machine: no token, no Zalo settings: the console chat answers, then ends on Ctrl-D."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "ZALO_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "run"],
+        cwd=ROOT,
+        env={**env, "DATABASE_URL": sample_kb_url},
+        input="xin chào\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "starting the console chat" in done.stdout and "Bạn:" in done.stdout
+    assert "Hôi miệng" in done.stdout  # the greeting offers the KB's topics
