@@ -31,8 +31,9 @@ __all__ = [
 ]
 
 MODEL_CATEGORY = "possible_emergency"  # the model's finds when the rules name no category
-# Never doubted by the model: a suicide plan asked as a dosage question ("thuốc diệt cỏ uống bao nhiêu thì chết
-# nhanh") reads like the everyday questions the model learnt as ordinary, and its answer is the crisis text itself.
+# Never doubted by the model: suicidal thoughts told as a question can read to it like the ordinary questions it
+# learnt from (faq-val's val-00865, "am I depressed? when idle I think first of suicide", is at P 0.002; with C 1 a
+# method asked as a dosage question was at 0.014), and suicide's answer is the crisis text itself.
 NEVER_DOUBTED = frozenset({"suicide"})
 
 
