@@ -54,7 +54,9 @@ class BotProcess:
     def webhook(self) -> str:
         return f"http://127.0.0.1:{self.port}/telegram/webhook"
 
-    async def start(self, ready: Callable[[], Awaitable[bool]], timeout: float = 60.0) -> None:
+    async def start(self, ready: Callable[[], Awaitable[bool]], timeout: float = 120.0) -> None:
+        # A bot starts in about 8 s on an idle machine; the bound is generous because the suite's two workers
+        # may start several bots at once on a loaded 2-core machine (one start took over 60 s at load 6).
         self._log = self.log_path.open("wb")
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "bot.cli", "run", env=self.env, cwd=self.log_path.parent,
