@@ -18,12 +18,15 @@ handed down by the composition root): the next process loads it in a few hundred
 written atomically (temporary file, then rename; a temporary file left by a process killed mid-write is removed
 once it is an hour old, by the next process that saves or loads the model) and carries a checksum of its
 payload; a missing, stale, corrupt or unreadable file only means fitting, and a folder that cannot be written
-only means no file.
+only means no file. Processes sharing the data folder take turns (``fitting_turn``): one fits, the others wait and
+load its file.
 The file is read with ``pickle``: it is trusted like the rest of the data folder (the GGUF model beside it).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import logging
@@ -33,6 +36,7 @@ import platform
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy
@@ -74,6 +78,7 @@ CACHE_VERSION = 1  # raise when the cached object changes in a way the hashed so
 _CACHE_MAGIC = b"medbot-triage-model\n"
 _CACHE_GLOB = "triage-model.*.pickle"
 _TMP_PREFIX, _TMP_SUFFIX = ".triage-model.", ".tmp"
+TURN_FILE = ".triage-model.lock"
 # A temporary file older than this was left by a process killed mid-write (a write takes well under a second);
 # younger ones may be another process's write in progress (bot, worker and setup share the data folder).
 STALE_TMP_SECONDS = 3600
@@ -180,6 +185,28 @@ def save_cached(path: Path, key: str, model: LinearTextModel) -> None:
     remove_stale_temporaries(path.parent)
 
 
+@contextlib.contextmanager
+def fitting_turn(folder: Path) -> Iterator[None]:
+    """Hold the data folder's turn to look for the cached fit and, when there is none, to fit and save it (an
+    exclusive ``flock`` on a lock file beside the model). Bot, worker and setup start together after a deploy (the
+    test suite's workers too): the second to come waits, then loads what the first fitted, instead of spending the
+    same CPU on the same fit at the same time. The kernel releases the turn when its holder exits, however it
+    exits. A folder where the lock file cannot be made only means no turn-taking."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / TURN_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        log.warning("triage.model no fitting turn, going ahead folder=%s error=%r", folder, exc)
+        fd = None
+    try:
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # releases the turn
+
+
 def load_cached(path: Path, key: str) -> LinearTextModel:
     """The model kept at ``path`` for ``key``; raises (``FileNotFoundError``, ``ValueError``, unpickling
     errors) when there is none or it is not exactly what was written for this key."""
@@ -237,7 +264,10 @@ class LazyModel:
                     path = cache_path(self._data_folder, key)
                 except Exception as exc:  # without a key there is no cache, only a fit
                     log.warning("triage.model cache key failed, fitting without a cache error=%r", exc)
-            if path is not None and key is not None:
+            if path is None or key is None:
+                self._fit(None, None, started)
+                return
+            with fitting_turn(path.parent):
                 model = self._load(path, key)
                 if model is not None:
                     self.cache_file, self.source, self._model = path, "cache", model
@@ -247,21 +277,24 @@ class LazyModel:
                         time.perf_counter() - started,
                     )
                     return
-            fitted = TriageModel.train(labelled_rows(self._data_dir), self._rules)
-            self.source, self._model = "fit", fitted  # ready now; writing the file need not delay a verdict
-            if path is not None and key is not None:
-                try:
-                    save_cached(path, key, fitted.text_model)
-                    self.cache_file = path
-                except Exception as exc:  # no file is only a slower next start
-                    log.warning("triage.model cache not written path=%s error=%r", path, exc)
-            log.info(
-                "triage.model ready source=fit cached=%s seconds=%.2f",
-                self.cache_file,
-                time.perf_counter() - started,
-            )
+                self._fit(path, key, started)
         except Exception:  # the rules still decide; a broken model must not take triage down
             log.exception("triage.model failed")
+
+    def _fit(self, path: Path | None, key: str | None, started: float) -> None:
+        fitted = TriageModel.train(labelled_rows(self._data_dir), self._rules)
+        self.source, self._model = "fit", fitted  # ready now; writing the file need not delay a verdict
+        if path is not None and key is not None:
+            try:
+                save_cached(path, key, fitted.text_model)
+                self.cache_file = path
+            except Exception as exc:  # no file is only a slower next start
+                log.warning("triage.model cache not written path=%s error=%r", path, exc)
+        log.info(
+            "triage.model ready source=fit cached=%s seconds=%.2f",
+            self.cache_file,
+            time.perf_counter() - started,
+        )
 
     def _load(self, path: Path, key: str) -> TriageModel | None:
         if not path.exists():

@@ -16,7 +16,7 @@ import pytest
 
 from engine.embedding import gguf_path
 from engine.triage import LazyModel, default_rules, triage
-from engine.triage.model import DATA_DIR, STALE_TMP_SECONDS, cache_key, cache_path, labelled_rows
+from engine.triage.model import DATA_DIR, STALE_TMP_SECONDS, TURN_FILE, cache_key, cache_path, labelled_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,6 +50,11 @@ def small_data(folder: Path) -> Path:
     for name, part in (("a.jsonl", yes[:100] + no[:100]), ("b.jsonl", yes[100:] + no[100:])):
         (folder / name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in part), "utf-8")
     return folder
+
+
+def kept_files(folder: Path) -> list[str]:
+    """The files in a models folder, but for the empty lock file the processes take turns on."""
+    return sorted(p.name for p in folder.iterdir() if p.name != TURN_FILE)
 
 
 def ready(data_folder: Path, data_dir: Path = DATA_DIR) -> LazyModel:
@@ -100,6 +105,54 @@ def test_a_second_process_loads_the_fitted_model_and_answers_the_same(
     assert any(v.is_emergency for v in verdicts) and not all(v.is_emergency for v in verdicts)
 
 
+# Processes starting together: each says when it is ready to warm up, then waits for the word to go, so that all
+# of them look for the fitted file at the same moment (as bot, worker and setup do after a deploy).
+TOGETHER_PROCESS = """
+import json, sys
+from pathlib import Path
+from engine.triage import LazyModel, default_rules
+rules = default_rules()
+texts = json.loads(sys.stdin.readline())
+print("ready", flush=True)
+sys.stdin.readline()
+model = LazyModel(rules, Path(sys.argv[2]))
+model.warm_up(wait=True, data_folder=Path(sys.argv[1]))
+print(json.dumps({"source": model.source, "file": str(model.cache_file),
+                  "p": [model.probability(t) for t in texts]}))
+"""
+
+
+def test_processes_starting_together_fit_once_and_the_others_load_that_fit(tmp_path: Path) -> None:
+    # A data folder with no fit for the data: one process fits, the others wait for its file and answer exactly
+    # as it does (without turns, all three fitted the same model at once).
+    data = small_data(tmp_path / "data")
+    texts = sample_texts(50)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", TOGETHER_PROCESS, str(tmp_path), str(data)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        for _ in range(3)
+    ]
+    for proc in procs:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(texts) + "\n")
+        proc.stdin.flush()
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    for proc in procs:  # the word to go, to all three at once
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    results = [json.loads(proc.communicate(timeout=180)[0]) for proc in procs]
+    assert sorted(r["source"] for r in results) == ["cache", "cache", "fit"]
+    assert {r["file"] for r in results} == {str(cache_path(tmp_path, cache_key(default_rules(), data)))}
+    assert results[0]["p"] == results[1]["p"] == results[2]["p"]
+
+
 def test_a_changed_training_file_fits_anew(tmp_path: Path) -> None:
     data = small_data(tmp_path / "data")
     first = ready(tmp_path, data)
@@ -113,7 +166,7 @@ def test_a_changed_training_file_fits_anew(tmp_path: Path) -> None:
     assert changed.cache_file is not None and first.cache_file is not None
     assert changed.cache_file != first.cache_file
     assert not first.cache_file.exists()  # the older fit's file is gone
-    assert [p.name for p in (tmp_path / "models").iterdir()] == [changed.cache_file.name]
+    assert kept_files(tmp_path / "models") == [changed.cache_file.name]
     assert ready(tmp_path, data).source == "cache"
 
 
@@ -180,4 +233,4 @@ def test_a_temporary_file_left_by_a_killed_write_is_removed_once_stale(
     loaded = ready(tmp_path, data)
     assert loaded.source == "cache"
     assert not killed_later.exists()  # removed when loading: a loaded model is never saved again
-    assert sorted(p.name for p in models.iterdir()) == sorted([writing.name, fitted.cache_file.name])
+    assert kept_files(models) == sorted([writing.name, fitted.cache_file.name])
