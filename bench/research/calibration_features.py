@@ -4,8 +4,8 @@ query adapter decides? (issue 21, eighth round; research, not the product.)
 Rows: every shape's dev queries searched by ``KBSearch`` with an adapter that never saw the message
 (``query_adapter_crossfit.cross_fitted``: 5 folds within dev), answerable, unanswerable and unmarked runs. Each
 row keeps the top hit's calibration features and, for the top ``RUNNERS`` hits, their leg ranks, raw leg
-scores and title coverage, so that candidate features can be computed here without searching again. Rows are
-cached (``--rows``, searched when the file is missing).
+scores and title coverage, and their cosines with the message's vector before the adapter moved it
+(``RawDense``), so that candidate features can be computed here without searching again. Rows are cached (``--rows``, searched when the file is missing).
 
 For each candidate feature the script refits ``hybrid_adapted`` (logistic regression as
 ``retrieval_calibration_fit``: ``C`` 3, every (shape, run) group weighted equally, unanswerable runs by 1.0, the
@@ -13,7 +13,9 @@ product's weight for that set) with the feature added, and decides every message
 (``hybrid_adapted`` for 20+ words, today's ``hybrid`` for the others; neither the off-topic cap nor the
 bare-subject rule, which do not act on faq-val's long messages). It prints, per shape at the default threshold,
 answered share / precision when answered / false answers on the unanswerable run, fitted on every shape (in
-sample) and with the shape left out of the fit.
+sample) and with the shape left out of the fit; then, with the shape left out, the answered share and
+precision of its 20+-word messages at the threshold that answers ``MATCHED_FALSE`` of its unanswerable ones
+(``at_false_rate``: the separation itself, whatever operating point the fit lands on).
 
     PYTHONPATH=$PWD python -m bench.research.calibration_features [--rows R.json]
 """
@@ -38,7 +40,8 @@ from engine.retrieval.search import SearchResult
 
 LONG = 20
 RUNNERS = 5
-NO_RANK = 100.0  # a candidate one leg did not list in its top 50
+NO_RANK = 100.0
+MATCHED_FALSE = 0.08  # the false-answer rate at which separations are compared (``at_false_rate``)  # a candidate one leg did not list in its top 50
 
 
 class RawDense:
@@ -179,7 +182,29 @@ def report(rows: list[dict], p: np.ndarray, shape: str) -> tuple[float, float, f
     return len(said) / max(1, len(ans)), prec, false
 
 
-def cell(figures: tuple[float, float, float]) -> str:
+def at_false_rate(
+    rows: list[dict], p: np.ndarray, shape: str, false: float = MATCHED_FALSE
+) -> tuple[float, float]:
+    """Messages of 20+ words (the ones ``hybrid_adapted`` decides): answered share and precision when answered
+    at the threshold that answers ``false`` of the shape's unanswerable run, whatever the fit's own 0.5 gives.
+    A feature that separates better answers more there; one that only moves the operating point does not."""
+
+    def pick(run: str) -> list[int]:
+        return [
+            i
+            for i, r in enumerate(rows)
+            if r["shape"] == shape and r["run"] == run and _get(r["features"], "_words") >= LONG
+        ]
+
+    ans, un = pick("answerable"), pick("unanswerable")
+    if not ans or not un:
+        return 0.0, 0.0
+    t = float(np.quantile(p[un], 1 - false))
+    said = [i for i in ans if p[i] >= t]
+    return len(said) / len(ans), float(np.mean([rows[i]["right"] for i in said])) if said else 0.0
+
+
+def cell(figures: tuple[float, ...]) -> str:
     return "/".join(f"{x:.3f}" for x in figures)
 
 
@@ -218,13 +243,17 @@ def main() -> int:
         p = decide(rows, extra, coef)
         cells = [cell(report(rows, p, s)) for s in shapes]
         print(f"{'+'.join(extra) or 'refit, no new feature'} | all | " + " | ".join(cells))
-        loo = []
+        loo, matched = [], []
         for held in shapes:
             train = [r for r in rows if r["shape"] != held]
             held_rows = [r for r in rows if r["shape"] == held]
             c_ = fit(train, extra, args.c, args.unanswerable_weight)
-            loo.append(cell(report(held_rows, decide(held_rows, extra, c_), held)))
-        print(f"{'+'.join(extra) or 'refit, no new feature'} | left out | " + " | ".join(loo))
+            p_held = decide(held_rows, extra, c_)
+            loo.append(cell(report(held_rows, p_held, held)))
+            matched.append(cell(at_false_rate(held_rows, p_held, held)))
+        label = "+".join(extra) or "refit, no new feature"
+        print(f"{label} | left out | " + " | ".join(loo))
+        print(f"{label} | left out, 20+ words at {MATCHED_FALSE:g} false | " + " | ".join(matched))
         if extra:
             print(f"    coefficients of {extra}: {np.round(coef[len(FEATURES) + 1 :], 3).tolist()}")
         sys.stdout.flush()
