@@ -36,7 +36,7 @@ from bench.retrieval_shapes import (
 )
 from db.settings import Settings
 from engine.retrieval import adaptation
-from engine.retrieval.calibration import DEFAULT_THRESHOLD, probability
+from engine.retrieval.calibration import ADAPTED_MODE, DEFAULT_THRESHOLD, probability
 from engine.retrieval.search import SearchResult
 
 
@@ -52,6 +52,8 @@ def decision_inputs(res: SearchResult) -> dict[str, float]:
         "_sparse": top.sparse_score,
         "_dense": top.dense_score,
         "_hybrid": float(res.mode == "hybrid"),
+        # decided by the query adapter's own coefficient set (a long message's adapted search)
+        "_adapted": float(getattr(top, "coefficients", "") == ADAPTED_MODE),
     }
 
 
@@ -64,8 +66,9 @@ def rescored(outcomes: list[QueryOutcome], cal: adaptation.RoleCalibration) -> l
             continue
         mode = "hybrid" if f["_hybrid"] else "sparse"
         feats = {k: v for k, v in f.items() if not k.startswith("_")}
+        # as KBSearch: the role's adjustment of the search's mode, on the coefficient set that decided it
         p = probability(
-            mode,
+            ADAPTED_MODE if f.get("_adapted") else mode,
             feats,
             unknown_words=int(f["_unknown"]),
             sparse=f["_sparse"],

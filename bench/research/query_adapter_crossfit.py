@@ -23,6 +23,7 @@ import asyncio
 import json
 import sys
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +43,8 @@ from bench.retrieval_shapes import (
 from engine.retrieval import query_adapter
 from engine.retrieval.calibration import DEFAULT_THRESHOLD
 from engine.retrieval.search import SearchResult
+
+SHIPPED_FILE = query_adapter.ADAPTER_FILE
 
 
 def _features(res: SearchResult) -> dict[str, float]:
@@ -65,6 +68,56 @@ def table_of(raw: dict[str, dict[str, list[QueryOutcome]]], threshold: float) ->
     return table
 
 
+def cross_fitted(
+    embedder: DiskCachedEmbedder,
+    collect: Callable[[SearchResult], dict[str, float]],
+    *,
+    none: bool = False,
+    typed_only: bool = False,
+    shapes: Sequence[str] = SHAPES,
+) -> dict[str, dict[str, list[QueryOutcome]]]:
+    """Every shape's dev outcomes (runs as ``evaluate_shapes``), each searched with an adapter fitted on the
+    other folds (``none``: no adapter; ``typed_only``: one map for every message), ``collect`` read from each
+    search; ``shapes``: only these."""
+    raw: dict[str, dict[str, list[QueryOutcome]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        if not none:
+            dev, q, p = dev_vectors(embedder)
+            _, q_bare, _ = dev_vectors(embedder, strip=True)
+            folds = np.array([fold_of(x.query_id) for x in dev])
+        for k in range(1 if none else FOLDS):
+            if none:
+                query_adapter.ADAPTER_FILE = Path(tmp) / "absent.npz"
+            else:
+                tr = folds != k
+                w = ridge(LAMBDA, residual=True)(q[tr], p[tr], p, np.arange(int(tr.sum())))
+                w_bare = None
+                if not typed_only:  # the second map, for messages typed without marks
+                    w_bare = ridge(LAMBDA, residual=True)(q_bare[tr], p[tr], p, np.arange(int(tr.sum())))
+                query_adapter.ADAPTER_FILE = Path(tmp) / f"fold{k}.npz"
+                query_adapter.save(query_adapter.ADAPTER_FILE, w, SCALE, embedder.name, unmarked=w_bare)
+            query_adapter._shipped.cache_clear()
+            _, part = asyncio.run(
+                evaluate_shapes(
+                    "dev",
+                    DEFAULT_THRESHOLD,
+                    shapes=shapes,
+                    embedder=embedder,
+                    collect=collect,
+                    log=lambda s: None,
+                    query_adapter=not none,
+                )
+            )
+            for name, runs in part.items():
+                for run, outcomes in runs.items():
+                    keep = outcomes if none else [o for o in outcomes if _fold(o) == k]
+                    raw.setdefault(name, {}).setdefault(run, []).extend(keep)
+            print(f"fold {k} done", file=sys.stderr, flush=True)
+    query_adapter.ADAPTER_FILE = SHIPPED_FILE
+    query_adapter._shipped.cache_clear()
+    return raw
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument(
@@ -77,40 +130,7 @@ def main() -> int:
     ap.add_argument("--c", type=float, default=3.0)
     ap.add_argument("--unanswerable-weight", type=float, default=0.8)
     args = ap.parse_args()
-    embedder = DiskCachedEmbedder()
-    raw: dict[str, dict[str, list[QueryOutcome]]] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        if not args.none:
-            dev, q, p = dev_vectors(embedder)
-            _, q_bare, _ = dev_vectors(embedder, strip=True)
-            folds = np.array([fold_of(x.query_id) for x in dev])
-        for k in range(1 if args.none else FOLDS):
-            if args.none:
-                query_adapter.ADAPTER_FILE = Path(tmp) / "absent.npz"
-            else:
-                tr = folds != k
-                w = ridge(LAMBDA, residual=True)(q[tr], p[tr], p, np.arange(int(tr.sum())))
-                w_bare = None
-                if not args.typed_only:  # the second map, for messages typed without marks
-                    w_bare = ridge(LAMBDA, residual=True)(q_bare[tr], p[tr], p, np.arange(int(tr.sum())))
-                query_adapter.ADAPTER_FILE = Path(tmp) / f"fold{k}.npz"
-                query_adapter.save(query_adapter.ADAPTER_FILE, w, SCALE, embedder.name, unmarked=w_bare)
-            query_adapter._shipped.cache_clear()
-            _, part = asyncio.run(
-                evaluate_shapes(
-                    "dev",
-                    DEFAULT_THRESHOLD,
-                    embedder=embedder,
-                    collect=_features,
-                    log=lambda s: None,
-                    query_adapter=not args.none,
-                )
-            )
-            for name, runs in part.items():
-                for run, outcomes in runs.items():
-                    keep = outcomes if args.none else [o for o in outcomes if _fold(o) == k]
-                    raw.setdefault(name, {}).setdefault(run, []).extend(keep)
-            print(f"fold {k} done", file=sys.stderr, flush=True)
+    raw = cross_fitted(DiskCachedEmbedder(), _features, none=args.none, typed_only=args.typed_only)
     print("with the calibration in calibration.py:")
     print(format_table(table_of(raw, DEFAULT_THRESHOLD)))
     rows = [

@@ -84,12 +84,16 @@ class RankedHit(Hit):
     features: dict[str, float] = field(default_factory=dict)
     raw_score: float = 0.0  # the global model's probability, before the role's own adjustment
     calibration: str = "global"  # "global", or "role" when the role's re-estimated adjustment applied
+    # the coefficient set that gave the probability (``calibration.COEFFICIENTS``: "hybrid_adapted" when the
+    # dense leg searched with the query adapter's vector)
+    coefficients: str = ""
 
     def trace(self) -> dict[str, Any]:
         return {
             **Hit.trace(self),
             "raw_score": round(self.raw_score, 4),
             "calibration": self.calibration,
+            "coefficients": self.coefficients,
             "features": {k: round(v, 3) for k, v in self.features.items()},
         }
 
@@ -535,6 +539,7 @@ class KBSearch:
                     features=feats,
                     raw_score=raw,
                     calibration="role" if adjust is not None else "global",
+                    coefficients=cal_mode,
                 )
             )
         timings["fuse"] += (time.perf_counter() - t) * 1000

@@ -115,6 +115,19 @@ async def test_long_message_searches_with_the_adapted_vector(shipped):
     assert (await kb.search(ROLE, LONG, mode="dense")).hits[0].entry.code == "MOVED"
 
 
+async def test_trace_names_the_coefficient_set_that_decided(shipped):
+    """An admin reading the trace sees that a long message was decided by the adapter's own calibration, and a
+    short one by the plain hybrid set (the two sets read the same features with other weights)."""
+    q, store = _setup(shipped)
+    kb = KBSearch(store, FixedEmbedder(shipped.model, q), k=2, version_check_seconds=0, query_adapter=True)
+    long, short = await kb.search(ROLE, LONG), await kb.search(ROLE, SHORT)
+    assert long.mode == short.mode == "hybrid"
+    assert [h.trace()["coefficients"] for h in long.hits] == ["hybrid_adapted"] * len(long.hits)
+    assert [h.trace()["coefficients"] for h in short.hits] == ["hybrid"] * len(short.hits)
+    off = KBSearch(store, FixedEmbedder(shipped.model, q), k=2, version_check_seconds=0)
+    assert (await off.search(ROLE, LONG)).hits[0].trace()["coefficients"] == "hybrid"
+
+
 async def test_short_message_keeps_its_vector(shipped):
     q, store = _setup(shipped)
     kb = KBSearch(store, FixedEmbedder(shipped.model, q), k=2, version_check_seconds=0, query_adapter=True)
