@@ -440,6 +440,35 @@ def test_an_iron_cabinet_typed_without_diacritics_is_no_suicide(text, suicide):
 
 
 @pytest.mark.parametrize(
+    ("text", "emergency"),
+    [
+        ('fwd tin chồng em: "anh đau ngực dữ dội, vã mồ hôi, khó thở"', True),
+        ('chuyển tiếp tin nhắn của mẹ: "mẹ thở không nổi, nằm xuống là ngộp, ho ra bọt hồng"', True),
+        ('fwd tin cảnh báo: "đau ngực dữ dội, vã mồ hôi là dấu hiệu nhồi máu cơ tim, hãy gọi 115"', False),
+        ('fwd tin nóng: "một người đàn ông bị điện giật tử vong khi sửa mái tôn"', False),
+        ('fwd clip: "võ sĩ bị đấm gãy hàm trên sàn đấu", chồng em hỏi gãy hàm thì mổ thế nào', False),
+    ],
+)
+def test_a_relatives_forwarded_message_is_read_forwarded_news_is_not(text, emergency):
+    """'tin' is the news and also a message: "fwd tin chồng em: …" forwards the words of the one in danger, now
+    (v60's three misses at round 24), while a forwarded warning, breaking news or a clip stays a story (round 25)."""
+    assert triage(text, default_rules(), model=None).is_emergency is emergency
+
+
+@pytest.mark.parametrize(
+    ("text", "emergency"),
+    [
+        ("duong huyet ong nha toi thap con hai cham may, ngam nuoc duong khong nuot", True),
+        ("đường huyết của mẹ còn hai chấm mấy, gọi không tỉnh", True),
+        ("đường huyết sáng nay sáu chấm mấy, vậy bình thường không", False),
+    ],
+)
+def test_a_glucose_said_point_something_is_read(text, emergency):
+    """"hai chấm mấy" (two point something, dictated): read at its middle, 2.5, under 3.0 whatever the decimal was."""
+    assert ("hypoglycaemia" in triage(text, default_rules(), model=None).categories) is emergency
+
+
+@pytest.mark.parametrize(
     ("text", "bite"),
     [
         ("thế còn lúc đói 5.5 thì sao", False),
