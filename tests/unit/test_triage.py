@@ -195,7 +195,8 @@ DEV_BF = load_labelled(LABELLED / "dev58.jsonl")
 # second or rusty language), measured once at 6713972 (round 23): rules + model 305/310, 12/330 and 306/310, 13/330;
 # again at a4e5f3a (round 24): 305/310, 10/330 and 304/310, 11/330. v60 (author BI, messages pasted or forwarded:
 # group-chat logs, quoted relatives) and v61 (author BJ, people on the road), measured once at a4e5f3a: rules alone
-# 286/310 and 287/310, rules + model 304/310, 8/330 and 309/310, 10/330.
+# 286/310 and 287/310, rules + model 304/310, 8/330 and 309/310, 10/330. After round 25, rules + model: 310/310 each,
+# false alarms 3/330, 6/330, 3/330, 3/330 (rules alone 299, 286, 292, 289 of 310).
 DEV_BG = load_labelled(LABELLED / "dev59.jsonl")
 DEV_BH = load_labelled(LABELLED / "dev60.jsonl")
 DEV_BI = load_labelled(LABELLED / "dev61.jsonl")
@@ -285,10 +286,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev BD", DEV_BD, 1.0, 0.021),
         ("dev BE", DEV_BE, 0.993, 0.016),
         ("dev BF", DEV_BF, 0.996, 0.013),
-        ("dev BG", DEV_BG, 0.987, 0.025),
-        ("dev BH", DEV_BH, 0.99, 0.031),
-        ("dev BI", DEV_BI, 0.987, 0.016),
-        ("dev BJ", DEV_BJ, 1.0, 0.028),
+        ("dev BG", DEV_BG, 1.0, 0.01),
+        ("dev BH", DEV_BH, 1.0, 0.019),
+        ("dev BI", DEV_BI, 1.0, 0.01),
+        ("dev BJ", DEV_BJ, 1.0, 0.01),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -464,7 +465,8 @@ def test_a_relatives_forwarded_message_is_read_forwarded_news_is_not(text, emerg
     ],
 )
 def test_a_glucose_said_point_something_is_read(text, emergency):
-    """"hai chấm mấy" (two point something, dictated): read at its middle, 2.5, under 3.0 whatever the decimal was."""
+    """A glucose said "hai chấm mấy" (two point something, dictated) is read at its middle, 2.5: under 3.0 whatever
+    the decimal was."""
     assert ("hypoglycaemia" in triage(text, default_rules(), model=None).categories) is emergency
 
 
