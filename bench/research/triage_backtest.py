@@ -71,6 +71,8 @@ FREEZES = [
     ("74e4ce0", ["dev51", "dev52"]),
     ("8551619", ["dev53", "dev54", "dev55", "dev56"]),
     ("7a8fb21", ["dev57", "dev58"]),
+    ("6713972", ["dev59", "dev60"]),
+    ("a4e5f3a", ["dev61", "dev62"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """

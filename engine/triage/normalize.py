@@ -271,6 +271,25 @@ def _spoken_number(tokens: list[str], i: int) -> tuple[int, int] | None:
     return None
 
 
+# Round 25: "hai chấm mấy" (two point something): a reading told by its whole part only, read as its middle (".5"), so
+# "đường còn hai chấm mấy" is under 3.0 and "ba chấm mấy" under 3.9, as whatever the decimal was.
+_SOME_DIGIT = "may"
+
+
+def _decimal_digit(token: str) -> str | None:
+    """The digit a word after a spoken decimal point stands for ("tám" → "8", "mấy" → "5"), or None."""
+    if token == _SOME_DIGIT:
+        return "5"
+    return str(_DIGITS[token]) if token in _DIGITS else None
+
+
+def _some_digit_then(token: str) -> str:
+    """The punctuation glued after "mấy" ("hai chấm mấy, gọi không tỉnh": the glucose reader splits words on spaces
+    only), or "" when ``token`` is no "mấy" with punctuation after it."""
+    word = token.rstrip(",.;:!?")
+    return token[len(word) :] if word == _SOME_DIGIT and word != token else ""
+
+
 def read_spoken_numbers(folded: str) -> str:
     """Folded words with every number said in words ("hai tram hai muoi") written as digits ("220")."""
     tokens = folded.split(" ")
@@ -286,7 +305,7 @@ def read_spoken_numbers(folded: str) -> str:
             and tokens[i] != "nam"  # "nam châm" is a magnet
             and i + 2 < len(tokens)
             and tokens[i + 1] in _POINT
-            and tokens[i + 2] in _DIGITS
+            and (_decimal_digit(tokens[i + 2]) is not None or _some_digit_then(tokens[i + 2]))
         ):
             found = (_DIGITS[tokens[i]], 1)  # "hai chấm tám": a single digit before a decimal point
         if (
@@ -295,18 +314,25 @@ def read_spoken_numbers(folded: str) -> str:
             and len(tokens[i]) <= 2
             and i + 2 < len(tokens)
             and tokens[i + 1] in _POINT
-            and (tokens[i + 2] in _DIGITS or (tokens[i + 2].isdigit() and len(tokens[i + 2]) == 1))
+            and (
+                _decimal_digit(tokens[i + 2]) is not None
+                or _some_digit_then(tokens[i + 2])
+                or (tokens[i + 2].isdigit() and len(tokens[i + 2]) == 1)
+            )
         ):
             # round 13: "3 chấm 9", "6 chấm một": digits with the decimal point said aloud (a dictated reading)
-            decimal = _DIGITS.get(tokens[i + 2], tokens[i + 2])
-            out.append(f"{tokens[i]}.{decimal}")
+            after = _some_digit_then(tokens[i + 2])
+            decimal = "5" if after else _decimal_digit(tokens[i + 2]) or tokens[i + 2]
+            out.append(f"{tokens[i]}.{decimal}{after}")
             i += 3
             continue
         if found:
             number, i = str(found[0]), i + found[1]
             # "hai chấm tám", "mười hai phẩy năm": a decimal said in words
-            if i + 1 < len(tokens) and tokens[i] in _POINT and tokens[i + 1] in _DIGITS:
-                number, i = f"{number}.{_DIGITS[tokens[i + 1]]}", i + 2
+            if i + 1 < len(tokens) and tokens[i] in _POINT and _decimal_digit(tokens[i + 1]) is not None:
+                number, i = f"{number}.{_decimal_digit(tokens[i + 1])}", i + 2
+            elif i + 1 < len(tokens) and tokens[i] in _POINT and _some_digit_then(tokens[i + 1]):
+                number, i = f"{number}.5{_some_digit_then(tokens[i + 1])}", i + 2
             out.append(number)
         else:
             out.append(tokens[i])

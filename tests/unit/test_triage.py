@@ -157,13 +157,8 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set is four blind sets, never tuned on. v58 (author BG, people aged 60-85, many dictating by
-# speech-to-text) and v59 (author BH, Vietnamese as a second or rusty language), measured once at 6713972 (round 23:
-# 611/620, 25/660), then again at a4e5f3a (round 24, whose choices were made on the backtest alone): 609/620, 21/660.
-# v60 (author BI, 640 messages pasted or forwarded: group-chat logs, quoted relatives) and v61 (author BJ, 640 messages,
-# people on the road: drivers, riders, travellers), measured once at a4e5f3a: 304/310, 8/330 and 309/310, 10/330
-# (round 23's freeze on them: 614/620, 20/660). All four at a4e5f3a: 1222/1240 (98.55 %), 39/1320 (2.95 %); rules alone
-# 1146/1240, 44/1320. Round 22's held-out set (v55, v56) is dev57-dev58 (below).
+# The held-out set: the next blind pair, measured once at the freeze before it is installed (none installed now: round
+# 25's held-out sets v58-v61 are dev59-dev62 below). The gates are set at what the next pair gives when installed.
 HELD_OUT_RECALL = 0.985
 HELD_OUT_FALSE_ALARMS = 0.03
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
@@ -195,6 +190,17 @@ DEV_BD = load_labelled(LABELLED / "dev56.jsonl")
 # 309/310, 10/330. Guarded at what they give after it.
 DEV_BE = load_labelled(LABELLED / "dev57.jsonl")
 DEV_BF = load_labelled(LABELLED / "dev58.jsonl")
+# The fifty-eighth to sixty-first held-out sets, then tuned on and learnt from (round 25), guarded at what they give
+# after it: v58 (author BG, people aged 60-85, many dictating by speech-to-text) and v59 (author BH, Vietnamese as a
+# second or rusty language), measured once at 6713972 (round 23): rules + model 305/310, 12/330 and 306/310, 13/330;
+# again at a4e5f3a (round 24): 305/310, 10/330 and 304/310, 11/330. v60 (author BI, messages pasted or forwarded:
+# group-chat logs, quoted relatives) and v61 (author BJ, people on the road), measured once at a4e5f3a: rules alone
+# 286/310 and 287/310, rules + model 304/310, 8/330 and 309/310, 10/330. After round 25, rules + model: 310/310 each,
+# false alarms 3/330, 6/330, 3/330, 3/330 (rules alone 299, 286, 292, 293 of 310).
+DEV_BG = load_labelled(LABELLED / "dev59.jsonl")
+DEV_BH = load_labelled(LABELLED / "dev60.jsonl")
+DEV_BI = load_labelled(LABELLED / "dev61.jsonl")
+DEV_BJ = load_labelled(LABELLED / "dev62.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -280,6 +286,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev BD", DEV_BD, 1.0, 0.021),
         ("dev BE", DEV_BE, 0.993, 0.016),
         ("dev BF", DEV_BF, 0.996, 0.013),
+        ("dev BG", DEV_BG, 1.0, 0.01),
+        ("dev BH", DEV_BH, 1.0, 0.019),
+        ("dev BI", DEV_BI, 1.0, 0.01),
+        ("dev BJ", DEV_BJ, 1.0, 0.01),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -428,6 +438,36 @@ def test_english_words_and_names_are_not_taken_for_telex(text):
 def test_an_iron_cabinet_typed_without_diacritics_is_no_suicide(text, suicide):
     """'tủ sắt' (an iron cabinet) and 'tự sát' (suicide) fold to the same letters: the words around them decide."""
     assert ("suicide" in triage(text, default_rules(), model=None).categories) is suicide
+
+
+@pytest.mark.parametrize(
+    ("text", "emergency"),
+    [
+        ('fwd tin chồng em: "anh đau ngực dữ dội, vã mồ hôi, khó thở"', True),
+        ('chuyển tiếp tin nhắn của mẹ: "mẹ thở không nổi, nằm xuống là ngộp, ho ra bọt hồng"', True),
+        ('fwd tin cảnh báo: "đau ngực dữ dội, vã mồ hôi là dấu hiệu nhồi máu cơ tim, hãy gọi 115"', False),
+        ('fwd tin nóng: "một người đàn ông bị điện giật tử vong khi sửa mái tôn"', False),
+        ('fwd clip: "võ sĩ bị đấm gãy hàm trên sàn đấu", chồng em hỏi gãy hàm thì mổ thế nào', False),
+    ],
+)
+def test_a_relatives_forwarded_message_is_read_forwarded_news_is_not(text, emergency):
+    """'tin' is the news and also a message: "fwd tin chồng em: …" forwards the words of the one in danger, now
+    (v60's three misses at round 24), while a forwarded warning, breaking news or a clip stays a story (round 25)."""
+    assert triage(text, default_rules(), model=None).is_emergency is emergency
+
+
+@pytest.mark.parametrize(
+    ("text", "emergency"),
+    [
+        ("duong huyet ong nha toi thap con hai cham may, ngam nuoc duong khong nuot", True),
+        ("đường huyết của mẹ còn hai chấm mấy, gọi không tỉnh", True),
+        ("đường huyết sáng nay sáu chấm mấy, vậy bình thường không", False),
+    ],
+)
+def test_a_glucose_said_point_something_is_read(text, emergency):
+    """A glucose said "hai chấm mấy" (two point something, dictated) is read at its middle, 2.5: under 3.0 whatever
+    the decimal was."""
+    assert ("hypoglycaemia" in triage(text, default_rules(), model=None).categories) is emergency
 
 
 @pytest.mark.parametrize(
