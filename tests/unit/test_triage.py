@@ -157,10 +157,13 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set: the next blind pair, measured once at the freeze before it is installed (none installed now: round
-# 25's held-out sets v58-v61 are dev59-dev62 below). The gates are set at what the next pair gives when installed.
-HELD_OUT_RECALL = 0.985
-HELD_OUT_FALSE_ALARMS = 0.03
+# The held-out set is a blind pair, never tuned on: v62 (author BK, nightlife, alcohol and drugs) and v63 (author BL,
+# storm and flood season), measured once at 961ba9e (round 24's rules and model): rules + model 308/310, 12/330 and
+# 304/310, 14/330, together 612/620 (98.71 %), 26/660 (3.94 %); rules alone 577/620, 31/660. Round 23's freeze
+# (6713972): 613/620, 26/660. Round 25, written without them and merged after that measurement: 613/620, 24/660. The
+# gates are what the freeze gave; the held-out sets of rounds 23-25 (v58-v61) are dev59-dev62 below.
+HELD_OUT_RECALL = 0.987
+HELD_OUT_FALSE_ALARMS = 0.04
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
