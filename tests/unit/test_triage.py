@@ -201,9 +201,10 @@ DEV_BG = load_labelled(LABELLED / "dev59.jsonl")
 DEV_BH = load_labelled(LABELLED / "dev60.jsonl")
 DEV_BI = load_labelled(LABELLED / "dev61.jsonl")
 DEV_BJ = load_labelled(LABELLED / "dev62.jsonl")
-# The sixty-second and sixty-third held-out sets, then tuned on and learnt from (round 26), guarded at what they give:
-# v62 (author BK, nightlife, alcohol and drugs) and v63 (author BL, storm and flood season), measured once at 961ba9e
-# (round 24's rules and model): rules alone 289/310 and 288/310, rules + model 308/310, 12/330 and 304/310, 14/330.
+# The sixty-second and sixty-third held-out sets, then tuned on and learnt from (round 26), guarded at what they give
+# after it: v62 (author BK, nightlife, alcohol and drugs) and v63 (author BL, storm and flood season), measured once at
+# 961ba9e (round 24's rules and model): rules alone 289/310 and 288/310, rules + model 308/310, 12/330 and 304/310,
+# 14/330. After round 26, rules + model: 310/310 each, false alarms 6/330 and 4/330 (rules alone 290 and 293 of 310).
 DEV_BK = load_labelled(LABELLED / "dev63.jsonl")
 DEV_BL = load_labelled(LABELLED / "dev64.jsonl")
 # written for the weakest categories, tuned on and learnt from
@@ -295,8 +296,8 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev BH", DEV_BH, 1.0, 0.019),
         ("dev BI", DEV_BI, 1.0, 0.01),
         ("dev BJ", DEV_BJ, 1.0, 0.01),
-        ("dev BK", DEV_BK, 0.993, 0.037),
-        ("dev BL", DEV_BL, 0.987, 0.031),
+        ("dev BK", DEV_BK, 1.0, 0.019),
+        ("dev BL", DEV_BL, 1.0, 0.013),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
