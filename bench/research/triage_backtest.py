@@ -73,6 +73,7 @@ FREEZES = [
     ("7a8fb21", ["dev57", "dev58"]),
     ("6713972", ["dev59", "dev60"]),
     ("a4e5f3a", ["dev61", "dev62"]),
+    ("961ba9e", ["dev63", "dev64"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """

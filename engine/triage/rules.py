@@ -14,8 +14,9 @@ ones in a short message that tells rather than asks ("con co giật", "ba ngất
 when the sign is said to persist after first aid ("làm theo rồi mà mẹ vẫn co giật", "vẫn không đỡ, giờ…").
 A whole message raises no alarm when it only asks in general ("dấu hiệu đột quỵ là gì?": a question form and
 nobody's situation in it), asks to learn ("cách sơ cứu…", "em tò mò"), describes a pattern over time with
-nothing acute ("dạo này hay tức ngực"), or says it is over ("giờ bình thường rồi"), as far as each category
-allows (``*_cancels`` flags). The categories spoken of are still reported as *topics*: a clinician's role shows
+nothing acute ("dạo này hay tức ngực"), or says it is over ("giờ bình thường rồi"), or tells of someone already in
+hospital being treated and doing well, with no sign told after it ("đang lọc máu ở Chợ Rẫy, bác sĩ nói đang tiến triển
+tốt"), as far as each category allows (``*_cancels`` flags). The categories spoken of are still reported as *topics*: a clinician's role shows
 the emergency card after the clinical answer.
 
 Phrases are Python regular expressions over the normalised text (``normalize.py``: plain lowercase words, one
@@ -142,6 +143,7 @@ class Category:
     recurrent_cancels: bool
     conditional_cancels: bool
     resolved_cancels: bool
+    in_care_cancels: bool  # someone already in hospital being treated, said to be doing well (round 26)
     advice: tuple[str, ...]
     advice_source: str
     message: str  # a whole answer of its own (suicide), else empty: the standard card
@@ -198,6 +200,10 @@ class Markers:
     # a phrase read across a clause that ends on a sign said to be absent ("huyết áp 180/100, không nhức đầu", "ong
     # đốt nhưng không sưng môi"): the reassurance, not the sign (round 19)
     ends_denied: re.Pattern[str] | None = None
+    # the person is already in hospital being treated and the message says how it goes or asks what comes after
+    # ("đang lọc máu ở Chợ Rẫy, bác sĩ nói đang tiến triển tốt", "đã đặt stent xong, có được đánh răng không"): the
+    # emergency is in hands, unless something worse is told after it (round 26)
+    in_care: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +243,7 @@ class Match:
     recurrent: bool = False  # the message describes a pattern over time, nothing acute
     resolved: bool = False  # the message says it is over, nothing acute
     about_animal: bool = False  # the message is about an animal and no person is hurt
+    in_care: bool = False  # someone already being treated in hospital, doing well, nothing worse after it
 
 
 def _required(spec: dict[str, Any], key: str, where: str) -> Any:
@@ -307,6 +314,7 @@ def parse_rules(text: str) -> RuleSet:
         persists=_ending(m.get("persists", [])),
         no_better=compile_phrases(m.get("no_better", [])),
         ends_denied=_ending_at_end(m.get("ends_denied", [])),
+        in_care=compile_phrases(m.get("in_care", [])),
         fragment_words=int(m.get("fragment_words", 10)),
     )
     g = _required(data, "glucose", "file")
@@ -357,6 +365,7 @@ def parse_rules(text: str) -> RuleSet:
                     recurrent_cancels=bool(spec.get("recurrent_cancels", True)),
                     conditional_cancels=bool(spec.get("conditional_cancels", True)),
                     resolved_cancels=bool(spec.get("resolved_cancels", True)),
+                    in_care_cancels=bool(spec.get("in_care_cancels", True)),
                     advice=advice,
                     advice_source=_required(spec, "advice_source", where),
                     message=message,
@@ -560,6 +569,11 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
         return not acute or (earlier_today and last > last_acute and not _CONTRAST.search(norm.text, last))
 
     result.resolved = over_now(mk.resolved)
+    # Someone already being treated in hospital: the signs told up to the last word of that ("… đang thở oxy, bác sĩ nói
+    # theo dõi thêm") are in hands; a sign told after it ("…, mà giờ môi tím tái") or after a "but" is new (round 26).
+    care = [m for m in mk.in_care.finditer(norm.text)] if mk.in_care is not None else []
+    care_end = care[-1].end() if care and not _CONTRAST.search(norm.text, care[-1].start()) else -1
+    result.in_care = care_end >= 0
     # A short fragment that tells rather than asks ("con co giật", "ba ngất", "HA 210/120"): its core signs count
     # by themselves (round 9); a question ("… thì sao", "… là gì", "?") is no fragment.
     # A plea for what to do now in a clause of its own, with someone named ("con em co giật, phải làm gì?"), is no
@@ -598,6 +612,9 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
             result.topics.append(cat.id)
         over = (result.recurrent and cat.recurrent_cancels) or (result.resolved and cat.resolved_cancels)
         over = over or (cat.dismiss is not None and over_now(cat.dismiss))
+        if result.in_care and cat.in_care_cancels:
+            told = alone + ([*symptoms, *severity] if pair is not None else [])
+            over = over or all(span is not None and span[0] < care_end for _, span in told)
         asked_now = only_learning and not result.about_animal and _said_now(alone or severity, msg)
         if fired and (not result.general_question or asked_now) and not over:
             result.categories.append(cat.id)

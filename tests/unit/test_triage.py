@@ -157,13 +157,10 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set is a blind pair, never tuned on: v62 (author BK, nightlife, alcohol and drugs) and v63 (author BL,
-# storm and flood season), measured once at 961ba9e (round 24's rules and model): rules + model 308/310, 12/330 and
-# 304/310, 14/330, together 612/620 (98.71 %), 26/660 (3.94 %); rules alone 577/620, 31/660. Round 23's freeze
-# (6713972): 613/620, 26/660. Round 25, written without them and merged after that measurement: 613/620, 24/660. The
-# gates are what the freeze gave; the held-out sets of rounds 23-25 (v58-v61) are dev59-dev62 below.
-HELD_OUT_RECALL = 0.987
-HELD_OUT_FALSE_ALARMS = 0.04
+# The held-out set: the next blind pair, measured once at the freeze before it is installed (none installed now: round
+# 26's held-out sets v62-v63 are dev63-dev64 below). The gates are set at what the next pair gives when installed.
+HELD_OUT_RECALL = 0.985
+HELD_OUT_FALSE_ALARMS = 0.03
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
@@ -204,6 +201,12 @@ DEV_BG = load_labelled(LABELLED / "dev59.jsonl")
 DEV_BH = load_labelled(LABELLED / "dev60.jsonl")
 DEV_BI = load_labelled(LABELLED / "dev61.jsonl")
 DEV_BJ = load_labelled(LABELLED / "dev62.jsonl")
+# The sixty-second and sixty-third held-out sets, then tuned on and learnt from (round 26), guarded at what they give
+# after it: v62 (author BK, nightlife, alcohol and drugs) and v63 (author BL, storm and flood season), measured once at
+# 961ba9e (round 24's rules and model): rules alone 289/310 and 288/310, rules + model 308/310, 12/330 and 304/310,
+# 14/330. After round 26, rules + model: 310/310 each, false alarms 6/330 and 4/330 (rules alone 290 and 293 of 310).
+DEV_BK = load_labelled(LABELLED / "dev63.jsonl")
+DEV_BL = load_labelled(LABELLED / "dev64.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -293,6 +296,8 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev BH", DEV_BH, 1.0, 0.019),
         ("dev BI", DEV_BI, 1.0, 0.01),
         ("dev BJ", DEV_BJ, 1.0, 0.01),
+        ("dev BK", DEV_BK, 1.0, 0.019),
+        ("dev BL", DEV_BL, 1.0, 0.013),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
