@@ -28,6 +28,7 @@ from bench.retrieval_shapes import (
     DATA,
     DiskCachedEmbedder,
     EvalQuery,
+    add_query_adapter_option,
     build_shapes,
     false_answer_rate,
     format_table,
@@ -35,7 +36,6 @@ from bench.retrieval_shapes import (
     run_queries,
     without,
 )
-from db.settings import Settings
 from engine.retrieval.calibration import DEFAULT_THRESHOLD
 
 HELD_OUT = Path(__file__).resolve().parent / "data" / "retrieval_heldout"
@@ -87,12 +87,7 @@ async def evaluate(threshold: float, query_adapter: bool) -> dict[str, dict[str,
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
-    ap.add_argument(
-        "--query-adapter",
-        action=argparse.BooleanOptionalAction,
-        default=Settings.model_fields["query_adapter"].default,
-        help="search with the dense leg's query adapter (default: the QUERY_ADAPTER setting's default)",
-    )
+    add_query_adapter_option(ap)
     ap.add_argument(
         "--out", type=Path, default=Path(__file__).resolve().parent / "results" / "retrieval_heldout.json"
     )

@@ -29,12 +29,12 @@ from bench.retrieval_shapes import (
     DATA,
     SHAPES,
     QueryOutcome,
+    add_query_adapter_option,
     evaluate_shapes,
     false_answer_rate,
     format_table,
     ranking_metrics,
 )
-from db.settings import Settings
 from engine.retrieval import adaptation
 from engine.retrieval.calibration import ADAPTED_MODE, DEFAULT_THRESHOLD, probability
 from engine.retrieval.search import SearchResult
@@ -131,13 +131,7 @@ def main() -> int:
         help="with --per-kb: pickle of the searches' outcomes, read when it exists (deciding again with other "
         "settings searches nothing), written otherwise",
     )
-    ap.add_argument(
-        "--query-adapter",
-        action=argparse.BooleanOptionalAction,
-        default=Settings.model_fields["query_adapter"].default,
-        help="search with the dense leg's query adapter (default: the QUERY_ADAPTER setting's default, on); "
-        "--no-query-adapter for the figures without it",
-    )
+    add_query_adapter_option(ap)
     ap.add_argument("--prior", type=float, default=adaptation.PRIOR_WEIGHT, help="its shrinkage, in rows")
     ap.add_argument(
         "--out", type=Path, default=Path(__file__).resolve().parent / "results" / "retrieval_shapes.json"

@@ -34,6 +34,7 @@ The store is in memory (exact cosine: an upper bound on what pgvector's HNSW ret
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import itertools
 import json
@@ -51,6 +52,7 @@ import numpy as np
 
 from bench.memory_store import MemoryKBStore
 from bench.research.embed_cache import NpyCache
+from db.settings import Settings
 from engine.embedding import LlamaCppEmbedder, passage_text
 from engine.retrieval.search import KBSearch, SearchResult
 from engine.retrieval.sparse import SparseIndex
@@ -319,6 +321,18 @@ class DiskCachedEmbedder:
 
 
 # ---------------------------------------------------------------------------------------------- running
+
+
+def add_query_adapter_option(ap: argparse.ArgumentParser) -> None:
+    """``--query-adapter`` / ``--no-query-adapter`` for a retrieval benchmark: search with the dense leg's query
+    adapter or without; by default as the product does (the ``QUERY_ADAPTER`` setting's default)."""
+    ap.add_argument(
+        "--query-adapter",
+        action=argparse.BooleanOptionalAction,
+        default=Settings.model_fields["query_adapter"].default,
+        help="search with the dense leg's query adapter (default: the QUERY_ADAPTER setting's default, on); "
+        "--no-query-adapter for the figures without it",
+    )
 
 
 @dataclass(slots=True)

@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from bench.research.query_adapter_crossfit import cross_fitted
+from bench.research import retrieval_calibration_fit as calfit
+from bench.research.query_adapter_crossfit import calibration_rows, cross_fitted
 from bench.retrieval_shapes import SHAPES, DiskCachedEmbedder
 from engine.embedding import passage_text
 from engine.retrieval import query_adapter
@@ -144,17 +145,7 @@ def matrix(rows: list[dict], extra: list[str], unanswerable: float = 1.0) -> tup
         ]
     )
     y = np.array([bool(r["right"]) for r in rows])
-    groups = [(r["shape"], r["run"]) for r in rows]
-    sizes: dict[tuple[str, str], int] = {}
-    for g in groups:
-        sizes[g] = sizes.get(g, 0) + 1
-    w = np.array(
-        [
-            len(rows) / (len(sizes) * sizes[g]) * (unanswerable if g[1] == "unanswerable" else 1.0)
-            for g in groups
-        ]
-    )
-    return x, y, w
+    return x, y, calfit.row_weights(rows, unanswerable, self_weight=1.0)
 
 
 def fit(rows: list[dict], extra: list[str], c: float, unanswerable: float) -> np.ndarray:
@@ -219,14 +210,7 @@ def main() -> int:
         embedder = DiskCachedEmbedder()
         global RAW
         RAW = RawDense(embedder)
-        raw = cross_fitted(embedder, collect)
-        rows = [
-            {"shape": name, "run": run, "right": o.rank == 1, "features": o.features}
-            for name, runs in raw.items()
-            for run, outcomes in runs.items()
-            for o in outcomes
-            if o.features
-        ]
+        rows = calibration_rows(cross_fitted(embedder, collect))
         args.rows.write_text(json.dumps(rows))
     rows = json.loads(args.rows.read_text())
     variants = (

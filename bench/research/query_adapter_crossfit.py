@@ -118,6 +118,18 @@ def cross_fitted(
     return raw
 
 
+def calibration_rows(raw: dict[str, dict[str, list[QueryOutcome]]]) -> list[dict[str, object]]:
+    """The searches' outcomes as calibration rows (``retrieval_calibration_fit``'s format): shape, run, whether the
+    top entry was right, and the collected features."""
+    return [
+        {"shape": name, "run": run, "right": o.rank == 1, "features": o.features}
+        for name, runs in raw.items()
+        for run, outcomes in runs.items()
+        for o in outcomes
+        if o.features
+    ]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument(
@@ -133,13 +145,7 @@ def main() -> int:
     raw = cross_fitted(DiskCachedEmbedder(), _features, none=args.none, typed_only=args.typed_only)
     print("with the calibration in calibration.py:")
     print(format_table(table_of(raw, DEFAULT_THRESHOLD)))
-    rows = [
-        {"shape": name, "run": run, "right": o.rank == 1, "features": o.features}
-        for name, runs in raw.items()
-        for run, outcomes in runs.items()
-        for o in outcomes
-        if o.features
-    ]
+    rows = calibration_rows(raw)
     args.rows.write_text(json.dumps(rows))
     for held in SHAPES:
         train = [r for r in rows if r["shape"] != held]

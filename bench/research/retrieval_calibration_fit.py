@@ -61,25 +61,33 @@ async def collect(mode: str, split: str = "dev", shapes: Sequence[str] = SHAPES)
 SELF_WEIGHT = 1.0
 
 
+def row_weights(
+    rows: list[dict[str, object]], unanswerable: float = 1.0, self_weight: float | None = None
+) -> np.ndarray:
+    """Each row's fitting weight: every (shape, run) group weighs the same in all, the unanswerable runs times
+    ``unanswerable``, the ``self`` shape times ``self_weight`` (``SELF_WEIGHT`` when None)."""
+    self_weight = SELF_WEIGHT if self_weight is None else self_weight
+    groups = [(r["shape"], r["run"]) for r in rows]
+    sizes: dict[tuple[object, object], int] = {}
+    for g in groups:
+        sizes[g] = sizes.get(g, 0) + 1
+    return np.array(
+        [
+            len(rows)
+            / (len(sizes) * sizes[g])
+            * (unanswerable if g[1] == "unanswerable" else 1.0)
+            * (self_weight if g[0] == "self" else 1.0)
+            for g in groups
+        ]
+    )
+
+
 def _matrix(
     rows: list[dict[str, object]], unanswerable: float = 1.0
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     x = np.array([[float(r["features"].get(f, 0.0)) for f in FEATURES] for r in rows])  # type: ignore[union-attr]
     y = np.array([bool(r["right"]) for r in rows])
-    groups = [(r["shape"], r["run"]) for r in rows]
-    sizes: dict[tuple[object, object], int] = {}
-    for g in groups:
-        sizes[g] = sizes.get(g, 0) + 1
-    w = np.array(
-        [
-            len(rows)
-            / (len(sizes) * sizes[g])
-            * (unanswerable if g[1] == "unanswerable" else 1.0)
-            * (SELF_WEIGHT if g[0] == "self" else 1.0)
-            for g in groups
-        ]
-    )
-    return x, y, w
+    return x, y, row_weights(rows, unanswerable)
 
 
 def fit(rows: list[dict[str, object]], c: float = 1.0, unanswerable: float = 1.0) -> tuple[float, ...]:
