@@ -17,6 +17,7 @@ calibration features (``--rows``, searched when the file is missing).
 
     PYTHONPATH=$PWD python -m bench.research.answer_groups pairs  [--cut 0.95]   # step 1: how often, 30 pairs
     PYTHONPATH=$PWD python -m bench.research.answer_groups fit    [--cut 0.95]   # step 2: group features refitted
+    PYTHONPATH=$PWD python -m bench.research.answer_groups heldout               # RQ's wrong answers, read once
 """
 
 from __future__ import annotations
@@ -338,9 +339,38 @@ def pairs(rows: list[dict], eq: Equivalence, cut: float, read: int, seed: int) -
         print(f"{c:.3f} | {eq.text['questions'][a]} | {eq.text['questions'][b]}")
 
 
+def heldout_wrong(eq: Equivalence, shape: str = "questions_kw") -> None:
+    """After the round's choices and the one measurement of RQ only: its answered-wrong messages on ``shape`` and
+    its false answers on the unanswerable ones, each with the top entry's cosine to the gold (the equivalence
+    measure), the gold's rank and the message's length, to be read by mechanism."""
+    import asyncio
+
+    from bench.bench_retrieval_heldout import load_held_out
+    from bench.retrieval_shapes import run_queries, without
+
+    answerable, unanswerable = load_held_out()
+    entries = eq.shapes[shape].entries
+    embedder = DiskCachedEmbedder()
+    texts = {q.query_id: q.text for q in answerable + unanswerable}
+    for run, queries, kb in (
+        ("answered wrong", answerable, entries),
+        ("false answer", unanswerable, without(entries, {q.gold for q in unanswerable})),
+    ):
+        out = asyncio.run(run_queries(kb, queries, embedder, query_adapter=True))
+        wrong = [o for o in out if o.top and o.score >= DEFAULT_THRESHOLD and o.rank != 1]
+        print(f"{shape}, {run}: {len(wrong)} of {len(out)}")
+        for o in wrong:
+            words = len(texts[o.query_id].split())
+            print(
+                f"  {o.query_id} p {o.score:.2f} gold rank {o.rank} cos {eq.cos(shape, o.top, o.gold):.3f} "
+                f"{words} words\n    message: {texts[o.query_id]}\n    gold: {eq.text[shape][o.gold][:150]}"
+                f"\n    top:  {eq.text[shape][o.top][:150]}"
+            )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=("collect", "pairs", "fit"))
+    ap.add_argument("step", choices=("collect", "pairs", "fit", "heldout"))
     ap.add_argument("--rows", type=Path, default=Path("/tmp/answer-group-rows.json"))
     ap.add_argument("--cut", type=float, default=0.95)
     ap.add_argument("--read", type=int, default=30)
@@ -357,6 +387,9 @@ def main() -> int:
         return 0
     eq = Equivalence(DiskCachedEmbedder())
     prepare(rows, eq, args.cut)
+    if args.step == "heldout":
+        heldout_wrong(eq)
+        return 0
     if args.step == "pairs":
         pairs(rows, eq, args.cut, args.read, args.seed)
         return 0
