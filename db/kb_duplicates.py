@@ -5,8 +5,8 @@ a draw (bench/retrieval_shapes_results.md, "Ninth round").
 
 One statement: for every active entry of the role with a vector of the given model, its few nearest neighbours
 of the same role and model (a LATERAL nearest-neighbour search; on a large role through the HNSW index), kept
-when their cosine is at least the cut. A pair is found from either side, so each is reported once (lower id
-first), most similar first, capped. Cost grows with the role's size: one neighbour search per entry (timed on
+when their cosine is at least the cut. A pair is found from either side, so each is reported once (the lower
+code first), most similar first, capped. Cost grows with the role's size: one neighbour search per entry (timed on
 faq-val's 12.5k-entry KB by ``bench/bench_kb_duplicates.py``).
 """
 
@@ -36,7 +36,7 @@ MAX_PAIRS = 200  # pairs returned at most (most similar first); ``NearDuplicates
 
 @dataclass(frozen=True, slots=True)
 class DuplicatePair:
-    """Two active entries of one role that may say the same thing (``a_id`` < ``b_id``)."""
+    """Two active entries of one role that may say the same thing (``a_code`` < ``b_code``)."""
 
     role: str
     a_id: int
@@ -73,7 +73,7 @@ _PAIRS = """
     SELECT count(*) OVER () AS total, near.similarity, a.id AS a_id, a.code AS a_code, a.question AS a_question,
            b.id AS b_id, b.code AS b_code, b.question AS b_question
     FROM near JOIN kb_entries a ON a.id = near.a_id JOIN kb_entries b ON b.id = near.b_id
-    ORDER BY near.similarity DESC, a.code, b.code
+    ORDER BY near.similarity DESC, LEAST(a.code, b.code), GREATEST(a.code, b.code)
     LIMIT $5
 """
 
@@ -121,17 +121,19 @@ async def near_duplicates(
         if settings:
             await conn.execute("; ".join(settings))
         rows = await conn.fetch(_PAIRS.format(order=order), role, model, NEIGHBOURS, cut, limit)
-    pairs = [
-        DuplicatePair(
-            role=role,
-            a_id=int(r["a_id"]),
-            a_code=r["a_code"],
-            a_question=r["a_question"],
-            b_id=int(r["b_id"]),
-            b_code=r["b_code"],
-            b_question=r["b_question"],
-            similarity=float(r["similarity"]),
+    pairs = []
+    for r in rows:
+        a, b = ("a", "b") if r["a_code"] <= r["b_code"] else ("b", "a")  # the lower code first
+        pairs.append(
+            DuplicatePair(
+                role=role,
+                a_id=int(r[f"{a}_id"]),
+                a_code=r[f"{a}_code"],
+                a_question=r[f"{a}_question"],
+                b_id=int(r[f"{b}_id"]),
+                b_code=r[f"{b}_code"],
+                b_question=r[f"{b}_question"],
+                similarity=float(r["similarity"]),
+            )
         )
-        for r in rows
-    ]
     return NearDuplicates(pairs, int(rows[0]["total"]) if rows else 0)
