@@ -35,6 +35,7 @@ from bot.web.console.kb import kbs
 from bot.web.console.security import Handler, requires
 from db import imports as import_log
 from db import staff as staff_db
+from db.kb_duplicates import NearDuplicates
 from engine.untrusted import file_sha256
 from kb_import import decision
 from kb_import.console_changes import KIND_VI
@@ -56,6 +57,7 @@ TOKEN = re.compile(r"^[A-Za-z0-9_-]{32}$")
 SUFFIXES = (".xlsx", ".csv")
 HISTORY_SIZE = 30
 PROBLEMS_SHOWN = 100
+DUPLICATES_SHOWN = 20  # near-duplicate pairs listed per role after an applied import (the KB page lists more)
 DECISION_LABELS = {
     decision.IMPORT: "Áp dụng",
     decision.FORCE: "Áp dụng và ẩn {n} mục",
@@ -261,6 +263,15 @@ def _report_context(report: ImportReport) -> dict[str, Any]:
         "entry_cell": entry_cell,
         "console_changes": console_changes,
         "kind_vi": KIND_VI,
+        # after an applied import: entries that may say the same thing, the most similar of each role
+        "dup_roles": [
+            (
+                labels.get(role) or role_label(role),
+                role,
+                NearDuplicates(found.pairs[:DUPLICATES_SHOWN], found.total),
+            )
+            for role, found in sorted(report.duplicates.items())
+        ],
         "keep_edits_label": None,
     }
 
