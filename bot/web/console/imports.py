@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from aiohttp import web
 
@@ -35,7 +36,6 @@ from bot.web.console.kb import kbs
 from bot.web.console.security import Handler, requires
 from db import imports as import_log
 from db import staff as staff_db
-from db.kb_duplicates import NearDuplicates
 from engine.untrusted import file_sha256
 from kb_import import decision
 from kb_import.console_changes import KIND_VI
@@ -57,7 +57,6 @@ TOKEN = re.compile(r"^[A-Za-z0-9_-]{32}$")
 SUFFIXES = (".xlsx", ".csv")
 HISTORY_SIZE = 30
 PROBLEMS_SHOWN = 100
-DUPLICATES_SHOWN = 20  # near-duplicate pairs listed per role after an applied import (the KB page lists more)
 DECISION_LABELS = {
     decision.IMPORT: "Áp dụng",
     decision.FORCE: "Áp dụng và ẩn {n} mục",
@@ -74,6 +73,8 @@ security.FLASHES.update(
         "import_applied": "Đã nhập tệp vào kho kiến thức.",
         "import_applied_kept": "Đã nhập tệp vào kho kiến thức; các mục đã sửa trên trang quản trị được giữ "
         "nguyên.",
+        "import_applied_duplicates": "Đã nhập tệp vào kho kiến thức. Một số mục có thể trùng nội dung nhau: "
+        "danh sách ở cuối trang này (chỉ là gợi ý, nên xem lại và gộp).",
         "import_unchanged": "Không có thay đổi: kho kiến thức đã giống hệt tệp.",
         "import_undone": "Đã hoàn tác lần nhập gần nhất; kho kiến thức đã trở lại như trước lần nhập đó.",
         "undo_nothing": "Không có lần nhập nào để hoàn tác; kho kiến thức không thay đổi.",
@@ -263,15 +264,6 @@ def _report_context(report: ImportReport) -> dict[str, Any]:
         "entry_cell": entry_cell,
         "console_changes": console_changes,
         "kind_vi": KIND_VI,
-        # after an applied import: entries that may say the same thing, the most similar of each role
-        "dup_roles": [
-            (
-                labels.get(role) or role_label(role),
-                role,
-                NearDuplicates(found.pairs[:DUPLICATES_SHOWN], found.total),
-            )
-            for role, found in sorted(report.duplicates.items())
-        ],
         "keep_edits_label": None,
     }
 
@@ -394,6 +386,12 @@ async def import_apply(request: web.Request) -> web.StreamResponse:
         flash = "import_unchanged"
         if report.status == "applied":
             flash = "import_applied_kept" if report.kept_console_edits else "import_applied"
+            if report.duplicates and not report.kept_console_edits:
+                # entries that may say the same thing: shown at the end of the (first such) role's KB page
+                where = urlencode({"role": min(report.duplicates)})
+                raise security.redirect(
+                    request, f"/console/kb?{where}#duplicates", "import_applied_duplicates"
+                )
         raise security.redirect(request, "/console/imports", flash)
     context = {**_report_context(report), "name": pending.name, "token": "", "buttons": []}
     return await security.render(request, "import_report.html", context, status=409)

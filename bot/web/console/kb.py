@@ -86,7 +86,7 @@ async def search(request: web.Request) -> web.Response:
         "total": total,
         "page": page,
         "pages": pages,
-        "dup_roles": [("", role, found)] if found is not None and found.total else [],
+        "duplicates": found if found is not None and found.total else None,
         "dup_unfinished": unfinished,
     }
     return await security.render(request, "kb_list.html", context)
