@@ -27,7 +27,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 from aiohttp import web
 
@@ -74,7 +73,7 @@ security.FLASHES.update(
         "import_applied_kept": "Đã nhập tệp vào kho kiến thức; các mục đã sửa trên trang quản trị được giữ "
         "nguyên.",
         "import_applied_duplicates": "Đã nhập tệp vào kho kiến thức. Một số mục có thể trùng nội dung nhau: "
-        "danh sách ở cuối trang này (chỉ là gợi ý, nên xem lại và gộp).",
+        "danh sách ở cuối trang Kho kiến thức của chuyên khoa (chỉ là gợi ý, nên xem lại và gộp).",
         "import_unchanged": "Không có thay đổi: kho kiến thức đã giống hệt tệp.",
         "import_undone": "Đã hoàn tác lần nhập gần nhất; kho kiến thức đã trở lại như trước lần nhập đó.",
         "undo_nothing": "Không có lần nhập nào để hoàn tác; kho kiến thức không thay đổi.",
@@ -387,11 +386,7 @@ async def import_apply(request: web.Request) -> web.StreamResponse:
         if report.status == "applied":
             flash = "import_applied_kept" if report.kept_console_edits else "import_applied"
             if report.duplicates and not report.kept_console_edits:
-                # entries that may say the same thing: shown at the end of the (first such) role's KB page
-                where = urlencode({"role": min(report.duplicates)})
-                raise security.redirect(
-                    request, f"/console/kb?{where}#duplicates", "import_applied_duplicates"
-                )
+                flash = "import_applied_duplicates"  # the pairs are listed on each role's KB page
         raise security.redirect(request, "/console/imports", flash)
     context = {**_report_context(report), "name": pending.name, "token": "", "buttons": []}
     return await security.render(request, "import_report.html", context, status=409)
