@@ -61,8 +61,8 @@ from db import kb, kb_console_changes, kb_write
 from db.kb_duplicates import NearDuplicates
 from engine.embedding import EmbeddingUnavailable, model_name
 from engine.untrusted import file_sha256
-from kb_import import duplicates
 from kb_import.console_changes import UndoneChange, undone_changes
+from kb_import.duplicates import find as find_duplicates
 from kb_import.isolated import validate_isolated
 from kb_import.limits import DEFAULT_LIMITS, MASS_HIDE_MAX_ENTRIES, MASS_HIDE_SHARE, ReadLimits, large_hide
 from kb_import.roles import known_roles as builtin_and
@@ -615,7 +615,7 @@ async def run_import(
         # A hint for the clinic's doctors, capped in time; it never fails the import (``kb_import.duplicates``).
         t_dup = time.perf_counter()
         changed_roles = [role for role in roles if report.roles[role].changed]
-        report.duplicates = await duplicates.find(pool, changed_roles, use_embedder.name)
+        report.duplicates = await find_duplicates(pool, changed_roles, use_embedder.name)
         timings["duplicates_s"] = round(time.perf_counter() - t_dup, 3)
     t = report.totals
     if status == "unchanged":
