@@ -34,6 +34,9 @@ Used by ``medbot import`` and by the Telegram admin flow (``run_import`` with a 
    entries, or more than ``MASS_HIDE_SHARE`` of the role's active entries) is refused, nothing written,
    unless ``force`` is set (``--force``, the bot's separate confirmation button; the watched folder never
    sets it). Whatever an import hides is said in the first sentence of its message, role by role.
+10. After an applied import with embeddings, every role it changed is searched for entries that may say the
+    same thing (``kb_import.duplicates``: stored vectors nearly the same): listed in the report as a hint to
+    review, never a problem; the search is capped in time and a failure only logs.
 
 Progress callbacks are always invoked on the event loop's thread: ``progress(stage, done, total)`` with
 stage in ``validate``, ``lock``, ``embed``, ``write``; ``total`` may be None when unknown.
@@ -55,9 +58,11 @@ import asyncpg
 
 from db import imports as import_log
 from db import kb, kb_console_changes, kb_write
+from db.kb_duplicates import NearDuplicates
 from engine.embedding import EmbeddingUnavailable, model_name
 from engine.untrusted import file_sha256
 from kb_import.console_changes import UndoneChange, undone_changes
+from kb_import.duplicates import find as find_duplicates
 from kb_import.isolated import validate_isolated
 from kb_import.limits import DEFAULT_LIMITS, MASS_HIDE_MAX_ENTRIES, MASS_HIDE_SHARE, ReadLimits, large_hide
 from kb_import.roles import known_roles as builtin_and
@@ -158,6 +163,9 @@ class ImportReport:
     # hidden, shown or hidden again; with ``keep_console_edits``, the ones it left alone.
     console_changes: list[UndoneChange] = field(default_factory=list)
     kept_console_edits: bool = False  # ``keep_console_edits``: ``console_changes`` were left as they are
+    # After an applied import, per role it changed: entries that may say the same thing (a hint to review,
+    # never a problem; ``kb_import.duplicates``). Roles without such pairs are absent.
+    duplicates: dict[str, NearDuplicates] = field(default_factory=dict)
 
     def console_changes_of(self, role: str) -> list[UndoneChange]:
         return [c for c in self.console_changes if c.role == role]
@@ -603,6 +611,12 @@ async def run_import(
         done = await calibrate_roles(pool, changed_roles, use_embedder)
         report.calibrations = {role: cal.status for role, cal in done.items()}
         timings["calibrate_s"] = round(time.perf_counter() - t_cal, 3)
+    if status == "applied" and use_embedder is not None:
+        # A hint for the clinic's doctors, capped in time; it never fails the import (``kb_import.duplicates``).
+        t_dup = time.perf_counter()
+        changed_roles = [role for role in roles if report.roles[role].changed]
+        report.duplicates = await find_duplicates(pool, changed_roles, use_embedder.name)
+        timings["duplicates_s"] = round(time.perf_counter() - t_dup, 3)
     t = report.totals
     if status == "unchanged":
         report.message = f"no changes: all {t.unchanged} entries are already up to date"

@@ -3,7 +3,8 @@ it beside the file and sends it to the admins) all print an :class:`~kb_import.j
 
 The report is in Vietnamese (clinic staff read it, on the terminal and in the watched folder's report files);
 every problem names file, sheet, row and column, and a problem of a data row the entry's code (MÃ SỐ), or
-says the row has none. The English message is in the log.
+says the row has none. After an applied import, entries that may say the same thing are listed as a hint
+(``kb_import.duplicates``). The English message is in the log.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from kb_import import duplicates
 from kb_import.job import ImportReport
 from kb_import.roles import role_label
 from kb_import.validate import Problem
@@ -97,6 +99,21 @@ def _render_console_changes(report: ImportReport, console: Console) -> None:
                 console.print(f"  – {escape(change.line_vi())}", highlight=False, soft_wrap=True)
 
 
+def _render_duplicates(report: ImportReport, console: Console) -> None:
+    """After an applied import, the entries of each role it changed that may say the same thing: a hint."""
+    for role in sorted(report.duplicates):
+        found = report.duplicates[role]
+        console.print(
+            escape(duplicates.head_vi(role, found)), style="bold yellow", highlight=False, soft_wrap=True
+        )
+        for pair in found.pairs[: duplicates.SHOWN]:
+            console.print(f"  – {escape(duplicates.pair_line_vi(pair))}", highlight=False, soft_wrap=True)
+        if more := duplicates.more_vi(found):
+            console.print(f"  {more}", highlight=False)
+    if report.duplicates:
+        console.print(duplicates.CONSOLE_HINT_VI, style="dim", highlight=False)
+
+
 def render_report(report: ImportReport, console: Console) -> None:
     """The summary for clinic staff, in Vietnamese: status line, per-role counts, then problems and warnings
     with their locations (file, sheet, row, the entry's code, column). The English message goes to the log (``kb_import.job``)."""
@@ -148,6 +165,7 @@ def render_report(report: ImportReport, console: Console) -> None:
             highlight=False,
         )
     _render_console_changes(report, console)
+    _render_duplicates(report, console)
     errors, warnings = report.errors, report.warnings
     for title, items, colour in (("Lỗi", errors, "red"), ("Cảnh báo", warnings, "yellow")):
         if not items:

@@ -4,7 +4,8 @@ An uploaded spreadsheet is written to a private temporary file (keeping its orig
 and passed to the same job as ``medbot import``: validation with file/sheet/row/column in every problem
 (and the entry's code, ``dòng 3 (mã NK-002)``, for a row's problem),
 one transaction, embeddings through the cache, ``kb_imports`` history. The job's report is rendered here as
-plain Vietnamese for the chat; its first line says what the import hid (or would hide), role by role.
+plain Vietnamese for the chat; its first line says what the import hid (or would hide), role by role. After
+an applied import it lists the entries that may say the same thing (``kb_import.duplicates``), as a hint.
 
 A dry run whose import would hide a large share of a role (``kb_import.limits.large_hide``) reports
 ``needs_confirmation``: the admin router then offers a separate confirmation (``force``) and "add and update
@@ -23,6 +24,7 @@ import asyncpg
 
 from bot.telegram import texts
 from engine import Embedder
+from kb_import import duplicates
 from kb_import.job import ImportOptions
 from kb_import.job import ImportReport as JobReport
 from kb_import.job import run_import as job_run_import
@@ -32,6 +34,7 @@ Progress = Callable[[int, int], Awaitable[None]]
 MAX_PROBLEMS_SHOWN = 15
 CONSOLE_CHANGES_SHOWN = 5  # console changes listed per role; the rest as "… và N mục khác"
 QUESTION_CHARS = 80
+DUPLICATES_SHOWN = 3  # near-duplicate pairs named per role (the message stays under Telegram's 4096 chars)
 
 
 @dataclass(slots=True)
@@ -69,6 +72,8 @@ def render(report: JobReport, *, dry: bool) -> ImportReport:
     for p in report.warnings[:5]:
         lines.append(f"⚠️ {p.location_vi()}: {p.message_vi}")
     lines += _console_lines(report, dry=dry)
+    if report.duplicates:  # after an applied import: entries that may say the same thing, a hint
+        lines += ["", *duplicates.lines_vi(report.duplicates, shown=DUPLICATES_SHOWN, chars=50)]
     hidden = sum(h.hidden for h in report.hides)
     if dry and report.ok and report.needs_confirmation:
         lines.append(texts.IMPORT_HIDE_EXPLAIN.format(n=hidden))

@@ -72,6 +72,8 @@ security.FLASHES.update(
         "import_applied": "Đã nhập tệp vào kho kiến thức.",
         "import_applied_kept": "Đã nhập tệp vào kho kiến thức; các mục đã sửa trên trang quản trị được giữ "
         "nguyên.",
+        "import_applied_duplicates": "Đã nhập tệp vào kho kiến thức. Một số mục có thể trùng nội dung nhau: "
+        "danh sách ở cuối trang Kho kiến thức của chuyên khoa (chỉ là gợi ý, nên xem lại và gộp).",
         "import_unchanged": "Không có thay đổi: kho kiến thức đã giống hệt tệp.",
         "import_undone": "Đã hoàn tác lần nhập gần nhất; kho kiến thức đã trở lại như trước lần nhập đó.",
         "undo_nothing": "Không có lần nhập nào để hoàn tác; kho kiến thức không thay đổi.",
@@ -383,6 +385,8 @@ async def import_apply(request: web.Request) -> web.StreamResponse:
         flash = "import_unchanged"
         if report.status == "applied":
             flash = "import_applied_kept" if report.kept_console_edits else "import_applied"
+            if report.duplicates and not report.kept_console_edits:
+                flash = "import_applied_duplicates"  # the pairs are listed on each role's KB page
         raise security.redirect(request, "/console/imports", flash)
     context = {**_report_context(report), "name": pending.name, "token": "", "buttons": []}
     return await security.render(request, "import_report.html", context, status=409)
