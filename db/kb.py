@@ -13,7 +13,7 @@ import asyncpg
 import numpy as np
 
 from db.kb_write import STAGE_COLUMNS
-from db.types import Executor, vector_array
+from db.types import Executor, connection, vector_array
 from engine.types import KBEntry
 
 KB_CHANNEL = "kb_changed"  # NOTIFY channel; the payload is the role whose KB changed
@@ -140,7 +140,7 @@ async def dense_search(
             f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, 2 * int(k))}; "
             "SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off"
         )
-        async with _connection(db) as conn, conn.transaction():
+        async with connection(db) as conn, conn.transaction():
             # One round trip for all settings (no arguments: the simple protocol allows several statements).
             await conn.execute(settings)
             rows = await conn.fetch(_NEAREST.format(order="embedding <=> $2"), role, vector, k, model)
@@ -256,21 +256,3 @@ async def delete_role(pool: asyncpg.Pool, role: str) -> None:
     async with pool.acquire() as conn, conn.transaction():
         await conn.execute("DELETE FROM kb_entries WHERE role = $1", role)
         await conn.execute("DELETE FROM kb_versions WHERE role = $1", role)
-
-
-class _connection:
-    """Use the given connection, or borrow one from the pool for the block."""
-
-    def __init__(self, db: Executor) -> None:
-        self._db = db
-        self._acquired: Any = None
-
-    async def __aenter__(self) -> Any:
-        if hasattr(self._db, "acquire"):
-            self._acquired = self._db.acquire()
-            return await self._acquired.__aenter__()
-        return self._db
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._acquired is not None:
-            await self._acquired.__aexit__(*exc)

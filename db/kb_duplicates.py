@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from db.kb import _connection
-from db.types import Executor
+from db.types import Executor, connection
 
 # Two entries whose stored passage vectors have a cosine of at least this "may say the same thing". Measured
 # in bench/retrieval_shapes_results.md ("Ninth round", answer groups) with the product's e5 embedder on
@@ -97,7 +96,7 @@ async def near_duplicates(
     otherwise starve the index scan). ``timeout_s`` caps the work: past it PostgreSQL cancels the statement
     and ``asyncpg.QueryCanceledError`` is raised.
     """
-    async with _connection(db) as conn, conn.transaction():
+    async with connection(db) as conn, conn.transaction():
         if role_size is None:
             role_size = int(
                 await conn.fetchval(
