@@ -211,7 +211,8 @@ DEV_BL = load_labelled(LABELLED / "dev64.jsonl")
 # The sixty-fourth to sixty-seventh held-out sets, then tuned on and learnt from (round 27), guarded at what they give:
 # v64 (author BM, farm and harvest season) and v65 (author BN, angry and sarcastic writers), measured once at adce391
 # (round 25's rules and model): rules + model 616/620, 16/660; v66 (author BO, summer holidays, children minded by
-# others) and v67 (author BP, health-literate relatives), measured once at cb9d4e2 (round 26): 617/620, 15/660.
+# others) and v67 (author BP, health-literate relatives), measured once at cb9d4e2 (round 26): 617/620, 15/660. After
+# round 27, rules + model: 310/310 each, false alarms 1, 2, 1 and 1 of 330 (rules alone 303, 305, 297 and 302 of 310).
 DEV_BM = load_labelled(LABELLED / "dev65.jsonl")
 DEV_BN = load_labelled(LABELLED / "dev66.jsonl")
 DEV_BO = load_labelled(LABELLED / "dev67.jsonl")
@@ -307,10 +308,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev BJ", DEV_BJ, 1.0, 0.01),
         ("dev BK", DEV_BK, 1.0, 0.019),
         ("dev BL", DEV_BL, 1.0, 0.013),
-        ("dev BM", DEV_BM, 0.996, 0.016),
-        ("dev BN", DEV_BN, 0.99, 0.022),
-        ("dev BO", DEV_BO, 1.0, 0.019),
-        ("dev BP", DEV_BP, 0.993, 0.022),
+        ("dev BM", DEV_BM, 1.0, 0.004),
+        ("dev BN", DEV_BN, 1.0, 0.007),
+        ("dev BO", DEV_BO, 1.0, 0.004),
+        ("dev BP", DEV_BP, 1.0, 0.004),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
