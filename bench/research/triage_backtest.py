@@ -74,6 +74,8 @@ FREEZES = [
     ("6713972", ["dev59", "dev60"]),
     ("a4e5f3a", ["dev61", "dev62"]),
     ("961ba9e", ["dev63", "dev64"]),
+    ("adce391", ["dev65", "dev66"]),
+    ("cb9d4e2", ["dev67", "dev68"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """

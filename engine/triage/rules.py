@@ -204,6 +204,9 @@ class Markers:
     # ("đang lọc máu ở Chợ Rẫy, bác sĩ nói đang tiến triển tốt", "đã đặt stent xong, có được đánh răng không"): the
     # emergency is in hands, unless something worse is told after it (round 26)
     in_care: re.Pattern[str] | None = None
+    # help is being called for someone now ("we're calling 115", "em đang gọi 115", "xe cấp cứu đang tới"): a learning
+    # marker (a medical student, "em hỏi để học") does not make such a message a question to learn (round 27)
+    help_called: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,6 +318,7 @@ def parse_rules(text: str) -> RuleSet:
         no_better=compile_phrases(m.get("no_better", [])),
         ends_denied=_ending_at_end(m.get("ends_denied", [])),
         in_care=compile_phrases(m.get("in_care", [])),
+        help_called=compile_phrases(m.get("help_called", [])),
         fragment_words=int(m.get("fragment_words", 10)),
     )
     g = _required(data, "glucose", "file")
@@ -551,6 +555,8 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     )
     # About an animal, with no person hurt: not a human emergency ("mèo nhà mình ăn phải cá nóc, co giật").
     result.about_animal = _about_animal(norm, mk)
+    # help called for someone now: the signs told are theirs, whatever the writer studies (round 27)
+    calling = mk.help_called is not None and bool(mk.help_called.search(norm.text))
     result.general_question = result.general_question or result.about_animal
     result.recurrent = bool(mk.recurrent.search(norm.text)) and not acute
     story = _story_sentences(norm, mk)
@@ -615,7 +621,9 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
         if result.in_care and cat.in_care_cancels:
             told = alone + ([*symptoms, *severity] if pair is not None else [])
             over = over or all(span is not None and span[0] < care_end for _, span in told)
-        asked_now = only_learning and not result.about_animal and _said_now(alone or severity, msg)
+        asked_now = (
+            only_learning and not result.about_animal and (calling or _said_now(alone or severity, msg))
+        )
         if fired and (not result.general_question or asked_now) and not over:
             result.categories.append(cat.id)
             # a sign read by two of the category's lists ("méo miệng" as a phrase and as a fragment) is one hit
