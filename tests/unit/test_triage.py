@@ -221,7 +221,8 @@ DEV_BP = load_labelled(LABELLED / "dev68.jsonl")
 # v68 (author BQ, older adults, many dictating by voice) and v69 (author BR, young factory workers, teen code),
 # measured once at b9de2fc (round 26's rules and model): rules + model 307/310, 7/330 and 309/310, 6/330; v70 (author
 # BS, school and kindergarten staff) and v71 (author BT, terse one-line messages), measured once at dca1f11 (round
-# 27): 307/310, 4/330 and 303/310, 4/330.
+# 27): 307/310, 4/330 and 303/310, 4/330. After round 28, rules + model: 310/310 each, false alarms 0, 0, 1 and 0 of
+# 330 (rules alone 293, 302, 294 and 291 of 310).
 DEV_BQ = load_labelled(LABELLED / "dev69.jsonl")
 DEV_BR = load_labelled(LABELLED / "dev70.jsonl")
 DEV_BS = load_labelled(LABELLED / "dev71.jsonl")
@@ -321,10 +322,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev BN", DEV_BN, 1.0, 0.007),
         ("dev BO", DEV_BO, 1.0, 0.004),
         ("dev BP", DEV_BP, 1.0, 0.004),
-        ("dev BQ", DEV_BQ, 0.993, 0.019),
-        ("dev BR", DEV_BR, 1.0, 0.013),
-        ("dev BS", DEV_BS, 0.99, 0.013),
-        ("dev BT", DEV_BT, 0.98, 0.01),
+        ("dev BQ", DEV_BQ, 1.0, 0.0),
+        ("dev BR", DEV_BR, 1.0, 0.0),
+        ("dev BS", DEV_BS, 1.0, 0.004),
+        ("dev BT", DEV_BT, 1.0, 0.0),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
