@@ -76,6 +76,8 @@ FREEZES = [
     ("961ba9e", ["dev63", "dev64"]),
     ("adce391", ["dev65", "dev66"]),
     ("cb9d4e2", ["dev67", "dev68"]),
+    ("b9de2fc", ["dev69", "dev70"]),
+    ("dca1f11", ["dev71", "dev72"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """

@@ -157,16 +157,11 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set is four blind sets, never tuned on. v68 (author BQ, older adults writing for themselves or a
-# spouse, many dictating by voice) and v69 (author BR, young factory workers in the industrial parks, teen code),
-# measured once at b9de2fc (round 26's rules and model): rules + model 307/310, 7/330 and 309/310, 6/330, together
-# 616/620 (99.35 %), 13/660 (1.97 %) (round 25's freeze: 617/620, 13/660; round 27, merged after: the same verdicts
-# as round 26). v70 (author BS, school and kindergarten staff) and v71 (author BT, terse one-line messages), measured
-# once at dca1f11 (round 27): 307/310, 4/330 and 303/310, 4/330. All four with round 27: 1226/1240 (98.87 %),
-# 21/1320 (1.59 %); rules alone 1166/1240, 35/1320. Gates at those figures; earlier held-out sets (v58-v67) are
-# dev59-dev68 below.
-HELD_OUT_RECALL = 0.988
-HELD_OUT_FALSE_ALARMS = 0.016
+# The held-out set: the next blind pair, measured once at the freeze before it is installed (none installed now: the
+# held-out sets of rounds 26-27, v68-v71, are dev69-dev72 below). The gates are set at what the next pair gives when
+# installed.
+HELD_OUT_RECALL = 0.985
+HELD_OUT_FALSE_ALARMS = 0.03
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
@@ -222,6 +217,16 @@ DEV_BM = load_labelled(LABELLED / "dev65.jsonl")
 DEV_BN = load_labelled(LABELLED / "dev66.jsonl")
 DEV_BO = load_labelled(LABELLED / "dev67.jsonl")
 DEV_BP = load_labelled(LABELLED / "dev68.jsonl")
+# The sixty-eighth to seventy-first held-out sets, then tuned on and learnt from (round 28), guarded at what they give:
+# v68 (author BQ, older adults, many dictating by voice) and v69 (author BR, young factory workers, teen code),
+# measured once at b9de2fc (round 26's rules and model): rules + model 307/310, 7/330 and 309/310, 6/330; v70 (author
+# BS, school and kindergarten staff) and v71 (author BT, terse one-line messages), measured once at dca1f11 (round
+# 27): 307/310, 4/330 and 303/310, 4/330. After round 28, rules + model: 310/310 each, false alarms 0, 0, 1 and 0 of
+# 330 (rules alone 293, 302, 294 and 291 of 310).
+DEV_BQ = load_labelled(LABELLED / "dev69.jsonl")
+DEV_BR = load_labelled(LABELLED / "dev70.jsonl")
+DEV_BS = load_labelled(LABELLED / "dev71.jsonl")
+DEV_BT = load_labelled(LABELLED / "dev72.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -317,6 +322,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev BN", DEV_BN, 1.0, 0.007),
         ("dev BO", DEV_BO, 1.0, 0.004),
         ("dev BP", DEV_BP, 1.0, 0.004),
+        ("dev BQ", DEV_BQ, 1.0, 0.0),
+        ("dev BR", DEV_BR, 1.0, 0.0),
+        ("dev BS", DEV_BS, 1.0, 0.004),
+        ("dev BT", DEV_BT, 1.0, 0.0),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
