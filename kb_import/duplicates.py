@@ -79,17 +79,28 @@ def more_vi(found: NearDuplicates, shown: int = SHOWN) -> str:
     return f"… và {found.total - shown} cặp khác" if found.total > shown else ""
 
 
+def role_blocks(
+    duplicates: dict[str, NearDuplicates], *, shown: int = SHOWN, chars: int = QUESTION_CHARS
+) -> list[tuple[str, list[str], str]]:
+    """Per role, in order: its heading, its first ``shown`` pair lines and the "… và N cặp khác" line ("" when
+    every pair is shown). Every rendering (plain text, the terminal report) lays these out its own way."""
+    return [
+        (
+            head_vi(role, duplicates[role]),
+            [pair_line_vi(p, chars) for p in duplicates[role].pairs[:shown]],
+            more_vi(duplicates[role], shown),
+        )
+        for role in sorted(duplicates)
+    ]
+
+
 def lines_vi(
     duplicates: dict[str, NearDuplicates], *, shown: int = SHOWN, chars: int = QUESTION_CHARS
 ) -> list[str]:
     """Plain lines: every role's heading and its first ``shown`` pairs, then where to see them all."""
     lines: list[str] = []
-    for role in sorted(duplicates):
-        found = duplicates[role]
-        lines.append(head_vi(role, found))
-        lines += [f"– {pair_line_vi(p, chars)}" for p in found.pairs[:shown]]
-        if more := more_vi(found, shown):
-            lines.append(more)
+    for head, pairs, more in role_blocks(duplicates, shown=shown, chars=chars):
+        lines += [head, *(f"– {line}" for line in pairs), *([more] if more else [])]
     if lines:
         lines.append(CONSOLE_HINT_VI)
     return lines

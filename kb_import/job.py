@@ -601,20 +601,19 @@ async def run_import(
         return report
 
     report.import_id, report.status, report.ok = import_id, status, True
+    changed_roles = [role for role in roles if report.roles[role].changed]
     if status == "applied" and options.calibrate:
         # A dry run, a refused file or `medbot import --template` starts without the search and scikit-learn.
         from kb_import.calibrate import calibrate_roles  # lazy: ~1.5 s of imports, applied imports only
 
         # Seconds for a clinic KB (a few hundred searches of its own entries); a failure only logs.
         t_cal = time.perf_counter()
-        changed_roles = [role for role in roles if report.roles[role].changed]
         done = await calibrate_roles(pool, changed_roles, use_embedder)
         report.calibrations = {role: cal.status for role, cal in done.items()}
         timings["calibrate_s"] = round(time.perf_counter() - t_cal, 3)
     if status == "applied" and use_embedder is not None:
         # A hint for the clinic's doctors, capped in time; it never fails the import (``kb_import.duplicates``).
         t_dup = time.perf_counter()
-        changed_roles = [role for role in roles if report.roles[role].changed]
         report.duplicates = await find_duplicates(pool, changed_roles, use_embedder.name)
         timings["duplicates_s"] = round(time.perf_counter() - t_dup, 3)
     t = report.totals

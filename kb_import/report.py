@@ -101,14 +101,11 @@ def _render_console_changes(report: ImportReport, console: Console) -> None:
 
 def _render_duplicates(report: ImportReport, console: Console) -> None:
     """After an applied import, the entries of each role it changed that may say the same thing: a hint."""
-    for role in sorted(report.duplicates):
-        found = report.duplicates[role]
-        console.print(
-            escape(duplicates.head_vi(role, found)), style="bold yellow", highlight=False, soft_wrap=True
-        )
-        for pair in found.pairs[: duplicates.SHOWN]:
-            console.print(f"  – {escape(duplicates.pair_line_vi(pair))}", highlight=False, soft_wrap=True)
-        if more := duplicates.more_vi(found):
+    for head, pairs, more in duplicates.role_blocks(report.duplicates):
+        console.print(escape(head), style="bold yellow", highlight=False, soft_wrap=True)
+        for line in pairs:
+            console.print(f"  – {escape(line)}", highlight=False, soft_wrap=True)
+        if more:
             console.print(f"  {more}", highlight=False)
     if report.duplicates:
         console.print(duplicates.CONSOLE_HINT_VI, style="dim", highlight=False)

@@ -577,7 +577,7 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     result.resolved = over_now(mk.resolved)
     # Someone already being treated in hospital: the signs told up to the last word of that ("… đang thở oxy, bác sĩ nói
     # theo dõi thêm") are in hands; a sign told after it ("…, mà giờ môi tím tái") or after a "but" is new (round 26).
-    care = [m for m in mk.in_care.finditer(norm.text)] if mk.in_care is not None else []
+    care = list(mk.in_care.finditer(norm.text)) if mk.in_care is not None else []
     care_end = care[-1].end() if care and not _CONTRAST.search(norm.text, care[-1].start()) else -1
     result.in_care = care_end >= 0
     # A short fragment that tells rather than asks ("con co giật", "ba ngất", "HA 210/120"): its core signs count
