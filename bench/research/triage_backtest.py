@@ -126,10 +126,17 @@ def pair_rows(sets: list[str]) -> list[dict]:
     ]
 
 
-def flagged(frozen: dict, p: float, threshold: tuple[float, float], veto: float = 0.0) -> bool:
-    """The product's verdict: the freeze's rules (unless the model's P is under ``veto``), or the model asked and
-    sure enough (``threshold[1]`` when the rules spoke of a category and set it aside, else ``threshold[0]``)."""
-    doubted = p < veto and not set(frozen.get("cats", ())) & NEVER_DOUBTED
+def flagged(
+    frozen: dict,
+    p: float,
+    threshold: tuple[float, float],
+    veto: float = 0.0,
+    never_doubted: frozenset[str] = NEVER_DOUBTED,
+) -> bool:
+    """The product's verdict: the freeze's rules (unless the model's P is under ``veto`` and no category they found
+    is in ``never_doubted``), or the model asked and sure enough (``threshold[1]`` when the rules spoke of a category
+    and set it aside, else ``threshold[0]``)."""
+    doubted = p < veto and not set(frozen.get("cats", ())) & never_doubted
     return (frozen["rule"] and not doubted) or (frozen["asked"] and p >= threshold[frozen["spoken_of"]])
 
 
@@ -226,7 +233,13 @@ def main() -> None:
         help="comma-separated: a rules flag stands only when the model's P is at least this (0: always)",
     )
     parser.add_argument("--c", type=float, default=C, help="the regression's C (the product's: model.C)")
+    parser.add_argument(
+        "--never-doubted",
+        default="",
+        help="comma-separated categories added to the product's NEVER_DOUBTED (a veto never sets them aside)",
+    )
     args = parser.parse_args()
+    never_doubted = NEVER_DOUBTED | {c for c in args.never_doubted.split(",") if c}
     vetoes = [float(v) for v in args.vetoes.split(",")]
     thresholds = [tuple(float(v) for v in (x.split("/") * 2)[:2]) for x in args.thresholds.split(",")]
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -267,15 +280,16 @@ def main() -> None:
                 for row, v, p in zip(pair, frozen_pair, groups["pair"], strict=True):
                     if row["emergency"]:
                         tot["emergencies"] += 1
-                        tot["caught"] += flagged(v, p, t, veto)
+                        tot["caught"] += flagged(v, p, t, veto, never_doubted)
                         tot["rules"] += v["rule"]
-                        if v["rule"] and not flagged(v, p, t, veto):
+                        if v["rule"] and not flagged(v, p, t, veto, never_doubted):
                             vetoed.setdefault((name, t, veto), []).append(row["text"])
                     else:
                         tot["ordinary"] += 1
-                        tot["fa"] += flagged(v, p, t, veto)
+                        tot["fa"] += flagged(v, p, t, veto, never_doubted)
                 tot["faq"] += sum(
-                    flagged(v, p, t, veto) for v, p in zip(frozen_faq, groups["faq"], strict=True)
+                    flagged(v, p, t, veto, never_doubted)
+                    for v, p in zip(frozen_faq, groups["faq"], strict=True)
                 )
         print(f"{commit}: fitted", file=sys.stderr, flush=True)
     rows = []
