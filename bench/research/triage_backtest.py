@@ -78,6 +78,7 @@ FREEZES = [
     ("cb9d4e2", ["dev67", "dev68"]),
     ("b9de2fc", ["dev69", "dev70"]),
     ("dca1f11", ["dev71", "dev72"]),
+    ("dc1e034", ["dev73", "dev74"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """
