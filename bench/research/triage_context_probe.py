@@ -1,0 +1,151 @@
+"""Does an emergency stay an emergency when a neutral sentence is added around it? A metamorphic probe of triage.
+
+Every blind pair since round 19 was caught by its own round's rules and then missed in a new way by the next writers,
+and many of those misses were not new signs but new *surroundings*: a quarrel before "tức ngực", a cemetery before
+a snake bite, "lướt tiktok" before an electric shock. This probe measures that fragility directly, with no new
+labels: it takes emergencies the product catches in the labelled sets (a seeded sample), adds one neutral sentence —
+a greeting, an apology, the distance to a hospital, the occasion or place ("nhà có đám giỗ", "vừa đi chùa về"), a
+quarrel just before, a worried ending ("giờ em phải làm sao?") — and counts how many are no longer caught. None of
+these sentences changes what a triage nurse would do; each one that loses an emergency is a context the rules let
+hide a present sign.
+
+    python -m bench.research.triage_context_probe [--sample 1500] [--seed 7] [--show 5]
+
+Prints, per added sentence, the emergencies lost (rules alone and rules + model) with a few examples, and writes
+``bench/results/triage_context_probe.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+import unicodedata
+from pathlib import Path
+
+from engine.triage import _triage, default_model, default_rules
+from engine.triage.evaluation import load_labelled
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "engine" / "triage" / "data"
+RESULTS = ROOT / "bench" / "results" / "triage_context_probe.json"
+
+# (name, Vietnamese sentence, English sentence, where): a sentence a writer might add to any emergency without
+# changing it. "before" sentences open the message, "after" sentences close it.
+CONTEXTS: list[tuple[str, str, str, str]] = [
+    ("greeting", "Dạ em chào bác sĩ ạ.", "Hi doctor, sorry to bother you.", "before"),
+    ("late apology", "Xin lỗi nhắn giờ này.", "Sorry for messaging so late.", "before"),
+    (
+        "far from hospital",
+        "Nhà em ở xa bệnh viện huyện 40 cây số.",
+        "We live 40 km from the hospital.",
+        "before",
+    ),
+    (
+        "death anniversary",
+        "Hôm nay nhà có đám giỗ ông nội.",
+        "We have a memorial for grandpa today.",
+        "before",
+    ),
+    ("back from pagoda", "Cả nhà vừa đi chùa về.", "We just got back from the temple.", "before"),
+    ("quarrel just before", "Hai vợ chồng vừa cãi nhau xong.", "We just had a fight.", "before"),
+    (
+        "phone in hand",
+        "Em đang lướt điện thoại thì nghe tiếng la.",
+        "I was on my phone when I heard a shout.",
+        "before",
+    ),
+    ("at work", "Em làm công nhân ở khu công nghiệp.", "I work at a factory.", "before"),
+    ("market morning", "Sáng nay đi chợ về.", "We just got back from the market.", "before"),
+    ("what to do", "Giờ em phải làm sao?", "What should I do?", "after"),
+    ("scared", "Em sợ quá, run hết tay.", "I'm so scared, my hands are shaking.", "after"),
+    ("no transport", "Nhà em không có xe.", "We don't have a car.", "after"),
+    ("thanks", "Cảm ơn bác sĩ.", "Thank you doctor.", "after"),
+]
+
+
+def strip_marks(text: str) -> str:
+    folded = unicodedata.normalize("NFD", text.replace("đ", "d").replace("Đ", "D"))
+    return "".join(ch for ch in folded if not unicodedata.combining(ch))
+
+
+def english(text: str) -> bool:
+    words = text.lower().split()
+    return all(ord(ch) < 128 for ch in text) and any(
+        w in words for w in ("the", "my", "is", "i", "he", "she", "a")
+    )
+
+
+def with_context(text: str, vi: str, en: str, where: str) -> str:
+    """The message with the sentence added, in the message's language, without marks when the message has none."""
+    sentence = en if english(text) else vi
+    if not english(text) and text == strip_marks(text):
+        sentence = strip_marks(sentence)
+    return f"{sentence} {text}" if where == "before" else f"{text.rstrip()} {sentence}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sample", type=int, default=1500, help="emergencies drawn from the labelled sets")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--show", type=int, default=5, help="examples printed per sentence")
+    args = parser.parse_args()
+    rules, model = default_rules(), default_model()
+    model.warm_up(wait=True)
+    emergencies = sorted(
+        {
+            row["text"]
+            for path in sorted(DATA.glob("dev*.jsonl"))
+            for row in load_labelled(path)
+            if row["emergency"]
+        }
+    )
+    sample = random.Random(args.seed).sample(emergencies, min(args.sample, len(emergencies)))
+    started = time.perf_counter()
+    caught_alone = [t for t in sample if _triage(t, rules, None).is_emergency]
+    caught_product = [t for t in sample if _triage(t, rules, model).is_emergency]
+    print(
+        f"{len(sample)} emergencies drawn from {len(emergencies)} in the dev sets; caught as written: rules alone "
+        f"{len(caught_alone)}, rules + model {len(caught_product)}"
+    )
+    rows = []
+    for name, vi, en, where in CONTEXTS:
+        lost_alone = [
+            t for t in caught_alone if not _triage(with_context(t, vi, en, where), rules, None).is_emergency
+        ]
+        lost = [
+            t
+            for t in caught_product
+            if not _triage(with_context(t, vi, en, where), rules, model).is_emergency
+        ]
+        rows.append(
+            dict(
+                context=name,
+                sentence=vi,
+                where=where,
+                lost_rules_alone=len(lost_alone),
+                lost=len(lost),
+                examples=lost,
+            )
+        )
+        print(f"{name:22} {where:6} lost: rules alone {len(lost_alone):4}, rules + model {len(lost):4}")
+        for text in lost[: args.show]:
+            print(f"    {with_context(text, vi, en, where)[:160]}")
+    total = sum(r["lost"] for r in rows)
+    print(
+        f"rules + model: {total} losses over {len(CONTEXTS)} sentences x {len(caught_product)} emergencies "
+        f"({total / (len(CONTEXTS) * len(caught_product)):.2%}); {time.perf_counter() - started:.0f} s"
+    )
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(
+        json.dumps(
+            {"sample": len(sample), "seed": args.seed, "caught": len(caught_product), "contexts": rows},
+            ensure_ascii=False,
+            indent=1,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
