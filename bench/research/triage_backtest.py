@@ -79,6 +79,7 @@ FREEZES = [
     ("b9de2fc", ["dev69", "dev70"]),
     ("dca1f11", ["dev71", "dev72"]),
     ("dc1e034", ["dev73", "dev74"]),
+    ("a5675ef", ["dev75", "dev76", "dev77", "dev78"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """
