@@ -12,6 +12,9 @@ fires when the message holds one of its ``alone`` phrases, or one of its ``sympt
 A category's ``fragment`` phrases (its core signs: "co giật", "ngất", "đau ngực", "HA 210/120") count as ``alone``
 ones in a short message that tells rather than asks ("con co giật", "ba ngất"), and in a message of any length
 when the sign is said to persist after first aid ("làm theo rồi mà mẹ vẫn co giật", "vẫn không đỡ, giờ…").
+A neutral sentence (``markers.neutral``: a greeting, thanks, the distance to a hospital, no transport, "giờ em phải
+làm sao?", the writer's job, an occasion; an ending or opening typed without a full stop is made a sentence of its
+own first) does not count: it neither lengthens a short fragment nor makes a message a question or a lesson.
 A whole message raises no alarm when it only asks in general ("dấu hiệu đột quỵ là gì?": a question form and
 nobody's situation in it), asks to learn ("cách sơ cứu…", "em tò mò"), describes a pattern over time with
 nothing acute ("dạo này hay tức ngực"), or says it is over ("giờ bình thường rồi"), or tells of someone already in
