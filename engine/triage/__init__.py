@@ -103,13 +103,13 @@ def _triage(text: str, rules: RuleSet, model: LazyModel | None) -> Triage:
     doubted: tuple[str, ...] = ()
     # a dangerous glucose reading is never doubted
     if categories and model is not None and not readings and not NEVER_DOUBTED & set(categories):
-        p = model.probability(text)
+        p = _probability(text, found.told, model)
         if p is not None and p < DOUBT:
             doubted, categories = categories, ()
             topics = (*topics, *(c for c in doubted if c not in topics))
             hits = (*hits, Hit(doubted[0], "doubt", f"p={p:.3f}"))
     elif not categories and model is not None and not found.general_question:
-        p = model.probability(text)
+        p = _probability(text, found.told, model)
         if p is not None and p >= THRESHOLD:
             spoken_of = [c for c in found.topics if c in by_id]
             categories = (spoken_of[0] if spoken_of else MODEL_CATEGORY,)
@@ -121,6 +121,17 @@ def _triage(text: str, rules: RuleSet, model: LazyModel | None) -> Triage:
         hits=hits,
         doubted=doubted,
     )
+
+
+def _probability(text: str, told: str, model: LazyModel) -> float | None:
+    """The model's P(emergency) for the message, or for it without its neutral sentences (``Match.told``: "Cảm ơn
+    bác sĩ.", "Nhà em không có xe.") when that is higher: a sentence that changes nothing for a nurse does not
+    lower the model's verdict either (the context probe)."""
+    p = model.probability(text)
+    if p is None or not told:
+        return p
+    q = model.probability_of(told)
+    return p if q is None else max(p, q)
 
 
 def answer(

@@ -116,7 +116,11 @@ class TriageModel:
         return self._model
 
     def probability(self, text: str) -> float:
-        return float(self._model.proba([normalize(text, self._rules.words).text])[0, self._column])
+        return self.probability_of(normalize(text, self._rules.words).text)
+
+    def probability_of(self, normalized: str) -> float:
+        """P(emergency) of a text already as triage reads it (``normalize(...).text``)."""
+        return float(self._model.proba([normalized])[0, self._column])
 
 
 def cache_key(rules: RuleSet, data_dir: Path = DATA_DIR, *, c: float = C) -> str:
@@ -319,3 +323,11 @@ class LazyModel:
             self.warm_up()
             return None
         return model.probability(text)
+
+    def probability_of(self, normalized: str) -> float | None:
+        """P(emergency) of a normalised text (``TriageModel.probability_of``), or None while not ready."""
+        model = self._model
+        if model is None:
+            self.warm_up()
+            return None
+        return model.probability_of(normalized)

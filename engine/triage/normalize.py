@@ -42,7 +42,7 @@ from engine.text import CharTable, fold
 # one still composes; then marks left over after composing (Mn, Me), control characters and fillers.
 _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u034f")
 # A full stop or comma between two digits is a decimal mark ("2.5", "3,6 mmol"), not a break.
-_SENTENCE_BREAK = re.compile(r"(?:[!?;…\n]|\.(?!\d)|(?<!\d)\.)+")
+SENTENCE_BREAK = re.compile(r"(?:[!?;…\n]|\.(?!\d)|(?<!\d)\.)+")
 _CLAUSE_BREAK = re.compile(r"(?:[:]|,(?!\d)|(?<!\d),)+")
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 # laughter typed as a face: "=))", ":)))", "=]]", 😂 🤣 😆 😅
@@ -475,7 +475,7 @@ def normalize(text: str, words: dict[str, str]) -> Normalized:
     spans: list[tuple[int, int]] = []
     sentences: list[tuple[int, int]] = []
     pos = 0
-    for sentence in _SENTENCE_BREAK.split(visible):
+    for sentence in SENTENCE_BREAK.split(visible):
         first = len(spans)
         for clause in _CLAUSE_BREAK.split(sentence):
             folded = fold_words(clause, words)

@@ -12,6 +12,9 @@ fires when the message holds one of its ``alone`` phrases, or one of its ``sympt
 A category's ``fragment`` phrases (its core signs: "co giật", "ngất", "đau ngực", "HA 210/120") count as ``alone``
 ones in a short message that tells rather than asks ("con co giật", "ba ngất"), and in a message of any length
 when the sign is said to persist after first aid ("làm theo rồi mà mẹ vẫn co giật", "vẫn không đỡ, giờ…").
+A neutral sentence (``markers.neutral``: a greeting, thanks, the distance to a hospital, no transport, "giờ em phải
+làm sao?", the writer's job, an occasion; an ending or opening typed without a full stop is made a sentence of its
+own first) does not count: it neither lengthens a short fragment nor makes a message a question or a lesson.
 A whole message raises no alarm when it only asks in general ("dấu hiệu đột quỵ là gì?": a question form and
 nobody's situation in it), asks to learn ("cách sơ cứu…", "em tò mò"), describes a pattern over time with
 nothing acute ("dạo này hay tức ngực"), or says it is over ("giờ bình thường rồi"), or tells of someone already in
@@ -42,14 +45,14 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from engine.text import fold
 from engine.triage.alternation import factor
-from engine.triage.normalize import Normalized, fold_words, normalize
+from engine.triage.normalize import CLAUSE_JOIN, SENTENCE_BREAK, Normalized, fold_words, normalize
 
 RULES_FILE = Path(__file__).parent / "emergencies.toml"
 NOW, PAST, IF = "now", "past", "if"  # when a clause speaks of
@@ -70,6 +73,12 @@ _NO_BETTER_REACH = 80  # characters before a fragment sign in which "vẫn khôn
 # an English "-ing" at the end of a pattern's word, to be read also as the "-in" people type in a hurry
 _DROPPED_G = re.compile(r"(?:(?<=[a-z]{3})|(?<=[a-z][(|?]))ing(?=[ )|]|$)")  # "vomiting", "vomit(ed|ing)"
 _CONTRAST_AFTER = re.compile(r" (?:; )?(?:nhung|but|ma|tuy nhien|however)(?![a-z])")
+_SENTENCE_SPLIT = re.compile(f"({SENTENCE_BREAK.pattern})")  # a sentence, then the punctuation that ends it
+# neutral words that do not open a message without a full stop: a plea asks about what follows ("giờ em phải làm gì với
+# vết bỏng này"), a fear joins it ("I'm scared my husband will bleed…")
+_NOT_OPENING = re.compile(
+    r"(?<![a-z])(?:lam (?:gi|sao|the nao)|what|(?:so|lo|hoang|run) qua|scared|terrified|panicking|freaking)(?![a-z])"
+)
 _CONTRAST = re.compile(r"\b(?:nhung|but|ma van|van con|tuy nhien|however)\b")  # what follows "it is over"
 
 
@@ -207,6 +216,13 @@ class Markers:
     # help is being called for someone now ("we're calling 115", "em đang gọi 115", "xe cấp cứu đang tới"): a learning
     # marker (a medical student, "em hỏi để học") does not make such a message a question to learn (round 27)
     help_called: re.Pattern[str] | None = None
+    # a sentence that carries nothing a triage nurse would weigh (a greeting or thanks, an apology, the distance to a
+    # hospital or no transport, a plea for what to do now, the writer's job or an occasion): whole, or opening or
+    # closing the message unpunctuated; left out when a message is judged short, and its "?" or "làm sao" do not make
+    # the message a question (the context probe)
+    neutral: re.Pattern[str] | None = None
+    # of those, the ones the model still reads (a greeting, "Chào bác sĩ."): it learnt from questions that open so
+    greeting: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,6 +263,8 @@ class Match:
     resolved: bool = False  # the message says it is over, nothing acute
     about_animal: bool = False  # the message is about an animal and no person is hurt
     in_care: bool = False  # someone already being treated in hospital, doing well, nothing worse after it
+    # the normalised text without its neutral sentences (``markers.neutral``), when it had any: the model reads it too
+    told: str = ""
 
 
 def _required(spec: dict[str, Any], key: str, where: str) -> Any:
@@ -272,6 +290,11 @@ def _ending(phrases: list[str]) -> re.Pattern[str] | None:
     """Phrases that must end right before a sign (at most one word between: "vẫn đang giật")."""
     rx = compile_phrases(phrases)
     return None if rx is None else re.compile(r"(?:^| )(?:" + rx.pattern + r")(?: [a-z0-9]+)? $")
+
+
+def _neutral(phrases: list[str]) -> re.Pattern[str] | None:
+    """Neutral sentence shapes, read from the start of a sentence to its end (``_neutral_spans`` anchors them)."""
+    return None if not phrases else re.compile("(?:" + factor(phrase_patterns(phrases)) + ")")
 
 
 def parse_rules(text: str) -> RuleSet:
@@ -319,6 +342,8 @@ def parse_rules(text: str) -> RuleSet:
         ends_denied=_ending_at_end(m.get("ends_denied", [])),
         in_care=compile_phrases(m.get("in_care", [])),
         help_called=compile_phrases(m.get("help_called", [])),
+        neutral=_neutral(m.get("neutral", []) + m.get("greeting", [])),
+        greeting=_neutral(m.get("greeting", [])),
         fragment_words=int(m.get("fragment_words", 10)),
     )
     g = _required(data, "glucose", "file")
@@ -530,19 +555,26 @@ def _accented_hit(phrase: str, msg: _Message, cat: Category) -> tuple[Found, Fou
 def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = None) -> Match:
     """Run every category on ``text``. ``extra_hits`` (from the number readers) count as ``alone`` or
     ``symptom`` phrases of the category they name."""
-    norm = normalize(text, rules.words)
+    mk = rules.markers
+    norm = _neutral_apart(normalize(text, rules.words), mk)
     msg = _Message(norm, rules.markers)
     result = Match()
-    mk = rules.markers
-    about = mk.asker.sub(" ", norm.text) if mk.asker is not None else norm.text
+    # A neutral sentence ("Cảm ơn bác sĩ.", "Nhà em ở xa bệnh viện 40 cây số.", "Giờ em phải làm sao?") carries nothing
+    # a nurse would weigh: the message is judged a question, a lesson or a short fragment without it (the context probe).
+    neutral = _neutral_spans(norm, mk)
+    told_text = _without(norm.text, neutral) if neutral else norm.text
+    # the model reads the message without them too, greetings kept (``markers.greeting``)
+    unread = [(a, b) for a, b in neutral if mk.greeting is None or not mk.greeting.fullmatch(norm.text, a, b)]
+    result.told = _without(norm.text, unread) if unread else ""
+    about = mk.asker.sub(" ", told_text) if mk.asker is not None else told_text
     personal = bool(mk.personal.search(about))
     acute = bool(mk.acute.search(norm.text))
-    learning = bool(mk.learning.search(norm.text))
+    learning = bool(mk.learning.search(told_text))
     result.general_question = learning or (
         not personal
         and (
-            bool(mk.educational.search(norm.text))
-            or (bool(mk.general.search(norm.text)) and not mk.present.search(norm.text))
+            bool(mk.educational.search(told_text))
+            or (bool(mk.general.search(told_text)) and not mk.present.search(told_text))
         )
     )
     # A learning marker reads the whole message; a sign said in the present ("she just fainted", "giờ thở co kéo")
@@ -551,15 +583,15 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     only_learning = (
         result.general_question
         and learning
-        and not (not personal and (mk.educational.search(norm.text) or mk.general.search(norm.text)))
+        and not (not personal and (mk.educational.search(told_text) or mk.general.search(told_text)))
     )
     # About an animal, with no person hurt: not a human emergency ("mèo nhà mình ăn phải cá nóc, co giật").
-    result.about_animal = _about_animal(norm, mk)
+    result.about_animal = _about_animal(norm, mk, neutral)
     # help called for someone now: the signs told are theirs, whatever the writer studies (round 27)
     calling = mk.help_called is not None and bool(mk.help_called.search(norm.text))
     result.general_question = result.general_question or result.about_animal
     result.recurrent = bool(mk.recurrent.search(norm.text)) and not acute
-    story = _story_sentences(norm, mk)
+    story = _story_sentences(norm, mk, neutral)
     in_story: set[str] = set()
     # It is over when the last thing said is that it is over: "sáng nay con em hóc kẹo, vỗ lưng ra ngay, giờ bé chơi
     # bình thường" (the acute words come before the outcome), not "giờ bình thường rồi nhưng vừa nãy lại co giật".
@@ -584,11 +616,12 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     # by themselves (round 9); a question ("… thì sao", "… là gì", "?") is no fragment.
     # A plea for what to do now in a clause of its own, with someone named ("con em co giật, phải làm gì?"), is no
     # question to learn: the rest of the message decides (round 19).
-    pleads = personal and mk.act_now is not None and bool(mk.act_now.search(norm.text))
-    asked = mk.act_now.sub(" ", norm.text) if pleads and mk.act_now is not None else norm.text
+    # A neutral sentence neither lengthens the message nor makes it a question.
+    pleads = personal and mk.act_now is not None and bool(mk.act_now.search(told_text))
+    asked = mk.act_now.sub(" ", told_text) if pleads and mk.act_now is not None else told_text
     short = (
-        len(norm.text.replace(" ; ", " ").split()) <= mk.fragment_words
-        and ("?" not in text or pleads)
+        len(told_text.replace(" ; ", " ").split()) <= mk.fragment_words
+        and (pleads or not _question(text, neutral, rules))
         and not (mk.asking is not None and mk.asking.search(asked))
     )
     extra_hits = extra_hits or {}
@@ -640,6 +673,102 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     return _drop_yielding(result, rules)
 
 
+def _neutral_apart(norm: Normalized, mk: Markers) -> Normalized:
+    """``norm`` with a neutral ending of its last sentence, or opening of its first, typed without a full stop ("con
+    co giật cảm ơn bác sĩ", "bé ngất giờ em phải làm sao") made a sentence of its own, as if the writer had
+    punctuated: a phrase that must end its clause ("… da trắng", "uống thuốc cỏ") ends it, and the neutral words
+    are then left out like any neutral sentence."""
+    rx = mk.neutral
+    if rx is None or not norm.sentences:
+        return norm
+    text = norm.text
+    cuts: list[int] = []
+    a, b = norm.sentences[-1]
+    if not rx.fullmatch(text, a, b):
+        tail = _neutral_tail(text, a, b, rx)
+        # a greeting does not close a message ("…, đo máy báo HI" is a glucose meter's "HI", not "hi")
+        if tail is not None and not (mk.greeting is not None and mk.greeting.fullmatch(text, tail, b)):
+            cuts.append(tail)
+    a, b = norm.sentences[0]
+    if not rx.fullmatch(text, a, b):
+        for end in reversed([a + m.start() for m in re.finditer(" ", text[a:b])]):  # the longest opening
+            if text[end - 1] != ";" and rx.fullmatch(text, a, end) and not _NOT_OPENING.search(text, a, end):
+                if not cuts or end < cuts[0] - 1:
+                    cuts.insert(0, end + 1)
+                break
+    if not cuts:
+        return norm
+    join = len(CLAUSE_JOIN) - 1  # a space becomes " ; "
+
+    def moved(pos: int) -> int:
+        return pos + join * sum(pos >= c for c in cuts)
+
+    def split(spans: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+        out: list[tuple[int, int]] = []
+        for a, b in spans:
+            cur = a
+            for c in cuts:
+                if a < c - 1 < b:
+                    out.append((moved(cur), moved(c - 1)))
+                    cur = c
+            out.append((moved(cur), moved(b)))
+        return tuple(out)
+
+    pieces, pos = [], 0
+    for c in cuts:
+        pieces.append(text[pos : c - 1])
+        pos = c
+    pieces.append(text[pos:])
+    return replace(
+        norm, text=CLAUSE_JOIN.join(pieces), clauses=split(norm.clauses), sentences=split(norm.sentences)
+    )
+
+
+def _neutral_spans(norm: Normalized, mk: Markers) -> list[tuple[int, int]]:
+    """The sentences of the message that say something neutral (``markers.neutral``)."""
+    rx = mk.neutral
+    if rx is None:
+        return []
+    return [(a, b) for a, b in norm.sentences if rx.fullmatch(norm.text, a, b)]
+
+
+def _neutral_tail(text: str, a: int, b: int, rx: re.Pattern[str]) -> int | None:
+    """Where a neutral ending of the sentence ``a``–``b`` starts (after some other words), or None. Not after "thì"
+    ("con co giật thì em phải làm sao": if it happens, what to do, a question)."""
+    for start in (a + m.end() for m in re.finditer(" ", text[a:b])):
+        if text[start] != ";" and not text.endswith("thi ", a, start) and rx.fullmatch(text, start, b):
+            return start
+    return None
+
+
+def _without(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with ``spans`` left out, the pieces kept apart as clauses."""
+    pieces, pos = [], 0
+    for a, b in sorted(spans):
+        pieces.append(text[pos:a])
+        pos = max(pos, b)
+    pieces.append(text[pos:])
+    return " ; ".join(p.strip(" ;") for p in pieces if p.strip(" ;"))
+
+
+def _question(text: str, neutral: list[tuple[int, int]], rules: RuleSet) -> bool:
+    """Whether the message asks ("?"), not counting a "?" that only ends a neutral sentence ("…, giờ em phải làm
+    sao?"): each sentence of the raw text is normalised alone and asked about."""
+    if "?" not in text:
+        return False
+    if not neutral:
+        return True
+    rx = rules.markers.neutral
+    assert rx is not None
+    parts = _SENTENCE_SPLIT.split(text)
+    for piece, stop in zip(parts[::2], [*parts[1::2], ""], strict=True):
+        if "?" in stop:
+            said = normalize(piece, rules.words).text
+            if not said or not (rx.fullmatch(said) or _neutral_tail(said, 0, len(said), rx) is not None):
+                return True
+    return False
+
+
 def _fragment_hits(rx: re.Pattern[str], msg: _Message, cat: Category, short: bool) -> tuple[Found, Found]:
     """A category's fragment signs that count: all of them in a short fragment, else only those right after a
     word that says the sign is still there or worse ("làm theo rồi mà mẹ vẫn co giật", "still seizing")."""
@@ -687,14 +816,28 @@ def _last_start(rx: re.Pattern[str], text: str) -> int:
     return max((m.start() for m in rx.finditer(text)), default=-1)
 
 
-def _story_marker(text: str, mk: Markers, a: int, b: int) -> re.Match[str] | None:
-    """The first story marker between ``a`` and ``b`` that is not a likeness ("giống y như trong phim")."""
+def _story_marker(
+    text: str, mk: Markers, a: int, b: int, neutral: list[tuple[int, int]]
+) -> re.Match[str] | None:
+    """The first story marker between ``a`` and ``b`` that is not a likeness ("giống y như trong phim") and does
+    not start in a neutral sentence ("…đám giỗ ông nội. bà cụ…" is no "nói" starting a story)."""
     if mk.story is None:
         return None
-    return next((m for m in mk.story.finditer(text, a, b) if not _LIKENED.search(text, a, m.start())), None)
+    return next(
+        (
+            m
+            for m in mk.story.finditer(text, a, b)
+            if not _LIKENED.search(text, a, m.start()) and not _inside(m.start(), neutral)
+        ),
+        None,
+    )
 
 
-def _story_sentences(norm: Normalized, mk: Markers) -> set[tuple[int, int]]:
+def _inside(pos: int, spans: list[tuple[int, int]]) -> bool:
+    return any(a <= pos < b for a, b in spans)
+
+
+def _story_sentences(norm: Normalized, mk: Markers, neutral: list[tuple[int, int]]) -> set[tuple[int, int]]:
     """The spans that tell someone else's story: from the first sentence with a story marker ("em xem video…",
     "đọc trên mạng…") to the end of the message, except a later sentence that speaks of now ("Giờ bố em đang…").
     What was said before the story is not part of it, down to the clause ("Bé thở rất nhanh… Em có xem video
@@ -704,7 +847,7 @@ def _story_sentences(norm: Normalized, mk: Markers) -> set[tuple[int, int]]:
     A headline or a warning to everyone (``markers.headline``) makes its whole sentence a story, from its start
     ("Người đàn ông bị rắn cắn, được cứu sống…"), up to a turn like any other."""
     text = norm.text
-    first = _story_marker(text, mk, 0, len(text))
+    first = _story_marker(text, mk, 0, len(text), neutral)
     headlines = {(a, b): _headline(text, mk, a, b) for a, b in norm.sentences}
     first_head = next((h for h in headlines.values() if h is not None), None)
     if first is None and first_head is None:
@@ -714,7 +857,7 @@ def _story_sentences(norm: Normalized, mk: Markers) -> set[tuple[int, int]]:
     for a, b in norm.sentences:
         if a < start:
             continue
-        marker = _story_marker(text, mk, a, b)
+        marker = _story_marker(text, mk, a, b, neutral)
         headline = headlines[(a, b)]
         if not marker and not headline and mk.present.search(text, a, b):
             continue
@@ -724,7 +867,7 @@ def _story_sentences(norm: Normalized, mk: Markers) -> set[tuple[int, int]]:
         turn = mk.story_turn.search(text, found, b) if (marker or headline) and mk.story_turn else None
         if (
             turn is not None
-            and _story_marker(text, mk, turn.start(), b) is None
+            and _story_marker(text, mk, turn.start(), b, neutral) is None
             and (mk.headline is None or mk.headline.search(text, turn.start(), b) is None)
         ):
             spans.add((begin, turn.start()))
@@ -770,12 +913,21 @@ def _word_index(text: str, pos: int) -> int:
     return len(text[:pos].replace(" ; ", " ").split())
 
 
-def _about_animal(norm: Normalized, mk: Markers) -> bool:
+def _about_animal(norm: Normalized, mk: Markers, neutral: list[tuple[int, int]]) -> bool:
     """The message speaks of a pet or farm animal and of no person hurt. "X bị (con chó) cắn" is a person
-    bitten unless an animal was named before it ("con bò nhà chú em bị rắn cắn")."""
-    firsts = [_word_index(norm.text, m.start()) for m in mk.animal.finditer(norm.text)]
+    bitten unless an animal was named before it ("con bò nhà chú em bị rắn cắn"). Not an animal read into a
+    neutral sentence ("…nói ngọng Nhà em không có xe" is no goose, "ngỗng nhà em")."""
+    firsts = [
+        _word_index(norm.text, m.start())
+        for m in mk.animal.finditer(norm.text)
+        if not any(m.start() < b and a < m.end() for a, b in neutral)
+    ]
     if mk.animal_accented is not None:
-        firsts += [_word_index(norm.accented, m.start()) for m in mk.animal_accented.finditer(norm.accented)]
+        words = [(_word_index(norm.text, a), _word_index(norm.text, b)) for a, b in neutral]
+        for m in mk.animal_accented.finditer(norm.accented):
+            first, last = _word_index(norm.accented, m.start()), _word_index(norm.accented, m.end())
+            if not any(first < b and a < last for a, b in words):
+                firsts.append(first)
     if not firsts or mk.human_hurt.search(norm.text):
         return False
     first = min(firsts)

@@ -1,0 +1,52 @@
+"""Emergency triage: a neutral sentence added to an emergency the product catches must not hide it.
+
+A fixed seeded sample of the dev sets' emergencies, each with the context probe's neutral sentences
+(``bench/research/triage_context_probe.py``: a greeting, an apology for the hour, the distance to a hospital, an
+occasion or a place, the writer's job, "giờ em phải làm sao?", "Nhà em không có xe.", "Cảm ơn bác sĩ.") added
+before or after it, as the product runs (rules + model). The quarrel just before ("Hai vợ chồng vừa cãi nhau
+xong.") is not among them: round 30 works on it in the rules file (docs/triage.md, "Neutral context").
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from bench.research.triage_context_probe import CONTEXTS, with_context
+from engine.triage import _triage, default_model, default_rules
+from engine.triage.evaluation import load_labelled
+from engine.triage.model import DATA_DIR
+
+SAMPLE, SEED = 200, 7
+NOT_HERE = {"quarrel just before"}  # round 30's (the long hyperbole exclude reads across ";")
+
+
+@pytest.fixture(scope="module")
+def caught() -> list[str]:
+    """The sampled emergencies the product catches as written."""
+    rules, model = default_rules(), default_model()
+    model.warm_up(wait=True)
+    emergencies = sorted(
+        {
+            row["text"]
+            for path in sorted(DATA_DIR.glob("dev*.jsonl"))
+            for row in load_labelled(path)
+            if row["emergency"]
+        }
+    )
+    sample = random.Random(SEED).sample(emergencies, SAMPLE)
+    return [t for t in sample if _triage(t, rules, model).is_emergency]
+
+
+def test_a_neutral_sentence_hides_no_emergency(caught):
+    rules, model = default_rules(), default_model()
+    assert len(caught) >= 0.97 * SAMPLE
+    lost = [
+        (name, with_context(text, vi, en, where))
+        for name, vi, en, where in CONTEXTS
+        if name not in NOT_HERE
+        for text in caught
+        if not _triage(with_context(text, vi, en, where), rules, model).is_emergency
+    ]
+    assert not lost, lost
