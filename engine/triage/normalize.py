@@ -467,9 +467,10 @@ def normalize(text: str, words: dict[str, str]) -> Normalized:
         words = {}
         for rx, repl in _CONTRACTIONS:
             visible = rx.sub(repl, visible)
-    # an English phrase inside a Vietnamese message ("bé can't breathe")
-    elif "'" in visible or "’" in visible:
-        for rx, repl in _CONTRACTIONS[:1] + _CONTRACTIONS[2:3]:
+    # an English phrase inside a Vietnamese message ("bé can't breathe"); "cant" is no Vietnamese syllable, so it is
+    # read as "can not" with or without its apostrophe ("mum cant breathe giờ em phải làm sao")
+    else:
+        for rx, repl in _CONTRACTIONS[:1] + (_CONTRACTIONS[2:3] if "'" in visible or "’" in visible else ()):
             visible = rx.sub(repl, visible)
     parts: list[str] = []
     spans: list[tuple[int, int]] = []
@@ -477,8 +478,14 @@ def normalize(text: str, words: dict[str, str]) -> Normalized:
     pos = 0
     for sentence in SENTENCE_BREAK.split(visible):
         first = len(spans)
+        # an English sentence after a Vietnamese one ("Dạ em chào bác sĩ ạ. mum cant breathe"): read as English
+        sentence_words = words
+        if not english and is_english(sentence):
+            sentence_words = {}
+            for rx, repl in _CONTRACTIONS:
+                sentence = rx.sub(repl, sentence)
         for clause in _CLAUSE_BREAK.split(sentence):
-            folded = fold_words(clause, words)
+            folded = fold_words(clause, sentence_words)
             hedge = _HEDGE.match(folded)
             for piece in (folded[: hedge.end() - 1], folded[hedge.end() :]) if hedge else (folded,):
                 if not piece:

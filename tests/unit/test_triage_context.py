@@ -3,8 +3,9 @@
 A fixed seeded sample of the dev sets' emergencies, each with the context probe's neutral sentences
 (``bench/research/triage_context_probe.py``: a greeting, an apology for the hour, the distance to a hospital, an
 occasion or a place, the writer's job, "giờ em phải làm sao?", "Nhà em không có xe.", "Cảm ơn bác sĩ.") added
-before or after it, as the product runs (rules + model). The quarrel just before ("Hai vợ chồng vừa cãi nhau
-xong.") is not among them: round 30 works on it in the rules file (docs/triage.md, "Neutral context").
+before or after it, as the product runs (rules + model), all thirteen of them (round 30 fixed the quarrel just before,
+"Hai vợ chồng vừa cãi nhau xong.", that once hid 56 of 1,500: docs/triage.md, "Round 30", "Neutral context"). The
+sample is drawn from the dev sets up to dev78, so a set added later does not move it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,12 @@ from engine.triage.evaluation import load_labelled
 from engine.triage.model import DATA_DIR
 
 SAMPLE, SEED = 200, 7
-NOT_HERE = {"quarrel just before"}  # round 30's (the long hyperbole exclude reads across ";")
+LAST_SET = 78  # the sample's sets: dev.jsonl, dev2.jsonl ... dev78.jsonl
+
+
+def _set_number(path) -> int:
+    digits = path.stem.removeprefix("dev")
+    return int(digits) if digits else 1
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +37,7 @@ def caught() -> list[str]:
         {
             row["text"]
             for path in sorted(DATA_DIR.glob("dev*.jsonl"))
+            if _set_number(path) <= LAST_SET
             for row in load_labelled(path)
             if row["emergency"]
         }
@@ -45,7 +52,6 @@ def test_a_neutral_sentence_hides_no_emergency(caught):
     lost = [
         (name, with_context(text, vi, en, where))
         for name, vi, en, where in CONTEXTS
-        if name not in NOT_HERE
         for text in caught
         if not _triage(with_context(text, vi, en, where), rules, model).is_emergency
     ]
