@@ -21,9 +21,9 @@ import argparse
 import json
 import random
 import time
-import unicodedata
 from pathlib import Path
 
+from engine.text import strip_diacritics
 from engine.triage import _triage, default_model, default_rules
 from engine.triage.evaluation import load_labelled
 
@@ -65,11 +65,6 @@ CONTEXTS: list[tuple[str, str, str, str]] = [
 ]
 
 
-def strip_marks(text: str) -> str:
-    folded = unicodedata.normalize("NFD", text.replace("đ", "d").replace("Đ", "D"))
-    return "".join(ch for ch in folded if not unicodedata.combining(ch))
-
-
 def english(text: str) -> bool:
     words = text.lower().split()
     return all(ord(ch) < 128 for ch in text) and any(
@@ -80,8 +75,8 @@ def english(text: str) -> bool:
 def with_context(text: str, vi: str, en: str, where: str) -> str:
     """The message with the sentence added, in the message's language, without marks when the message has none."""
     sentence = en if english(text) else vi
-    if not english(text) and text == strip_marks(text):
-        sentence = strip_marks(sentence)
+    if not english(text) and text == strip_diacritics(text):
+        sentence = strip_diacritics(sentence)
     return f"{sentence} {text}" if where == "before" else f"{text.rstrip()} {sentence}"
 
 

@@ -318,16 +318,17 @@ class LazyModel:
 
     def probability(self, text: str) -> float | None:
         """P(emergency), or None while the model is not ready."""
-        model = self._model
-        if model is None:
-            self.warm_up()
-            return None
-        return model.probability(text)
+        model = self._fitted()
+        return None if model is None else model.probability(text)
 
     def probability_of(self, normalized: str) -> float | None:
         """P(emergency) of a normalised text (``TriageModel.probability_of``), or None while not ready."""
+        model = self._fitted()
+        return None if model is None else model.probability_of(normalized)
+
+    def _fitted(self) -> TriageModel | None:
+        """The model when ready; else None, and the fit started in the background if it was not."""
         model = self._model
         if model is None:
             self.warm_up()
-            return None
-        return model.probability_of(normalized)
+        return model
