@@ -10,9 +10,13 @@ these sentences changes what a triage nurse would do; each one that loses an eme
 hide a present sign.
 
     python -m bench.research.triage_context_probe [--sample 1500] [--seed 7] [--show 5]
+    python -m bench.research.triage_context_probe --sentences bench/data/triage_context_heldout.txt --sample 400
 
 Prints, per added sentence, the emergencies lost (rules alone and rules + model) with a few examples, and writes
-``bench/results/triage_context_probe.json``.
+``bench/results/triage_context_probe.json``. The built-in sentences were written with the mechanism in view (and the
+rules were then made to pass them); ``--sentences`` takes a file of sentences written blind by someone who never saw
+the rules, one per line, each added both before and after every sampled emergency of its language, and writes
+``bench/results/triage_context_probe_<file stem>.json``.
 """
 
 from __future__ import annotations
@@ -80,12 +84,32 @@ def with_context(text: str, vi: str, en: str, where: str) -> str:
     return f"{sentence} {text}" if where == "before" else f"{text.rstrip()} {sentence}"
 
 
+def file_contexts(path: Path) -> list[tuple[str, str, str, str]]:
+    """Each line of a sentence file as two contexts (before, after), in the language it is written in."""
+    contexts = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        sentence = line.strip()
+        if not sentence:
+            continue
+        language = "en" if english(sentence) else "vi"
+        for where in ("before", "after"):
+            contexts.append((f"{language}-{number:02d}", sentence, sentence, where))
+    return contexts
+
+
+def applies(text: str, vi: str, en: str) -> bool:
+    """A file sentence (vi == en) is added only to messages of its own language; built-in ones to every message."""
+    return vi != en or english(text) == english(vi)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sample", type=int, default=1500, help="emergencies drawn from the labelled sets")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--show", type=int, default=5, help="examples printed per sentence")
+    parser.add_argument("--sentences", type=Path, help="a file of neutral sentences, one per line")
     args = parser.parse_args()
+    contexts = file_contexts(args.sentences) if args.sentences else CONTEXTS
     rules, model = default_rules(), default_model()
     model.warm_up(wait=True)
     emergencies = sorted(
@@ -105,37 +129,50 @@ def main() -> None:
         f"{len(caught_alone)}, rules + model {len(caught_product)}"
     )
     rows = []
-    for name, vi, en, where in CONTEXTS:
+    tried = 0
+    for name, vi, en, where in contexts:
+        alone = [t for t in caught_alone if applies(t, vi, en)]
+        product = [t for t in caught_product if applies(t, vi, en)]
+        tried += len(product)
         lost_alone = [
-            t for t in caught_alone if not _triage(with_context(t, vi, en, where), rules, None).is_emergency
+            t for t in alone if not _triage(with_context(t, vi, en, where), rules, None).is_emergency
         ]
-        lost = [
-            t
-            for t in caught_product
-            if not _triage(with_context(t, vi, en, where), rules, model).is_emergency
-        ]
+        lost = [t for t in product if not _triage(with_context(t, vi, en, where), rules, model).is_emergency]
         rows.append(
             dict(
                 context=name,
                 sentence=vi,
                 where=where,
+                tried=len(product),
                 lost_rules_alone=len(lost_alone),
                 lost=len(lost),
                 examples=lost,
             )
         )
+        if args.sentences and not lost:
+            continue
         print(f"{name:22} {where:6} lost: rules alone {len(lost_alone):4}, rules + model {len(lost):4}")
         for text in lost[: args.show]:
             print(f"    {with_context(text, vi, en, where)[:160]}")
     total = sum(r["lost"] for r in rows)
     print(
-        f"rules + model: {total} losses over {len(CONTEXTS)} sentences x {len(caught_product)} emergencies "
-        f"({total / (len(CONTEXTS) * len(caught_product)):.2%}); {time.perf_counter() - started:.0f} s"
+        f"rules + model: {total} losses over {tried} messages with a sentence added ({len(contexts)} sentence "
+        f"placements; {total / max(tried, 1):.2%}); rules alone {sum(r['lost_rules_alone'] for r in rows)}; "
+        f"{time.perf_counter() - started:.0f} s"
     )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
+    results = RESULTS.with_name(f"{RESULTS.stem}_{args.sentences.stem}.json") if args.sentences else RESULTS
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(
         json.dumps(
-            {"sample": len(sample), "seed": args.seed, "caught": len(caught_product), "contexts": rows},
+            {
+                "sample": len(sample),
+                "seed": args.seed,
+                "caught": len(caught_product),
+                "sentences": str(args.sentences or "built-in"),
+                "lost": total,
+                "tried": tried,
+                "contexts": rows,
+            },
             ensure_ascii=False,
             indent=1,
         )
