@@ -17,7 +17,8 @@ làm sao?", the writer's job, an occasion; an ending or opening typed without a 
 own first) does not count: it neither lengthens a short fragment nor makes a message a question or a lesson.
 A whole message raises no alarm when it only asks in general ("dấu hiệu đột quỵ là gì?": a question form and
 nobody's situation in it), asks to learn ("cách sơ cứu…", "em tò mò"), describes a pattern over time with
-nothing acute ("dạo này hay tức ngực"), or says it is over ("giờ bình thường rồi"), or tells of someone already in
+nothing acute ("dạo này hay tức ngực"), or says it is over ("giờ bình thường rồi"; not a baseline dated earlier
+today after a sign said now: "giờ lay không dậy. Sáng nay nó vẫn chơi bình thường"), or tells of someone already in
 hospital being treated and doing well, with no sign told after it ("đang lọc máu ở Chợ Rẫy, bác sĩ nói đang tiến triển
 tốt"), as far as each category allows (``*_cancels`` flags). The categories spoken of are still reported as *topics*: a clinician's role shows
 the emergency card after the clinical answer.

@@ -247,7 +247,9 @@ DEV_BZ = load_labelled(LABELLED / "dev78.jsonl")
 # give: v78 (author CA, people who live on their phones for work) and v79 (author CB, the Central Highlands and the
 # northern mountains), measured once at ba25799 (round 29's rules and model): 614/620, 13/660 together; round 30 and
 # the context work 615/620, 12/660; v80 (author CC, soldiers, police and their families) and v81 (author CD, fathers
-# and grandfathers minding children), measured once at 2635803 (round 30 and the context work): 614/620, 4/660.
+# and grandfathers minding children), measured once at 2635803 (round 30 and the context work): 614/620, 4/660. With
+# the model retrained on them, before round 31's rules: 308/310, 6/330; 308/310, 6/330; 309/310, 1/330; 307/310,
+# 3/330; after round 31: 310/310 each, 5, 5, 0 and 1 of 330.
 DEV_CA = load_labelled(LABELLED / "dev79.jsonl")
 DEV_CB = load_labelled(LABELLED / "dev80.jsonl")
 DEV_CC = load_labelled(LABELLED / "dev81.jsonl")
@@ -357,10 +359,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev BX", DEV_BX, 1.0, 0.013),
         ("dev BY", DEV_BY, 1.0, 0.01),
         ("dev BZ", DEV_BZ, 1.0, 0.007),
-        ("dev CA", DEV_CA, 0.993, 0.019),
-        ("dev CB", DEV_CB, 0.993, 0.019),
-        ("dev CC", DEV_CC, 0.996, 0.004),
-        ("dev CD", DEV_CD, 0.99, 0.01),
+        ("dev CA", DEV_CA, 1.0, 0.016),
+        ("dev CB", DEV_CB, 1.0, 0.016),
+        ("dev CC", DEV_CC, 1.0, 0.0),
+        ("dev CD", DEV_CD, 1.0, 0.004),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
