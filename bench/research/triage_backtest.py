@@ -80,6 +80,8 @@ FREEZES = [
     ("dca1f11", ["dev71", "dev72"]),
     ("dc1e034", ["dev73", "dev74"]),
     ("a5675ef", ["dev75", "dev76", "dev77", "dev78"]),
+    ("ba25799", ["dev79", "dev80"]),
+    ("2635803", ["dev81", "dev82"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """

@@ -17,7 +17,8 @@ làm sao?", the writer's job, an occasion; an ending or opening typed without a 
 own first) does not count: it neither lengthens a short fragment nor makes a message a question or a lesson.
 A whole message raises no alarm when it only asks in general ("dấu hiệu đột quỵ là gì?": a question form and
 nobody's situation in it), asks to learn ("cách sơ cứu…", "em tò mò"), describes a pattern over time with
-nothing acute ("dạo này hay tức ngực"), or says it is over ("giờ bình thường rồi"), or tells of someone already in
+nothing acute ("dạo này hay tức ngực"), or says it is over ("giờ bình thường rồi"; not a baseline dated earlier
+today after a sign said now: "giờ lay không dậy. Sáng nay nó vẫn chơi bình thường"), or tells of someone already in
 hospital being treated and doing well, with no sign told after it ("đang lọc máu ở Chợ Rẫy, bác sĩ nói đang tiến triển
 tốt"), as far as each category allows (``*_cancels`` flags). The categories spoken of are still reported as *topics*: a clinician's role shows
 the emergency card after the clinical answer.
@@ -69,6 +70,12 @@ _ASKS = re.compile(
 _LIKENED = re.compile(r"(?:giong|nhu|het|chang|like)(?: [a-z]+){0,2} $")
 _WORD_EDGE = "(?<![a-z0-9])(?:{})(?![a-z0-9])"
 _EARLIER_TODAY = re.compile(r"(?:sang|trua|chieu|toi) nay|this (?:morning|afternoon)|(?:luc|hoi|ban) nay")
+# "now" opening a clause ("…; giờ lay không dậy"), or "giờ" before shaking or calling ("con ngủ trưa giờ lay không
+# dậy"), told before a baseline dated earlier today (round 31)
+_NOW_BEFORE = re.compile(
+    r"(?<![a-z0-9] )(?<![a-z0-9])(?:gio|bay gio|hien gio|now|right now)(?! (?:hay|thuong|sang|chieu|toi|trua))(?![a-z])"
+    r"|(?<![a-z])(?<![0-9] )(?:gio|bay gio|hien gio)(?= (?:lay|goi|keu|danh thuc|vo|tat)(?![a-z]))"
+)
 _NO_BETTER_REACH = 80  # characters before a fragment sign in which "vẫn không đỡ" counts for it
 # an English "-ing" at the end of a pattern's word, to be read also as the "-in" people type in a hurry
 _DROPPED_G = re.compile(r"(?:(?<=[a-z]{3})|(?<=[a-z][(|?]))ing(?=[ )|]|$)")  # "vomiting", "vomit(ed|ing)"
@@ -603,6 +610,12 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     def over_now(rx: re.Pattern[str]) -> bool:
         last = _last_start(rx, norm.text)
         if last < 0:
+            return False
+        # "…, giờ lay không dậy. Sáng nay nó vẫn chơi bình thường": a baseline dated earlier today, told after a sign
+        # said now, is how the child was before, not how it ended (round 31)
+        clause_start, clause_end = norm.clause_at(last)
+        dated = _EARLIER_TODAY.search(norm.text, clause_start, clause_end)
+        if dated and dated.start() <= last and _NOW_BEFORE.search(norm.text, 0, clause_start):
             return False
         return not acute or (earlier_today and last > last_acute and not _CONTRAST.search(norm.text, last))
 

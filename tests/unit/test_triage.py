@@ -157,16 +157,11 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set is four blind sets, never tuned on, 640 lines each in this order: v78 (author CA, people who live
-# on their phones for work) and v79 (author CB, the Central Highlands and the northern mountains), measured once at
-# ba25799 (round 29's rules and model): 614/620 (99.03 %), 13/660 (1.97 %); with round 30 and the context work, written
-# without them, 615/620, 12/660 (rules alone 585/620, 20/660). v80 (author CC, soldiers, police and their families)
-# and v81 (author CD, fathers and grandfathers minding children, men who rarely write to a clinic), measured once at
-# 2635803 (round 30 and the context work): 614/620 (99.03 %), 4/660 (0.61 %); rules alone 590/620, 10/660. All four
-# with the product now: 1,229/1,240 (99.11 %), 16/1,320 (1.21 %); gates at those figures. Earlier held-out sets
-# (v58-v77) are dev59-dev78 below.
-HELD_OUT_RECALL = 0.991
-HELD_OUT_FALSE_ALARMS = 0.013
+# The held-out set: the next blind pair, measured once at the freeze before it is installed (none installed now: the
+# held-out test of rounds 30 and 31, v78-v81, is dev79-dev82 below). The gates are set at what the next pair gives
+# when installed.
+HELD_OUT_RECALL = 0.985
+HELD_OUT_FALSE_ALARMS = 0.03
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
@@ -248,6 +243,17 @@ DEV_BW = load_labelled(LABELLED / "dev75.jsonl")
 DEV_BX = load_labelled(LABELLED / "dev76.jsonl")
 DEV_BY = load_labelled(LABELLED / "dev77.jsonl")
 DEV_BZ = load_labelled(LABELLED / "dev78.jsonl")
+# The seventy-eighth to eighty-first held-out sets, then tuned on and learnt from (round 31), guarded at what they
+# give: v78 (author CA, people who live on their phones for work) and v79 (author CB, the Central Highlands and the
+# northern mountains), measured once at ba25799 (round 29's rules and model): 614/620, 13/660 together; round 30 and
+# the context work 615/620, 12/660; v80 (author CC, soldiers, police and their families) and v81 (author CD, fathers
+# and grandfathers minding children), measured once at 2635803 (round 30 and the context work): 614/620, 4/660. With
+# the model retrained on them, before round 31's rules: 308/310, 6/330; 308/310, 6/330; 309/310, 1/330; 307/310,
+# 3/330; after round 31: 310/310 each, 5, 5, 0 and 1 of 330.
+DEV_CA = load_labelled(LABELLED / "dev79.jsonl")
+DEV_CB = load_labelled(LABELLED / "dev80.jsonl")
+DEV_CC = load_labelled(LABELLED / "dev81.jsonl")
+DEV_CD = load_labelled(LABELLED / "dev82.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -353,6 +359,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev BX", DEV_BX, 1.0, 0.013),
         ("dev BY", DEV_BY, 1.0, 0.01),
         ("dev BZ", DEV_BZ, 1.0, 0.007),
+        ("dev CA", DEV_CA, 1.0, 0.016),
+        ("dev CB", DEV_CB, 1.0, 0.016),
+        ("dev CC", DEV_CC, 1.0, 0.0),
+        ("dev CD", DEV_CD, 1.0, 0.004),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
