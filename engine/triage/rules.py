@@ -15,6 +15,10 @@ when the sign is said to persist after first aid ("làm theo rồi mà mẹ vẫ
 A neutral sentence (``markers.neutral``: a greeting, thanks, the distance to a hospital, no transport, "giờ em phải
 làm sao?", the writer's job, an occasion; an ending or opening typed without a full stop is made a sentence of its
 own first) does not count: it neither lengthens a short fragment nor makes a message a question or a lesson.
+A message left quiet where a sign is spoken of is read once more without its background sentences, whatever their
+shape (``_background_reduced``: a sentence with no sign, no "?" and no time, question, lesson, story, animal or care
+marker: "Nhà em không có bảo hiểm y tế.", "Em là giáo viên, đang đứng lớp thì đọc được tin nhắn."), and the model
+reads that text too (docs/triage.md, "Neutral context, second round").
 A whole message raises no alarm when it only asks in general ("dấu hiệu đột quỵ là gì?": a question form and
 nobody's situation in it), asks to learn ("cách sơ cứu…", "em tò mò"), describes a pattern over time with
 nothing acute ("dạo này hay tức ngực"), or says it is over ("giờ bình thường rồi"), or tells of someone already in

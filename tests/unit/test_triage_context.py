@@ -62,10 +62,12 @@ def test_a_neutral_sentence_hides_no_emergency(caught):
 # Forty sentences a patient adds, written blind by someone who never saw the rules (docs/triage.md, "Neutral context,
 # second round"): each is added before and after a small fixed sample of the emergencies above, as the context probe's
 # --sentences does. At main before that round, 728 of 33,680 placements lost the emergency on the probe's 500; the
-# gate is the exact count this sample reached after it (each remaining loss is listed in the doc's "what is left").
+# gate is the exact count this sample reached after it, 3 (an exclude phrase the added sentence shares with the sign's
+# clause when typed without a full stop: "… chảy máu ko cầm Nhà em không có bảo hiểm y tế.", "… theo nhịp tim Mong bác
+# sĩ trả lời…", where "trả lời" folds to "lợi", the gums; "Bến Tre" read as "trẻ", a child: docs/triage.md).
 DEV_SENTENCES = Path(__file__).resolve().parents[2] / "bench" / "data" / "triage_context_dev.txt"
 DEV_SAMPLE = 40
-DEV_LOST_AT_MOST = 0
+DEV_LOST_AT_MOST = 3
 
 
 def test_sentences_written_blind_hide_no_emergency(caught):
