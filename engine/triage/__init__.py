@@ -35,6 +35,12 @@ MODEL_CATEGORY = "possible_emergency"  # the model's finds when the rules name n
 # learnt from (faq-val's val-00865, "am I depressed? when idle I think first of suicide", is at P 0.002; with C 1 a
 # method asked as a dosage question was at 0.014), and suicide's answer is the crisis text itself.
 NEVER_DOUBTED = frozenset({"suicide"})
+# The model reads a message again without its neutral or background sentences only when it is chat-length: one added
+# sentence weighs on the TF-IDF vector of a short message, barely on a long one, and in a long account the sentences
+# the rules call background (a stay in hospital, the tests done, the writer's worry) are context the model rightly
+# weighs (faq-val's val-00205 and val-00207 rose from P 0.81 to 0.93 and 0.98 without them). 99.9 % of the dev
+# emergencies have at most 60 words, none more than 80.
+READ_AGAIN_WORDS = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +132,9 @@ def _triage(text: str, rules: RuleSet, model: LazyModel | None) -> Triage:
 def _probability(text: str, told: str, model: LazyModel) -> float | None:
     """The model's P(emergency) for the message, or for it without its neutral sentences (``Match.told``: "Cảm ơn
     bác sĩ.", "Nhà em không có xe.") when that is higher: a sentence that changes nothing for a nurse does not
-    lower the model's verdict either (the context probe)."""
+    lower the model's verdict either (the context probe); in a chat-length message only (``READ_AGAIN_WORDS``)."""
     p = model.probability(text)
-    if p is None or not told:
+    if p is None or not told or len(text.split()) > READ_AGAIN_WORDS:
         return p
     q = model.probability_of(told)
     return p if q is None else max(p, q)

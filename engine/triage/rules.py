@@ -15,6 +15,10 @@ when the sign is said to persist after first aid ("làm theo rồi mà mẹ vẫ
 A neutral sentence (``markers.neutral``: a greeting, thanks, the distance to a hospital, no transport, "giờ em phải
 làm sao?", the writer's job, an occasion; an ending or opening typed without a full stop is made a sentence of its
 own first) does not count: it neither lengthens a short fragment nor makes a message a question or a lesson.
+A message left quiet where a sign is spoken of is read once more without its background sentences, whatever their
+shape (``_background_reduced``: a sentence with no sign, no "?" and no time, question, lesson, story, animal or care
+marker: "Nhà em không có bảo hiểm y tế.", "Em là giáo viên, đang đứng lớp thì đọc được tin nhắn."), and the model
+reads that text too (docs/triage.md, "Neutral context, second round").
 A whole message raises no alarm when it only asks in general ("dấu hiệu đột quỵ là gì?": a question form and
 nobody's situation in it), asks to learn ("cách sơ cứu…", "em tò mò"), describes a pattern over time with
 nothing acute ("dạo này hay tức ngực"), or says it is over ("giờ bình thường rồi"; not a baseline dated earlier
@@ -53,7 +57,7 @@ from typing import Any
 
 from engine.text import fold
 from engine.triage.alternation import factor
-from engine.triage.normalize import CLAUSE_JOIN, SENTENCE_BREAK, Normalized, fold_words, normalize
+from engine.triage.normalize import CLAUSE_JOIN, SENTENCE_BREAK, Normalized, fold_words, is_english, normalize
 
 RULES_FILE = Path(__file__).parent / "emergencies.toml"
 NOW, PAST, IF = "now", "past", "if"  # when a clause speaks of
@@ -561,7 +565,118 @@ def _accented_hit(phrase: str, msg: _Message, cat: Category) -> tuple[Found, Fou
 
 def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = None) -> Match:
     """Run every category on ``text``. ``extra_hits`` (from the number readers) count as ``alone`` or
-    ``symptom`` phrases of the category they name."""
+    ``symptom`` phrases of the category they name.
+
+    A message the rules leave quiet, where a sign is spoken of, is read again without its background sentences
+    (``_background_reduced``: a sentence that names no sign and carries no marker, "Nhà em không có bảo hiểm y tế.",
+    "Em là giáo viên, đang đứng lớp thì đọc được tin nhắn."): what it says then stands ("… con co giật nè" is the
+    fragment "con co giật nè"), and the model reads that text too (the context probe, second round)."""
+    result = _match(text, rules, extra_hits)
+    if result.categories or result.general_question or not result.topics:
+        return result
+    reduced = _background_reduced(text, rules)
+    if reduced is None:
+        return result
+    again = _match(reduced, rules, extra_hits)
+    again.told = again.told or normalize(reduced, rules.words).text
+    return again
+
+
+def _background_reduced(text: str, rules: RuleSet) -> str | None:
+    """``text`` without its background sentences, or None when it has none (or is nothing else). A sentence ends at
+    its punctuation; the last sentence of a Vietnamese message may also end where a sentence typed without a full
+    stop begins (``_unstopped``). A background sentence asks nothing ("?"), and in it no category reads a sign (an
+    alone, fragment or symptom phrase) and no marker reads a time, a question, a lesson, a story, an animal or care;
+    a severity word alone ("lúc này", "sáng nay") is no sign. A sentence split off without a full stop (the same
+    clause as written) must also hold none of a category's exclude phrases, nor a negation, where it meets the rest."""
+    sentences = [s for s in _SENTENCE_END.split(text) if s.strip(" .,!;…\n")]
+    pieces = [(s, (False, False)) for s in sentences]
+    if sentences and not is_english(text):
+        cut = _unstopped(sentences[-1], rules)
+        if cut is not None:
+            pieces[-1:] = [(sentences[-1][:cut], (False, True)), (sentences[-1][cut:], (True, False))]
+    if len(pieces) < 2:
+        return None
+    kept = [p for p, cut in pieces if not _background(p, rules, cut)]
+    if not kept or len(kept) == len(pieces):
+        return None
+    return " ".join(p.strip() for p in kept)
+
+
+_SENTENCE_END = re.compile(r"(?<=[!?;…\n]|\.(?!\d))(?<!\d\.)")  # after the punctuation that ends a sentence
+
+
+# a time of its own, which the ``past`` markers only read next to a sign ("Hôm qua. Con co giật.")
+_TIME_SAID = re.compile(
+    r"(?<![a-z])(?:hom (?:qua|kia|truoc)|(?:tuan|thang|nam|bua|toi|dem) (?:truoc|qua|ngoai|kia)|truoc (?:day|kia)"
+    r"|hoi (?:nho|be|xua|truoc|do)|ngay xua|tung|luc do|khi do|yesterday|last (?:night|week|month|year)|ago|before)"
+    r"(?![a-z])"
+)
+
+
+def _unstopped(sentence: str, rules: RuleSet) -> int | None:
+    """Where a background sentence typed without a full stop ends ``sentence``: the last capitalised word (not an
+    acronym) that follows a word ending in a lower-case letter and is followed by one, when the words from it to the
+    end, three or more, are a background sentence ("con co giật nè Nhà em không có bảo hiểm y tế."). Not "… trên Đà
+    Lạt" (a name followed by a capital or by nothing), not "xem TikTok thấy …" (what follows tells a sign)."""
+    words = sentence.split(" ")
+    for i in range(len(words) - 3, 0, -1):
+        before, word, after = words[i - 1], words[i], words[i + 1]
+        if (
+            before[-1:].islower()
+            and not before[:1].isupper()  # "ở Chợ Rẫy, bác sĩ…": the second word of a name
+            and word[:1].isupper()
+            and word[1:2].islower()
+            and after[:1].islower()
+        ):
+            start = len(" ".join(words[:i])) + 1
+            return start if _background(sentence[start:], rules, (True, False)) else None
+    return None
+
+
+def _background(piece: str, rules: RuleSet, cut: tuple[bool, bool]) -> bool:
+    """Whether ``piece`` is a background sentence (``_background_reduced``)."""
+    if "?" in piece:
+        return False
+    said = normalize(piece, rules.words).text
+    if not said:
+        return True
+    mk = rules.markers
+    markers = (
+        mk.past,
+        mk.conditional,
+        mk.recurrent,
+        mk.resolved,
+        mk.general,
+        mk.learning,
+        mk.educational,
+        mk.story,
+        mk.headline,
+        mk.asking,
+        mk.act_now,
+        mk.animal,
+        mk.bitten,
+        mk.in_care,
+        mk.help_called,
+    )
+    if _TIME_SAID.search(said) or any(rx is not None and rx.search(said) for rx in markers):
+        return False
+    clauses = said.split(CLAUSE_JOIN)
+    # the clauses a piece cut out by a capital shares with the piece before it and the one after it, as written
+    edges = [c for c, shared in zip((clauses[0], clauses[-1]), cut, strict=True) if shared]
+    # a negation reads only the end of its own clause ("không … co giật"): a head's last clause runs into the tail
+    if cut[1] and mk.negation.search(clauses[-1]):
+        return False
+    for cat in rules.categories:
+        for rx in (cat.alone, cat.fragment, cat.symptoms):
+            if rx is not None and rx.search(said):
+                return False
+        if cat.exclude is not None and any(cat.exclude.search(c) for c in edges):
+            return False
+    return True
+
+
+def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = None) -> Match:
     mk = rules.markers
     norm = _neutral_apart(normalize(text, rules.words), mk)
     msg = _Message(norm, rules.markers)

@@ -11,10 +11,11 @@ sample is drawn from the dev sets up to dev78, so a set added later does not mov
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
-from bench.research.triage_context_probe import CONTEXTS, with_context
+from bench.research.triage_context_probe import CONTEXTS, applies, file_contexts, with_context
 from engine.triage import _triage, default_model, default_rules
 from engine.triage.evaluation import load_labelled
 from engine.triage.model import DATA_DIR
@@ -56,3 +57,26 @@ def test_a_neutral_sentence_hides_no_emergency(caught):
         if not _triage(with_context(text, vi, en, where), rules, model).is_emergency
     ]
     assert not lost, lost
+
+
+# Forty sentences a patient adds, written blind by someone who never saw the rules (docs/triage.md, "Neutral context,
+# second round"): each is added before and after a small fixed sample of the emergencies above, as the context probe's
+# --sentences does. At main before that round, 728 of 33,680 placements lost the emergency on the probe's 500; the
+# gate is the exact count this sample reached after it, 3 (an exclude phrase the added sentence shares with the sign's
+# clause when typed without a full stop: "… chảy máu ko cầm Nhà em không có bảo hiểm y tế.", "… theo nhịp tim Mong bác
+# sĩ trả lời…", where "trả lời" folds to "lợi", the gums; "Bến Tre" read as "trẻ", a child: docs/triage.md).
+DEV_SENTENCES = Path(__file__).resolve().parents[2] / "bench" / "data" / "triage_context_dev.txt"
+DEV_SAMPLE = 40
+DEV_LOST_AT_MOST = 3
+
+
+def test_sentences_written_blind_hide_no_emergency(caught):
+    rules, model = default_rules(), default_model()
+    added = [
+        with_context(text, vi, en, where)
+        for _, vi, en, where in file_contexts(DEV_SENTENCES)
+        for text in caught[:DEV_SAMPLE]
+        if applies(text, vi, en)
+    ]
+    lost = [text for text in added if not _triage(text, rules, model).is_emergency]
+    assert len(lost) <= DEV_LOST_AT_MOST, lost
