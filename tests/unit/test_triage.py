@@ -157,11 +157,16 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set: the next blind pair, measured once at the freeze before it is installed (none installed now: the
-# held-out test of rounds 30 and 31, v78-v81, is dev79-dev82 below). The gates are set at what the next pair gives
-# when installed.
-HELD_OUT_RECALL = 0.985
-HELD_OUT_FALSE_ALARMS = 0.03
+# The held-out set is four blind sets, never tuned on, 640 lines each in this order: v82 (author CE, tourism: homestay
+# hosts, tour guides, hotel staff and their guests), v83 (author CF, neighbourhood pharmacy counters relaying
+# customers), v84 (author CG, grown children following a parent from afar by home camera and video calls), v85
+# (author CH, the days after a hospital stay, a surgery or a birth), measured once at aab700b (round 30 and the
+# context work): rules + model 307/310, 2/330; 308/310, 6/330; 303/310, 8/330; 309/310, 11/330; together 1,227/1,240
+# (98.95 %), 27/1,320 (2.05 %); rules alone 1,169/1,240, 35/1,320. Round 31 and the second context round, written
+# without them, gave the same verdict on every message. Gates at those figures; the held-out test before them (v78-v81)
+# is dev79-dev82 below.
+HELD_OUT_RECALL = 0.989
+HELD_OUT_FALSE_ALARMS = 0.021
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from

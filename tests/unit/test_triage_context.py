@@ -59,24 +59,29 @@ def test_a_neutral_sentence_hides_no_emergency(caught):
     assert not lost, lost
 
 
-# Forty sentences a patient adds, written blind by someone who never saw the rules (docs/triage.md, "Neutral context,
-# second round"): each is added before and after a small fixed sample of the emergencies above, as the context probe's
-# --sentences does. At main before that round, 728 of 33,680 placements lost the emergency on the probe's 500; the
-# gate is the exact count this sample reached after it, 3 (an exclude phrase the added sentence shares with the sign's
-# clause when typed without a full stop: "… chảy máu ko cầm Nhà em không có bảo hiểm y tế.", "… theo nhịp tim Mong bác
-# sĩ trả lời…", where "trả lời" folds to "lợi", the gums; "Bến Tre" read as "trẻ", a child: docs/triage.md).
-DEV_SENTENCES = Path(__file__).resolve().parents[2] / "bench" / "data" / "triage_context_dev.txt"
-DEV_SAMPLE = 40
-DEV_LOST_AT_MOST = 3
+# Eighty sentences a patient adds (a job, a place, what the writer was doing, money, a plea), written blind by someone
+# who never saw the rules and split in two (docs/triage.md, "Neutral context, second round"): each is added before and
+# after a small fixed sample of the emergencies above, as the context probe's --sentences does. The first forty were
+# worked on: at main before that round 728 of 33,680 placements lost the emergency on the probe's 500, and the gate is
+# the exact count this sample reached after it, 3 (an exclude phrase the added sentence shares with the sign's clause
+# when typed without a full stop: "… chảy máu ko cầm Nhà em không có bảo hiểm y tế.", "… theo nhịp tim Mong bác sĩ
+# trả lời…", where "trả lời" folds to "lợi", the gums; "Bến Tre" read as "trẻ", a child). The other forty were read by
+# nobody working on the rules and measured once after that round: 154 of 23,390 lost before it, 66 of 23,400 after;
+# this sample loses 1 ("em ko co bao hiem j ca nhổ răng chảy máu ko cầm"), the gate.
+BLIND_SENTENCES = Path(__file__).resolve().parents[2] / "bench" / "data"
+BLIND_SAMPLE = 40
 
 
-def test_sentences_written_blind_hide_no_emergency(caught):
+@pytest.mark.parametrize(
+    ("name", "lost_at_most"), [("triage_context_dev.txt", 3), ("triage_context_heldout.txt", 1)]
+)
+def test_sentences_written_blind_hide_no_emergency(caught, name, lost_at_most):
     rules, model = default_rules(), default_model()
     added = [
         with_context(text, vi, en, where)
-        for _, vi, en, where in file_contexts(DEV_SENTENCES)
-        for text in caught[:DEV_SAMPLE]
+        for _, vi, en, where in file_contexts(BLIND_SENTENCES / name)
+        for text in caught[:BLIND_SAMPLE]
         if applies(text, vi, en)
     ]
     lost = [text for text in added if not _triage(text, rules, model).is_emergency]
-    assert len(lost) <= DEV_LOST_AT_MOST, lost
+    assert len(lost) <= lost_at_most, lost
