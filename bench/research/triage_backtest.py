@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import subprocess
 import sys
 import tempfile
@@ -39,6 +40,7 @@ import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
+from bench.research.triage_context_probe import CONTEXTS, applies, file_contexts, with_context
 from engine.embedding import LlamaCppEmbedder
 from engine.textmodel import LinearTextModel
 from engine.triage import NEVER_DOUBTED, default_rules
@@ -49,6 +51,7 @@ from engine.triage.normalize import normalize
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".medbot" / "eval-cache" / "triage-backtest"
 RESULTS = ROOT / "bench" / "results" / "triage_backtest.json"
+CONTEXT_DEV = ROOT / "bench" / "data" / "triage_context_dev.txt"
 FAQ_VAL = ROOT.parent / "shared" / "eval" / "faq-val" / "queries.jsonl"
 # (freeze commit, the blind pair measured once there: their files now)
 FREEZES = [
@@ -184,10 +187,31 @@ def embed_all(texts: list[str]) -> dict[str, np.ndarray]:
     return known
 
 
+def augmented(train: list[dict], fraction: float, seed: int = 17) -> list[dict]:
+    """``train`` plus, for a seeded ``fraction`` of each class's rows, a copy with one neutral sentence added before
+    or after (the context probe's built-in sentences and the dev forty, in the row's language and diacritics state):
+    the same share of both classes, so a sentence carries no label, only the lesson that surroundings do not matter."""
+    contexts = CONTEXTS + file_contexts(CONTEXT_DEV)
+    rng = random.Random(seed)
+    extra = []
+    for label in (True, False):
+        rows = [r for r in train if bool(r["emergency"]) is label]
+        for row in rng.sample(rows, round(fraction * len(rows))):
+            _, vi, en, where = rng.choice([c for c in contexts if applies(row["text"], c[1], c[2])])
+            extra.append({**row, "text": with_context(row["text"], vi, en, where)})
+    return train + extra
+
+
 def scores(
-    train: list[dict], texts: dict[str, list[str]], vectors: dict[str, np.ndarray] | None, c: float = C
+    train: list[dict],
+    texts: dict[str, list[str]],
+    vectors: dict[str, np.ndarray] | None,
+    c: float = C,
+    augment: float = 0.0,
 ) -> dict:
-    """P(emergency) of each variant for each group of texts, fitted on ``train``."""
+    """P(emergency) of each variant for each group of texts, fitted on ``train`` (``augment``: see ``augmented``)."""
+    if augment:
+        train = augmented(train, augment)
     words = default_rules().words
     norm = {
         t: normalize(t, words).text
@@ -236,6 +260,12 @@ def main() -> None:
         default="0",
         help="comma-separated: a rules flag stands only when the model's P is at least this (0: always)",
     )
+    parser.add_argument(
+        "--augment",
+        type=float,
+        default=0.0,
+        help="add a copy of this fraction of each class's training rows with a neutral sentence (not --embeddings)",
+    )
     parser.add_argument("--c", type=float, default=C, help="the regression's C (the product's: model.C)")
     parser.add_argument(
         "--never-doubted",
@@ -243,6 +273,8 @@ def main() -> None:
         help="comma-separated categories added to the product's NEVER_DOUBTED (a veto never sets them aside)",
     )
     args = parser.parse_args()
+    if args.augment and args.embeddings:
+        parser.error("--augment fits the TF-IDF model only (the added texts have no vectors)")
     never_doubted = NEVER_DOUBTED | {c for c in args.never_doubted.split(",") if c}
     vetoes = [float(v) for v in args.vetoes.split(",")]
     thresholds = [tuple(float(v) for v in (x.split("/") * 2)[:2]) for x in args.thresholds.split(",")]
@@ -267,7 +299,9 @@ def main() -> None:
     totals: dict[tuple[str, tuple[float, float], float], dict[str, int]] = {}
     vetoed: dict[tuple[str, tuple[float, float], float], list[str]] = {}  # emergencies a veto would lose
     for commit, train, pair, frozen_pair, frozen_faq in per_freeze:
-        variant_scores = scores(train, {"pair": [r["text"] for r in pair], "faq": faq}, vectors, args.c)
+        variant_scores = scores(
+            train, {"pair": [r["text"] for r in pair], "faq": faq}, vectors, args.c, args.augment
+        )
         # the frozen model itself, as measured at the time: the check that this backtest reproduces history
         variant_scores["as frozen"] = {
             "pair": np.array([v["p"] or 0.0 for v in frozen_pair]),
@@ -320,7 +354,8 @@ def main() -> None:
             f"{rescued:4}/{missed_by_rules:<4} {tot['fa']:5}/{tot['ordinary']} {row['false_alarm_rate']:.4f} "
             f"{row['faq_flags_per_freeze']:13.1f}"
         )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    results = RESULTS.with_name(f"triage_backtest_augment{args.augment:g}.json") if args.augment else RESULTS
+    results.parent.mkdir(parents=True, exist_ok=True)
     for (name, t, veto), texts in vetoed.items():
         print(
             f"\n{name} {t} veto {veto}: {len(texts)} emergencies the rules caught would be lost",
@@ -328,7 +363,7 @@ def main() -> None:
         )
         for text in texts[:40]:
             print(f"  {text}", file=sys.stderr)
-    RESULTS.write_text(
+    results.write_text(
         json.dumps({"freezes": [c for c, _ in FREEZES], "rows": rows}, indent=1, default=lambda o: o.item())
     )
 
