@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import random
 import subprocess
 import sys
 import tempfile
@@ -40,18 +39,17 @@ import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
-from bench.research.triage_context_probe import CONTEXTS, applies, file_contexts, with_context
 from engine.embedding import LlamaCppEmbedder
 from engine.textmodel import LinearTextModel
 from engine.triage import NEVER_DOUBTED, default_rules
+from engine.triage.augment import augmented
 from engine.triage.evaluation import load_labelled
-from engine.triage.model import TOL, C
+from engine.triage.model import AUGMENT, TOL, C
 from engine.triage.normalize import normalize
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".medbot" / "eval-cache" / "triage-backtest"
 RESULTS = ROOT / "bench" / "results" / "triage_backtest.json"
-CONTEXT_DEV = ROOT / "bench" / "data" / "triage_context_dev.txt"
 FAQ_VAL = ROOT.parent / "shared" / "eval" / "faq-val" / "queries.jsonl"
 # (freeze commit, the blind pair measured once there: their files now)
 FREEZES = [
@@ -187,21 +185,6 @@ def embed_all(texts: list[str]) -> dict[str, np.ndarray]:
     return known
 
 
-def augmented(train: list[dict], fraction: float, seed: int = 17) -> list[dict]:
-    """``train`` plus, for a seeded ``fraction`` of each class's rows, a copy with one neutral sentence added before
-    or after (the context probe's built-in sentences and the dev forty, in the row's language and diacritics state):
-    the same share of both classes, so a sentence carries no label, only the lesson that surroundings do not matter."""
-    contexts = CONTEXTS + file_contexts(CONTEXT_DEV)
-    rng = random.Random(seed)
-    extra = []
-    for label in (True, False):
-        rows = [r for r in train if bool(r["emergency"]) is label]
-        for row in rng.sample(rows, round(fraction * len(rows))):
-            _, vi, en, where = rng.choice([c for c in contexts if applies(row["text"], c[1], c[2])])
-            extra.append({**row, "text": with_context(row["text"], vi, en, where)})
-    return train + extra
-
-
 def scores(
     train: list[dict],
     texts: dict[str, list[str]],
@@ -210,7 +193,7 @@ def scores(
     augment: float = 0.0,
 ) -> dict:
     """P(emergency) of each variant for each group of texts, fitted on ``train`` (``augment``: see ``augmented``)."""
-    if augment:
+    if augment:  # the product's augmentation (engine/triage/augment.py) at this fraction
         train = augmented(train, augment)
     words = default_rules().words
     norm = {
@@ -263,8 +246,9 @@ def main() -> None:
     parser.add_argument(
         "--augment",
         type=float,
-        default=0.0,
-        help="add a copy of this fraction of each class's training rows with a neutral sentence (not --embeddings)",
+        default=AUGMENT,
+        help="the share of each class's training rows learnt again with a neutral sentence (the product's: "
+        "model.AUGMENT; 0 for none; not with --embeddings)",
     )
     parser.add_argument("--c", type=float, default=C, help="the regression's C (the product's: model.C)")
     parser.add_argument(
@@ -354,7 +338,11 @@ def main() -> None:
             f"{rescued:4}/{missed_by_rules:<4} {tot['fa']:5}/{tot['ordinary']} {row['false_alarm_rate']:.4f} "
             f"{row['faq_flags_per_freeze']:13.1f}"
         )
-    results = RESULTS.with_name(f"triage_backtest_augment{args.augment:g}.json") if args.augment else RESULTS
+    results = (
+        RESULTS
+        if args.augment == AUGMENT
+        else RESULTS.with_name(f"triage_backtest_augment{args.augment:g}.json")
+    )
     results.parent.mkdir(parents=True, exist_ok=True)
     for (name, t, veto), texts in vetoed.items():
         print(

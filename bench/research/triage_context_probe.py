@@ -27,79 +27,13 @@ import random
 import time
 from pathlib import Path
 
-from engine.text import strip_diacritics
 from engine.triage import _triage, default_model, default_rules
+from engine.triage.augment import CONTEXTS, applies, file_contexts, with_context
 from engine.triage.evaluation import load_labelled
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "engine" / "triage" / "data"
 RESULTS = ROOT / "bench" / "results" / "triage_context_probe.json"
-
-# (name, Vietnamese sentence, English sentence, where): a sentence a writer might add to any emergency without
-# changing it. "before" sentences open the message, "after" sentences close it.
-CONTEXTS: list[tuple[str, str, str, str]] = [
-    ("greeting", "Dạ em chào bác sĩ ạ.", "Hi doctor, sorry to bother you.", "before"),
-    ("late apology", "Xin lỗi nhắn giờ này.", "Sorry for messaging so late.", "before"),
-    (
-        "far from hospital",
-        "Nhà em ở xa bệnh viện huyện 40 cây số.",
-        "We live 40 km from the hospital.",
-        "before",
-    ),
-    (
-        "death anniversary",
-        "Hôm nay nhà có đám giỗ ông nội.",
-        "We have a memorial for grandpa today.",
-        "before",
-    ),
-    ("back from pagoda", "Cả nhà vừa đi chùa về.", "We just got back from the temple.", "before"),
-    ("quarrel just before", "Hai vợ chồng vừa cãi nhau xong.", "We just had a fight.", "before"),
-    (
-        "phone in hand",
-        "Em đang lướt điện thoại thì nghe tiếng la.",
-        "I was on my phone when I heard a shout.",
-        "before",
-    ),
-    ("at work", "Em làm công nhân ở khu công nghiệp.", "I work at a factory.", "before"),
-    ("market morning", "Sáng nay đi chợ về.", "We just got back from the market.", "before"),
-    ("what to do", "Giờ em phải làm sao?", "What should I do?", "after"),
-    ("scared", "Em sợ quá, run hết tay.", "I'm so scared, my hands are shaking.", "after"),
-    ("no transport", "Nhà em không có xe.", "We don't have a car.", "after"),
-    ("thanks", "Cảm ơn bác sĩ.", "Thank you doctor.", "after"),
-]
-
-
-def english(text: str) -> bool:
-    words = text.lower().split()
-    return all(ord(ch) < 128 for ch in text) and any(
-        w in words for w in ("the", "my", "is", "i", "he", "she", "a")
-    )
-
-
-def with_context(text: str, vi: str, en: str, where: str) -> str:
-    """The message with the sentence added, in the message's language, without marks when the message has none."""
-    sentence = en if english(text) else vi
-    if not english(text) and text == strip_diacritics(text):
-        sentence = strip_diacritics(sentence)
-    return f"{sentence} {text}" if where == "before" else f"{text.rstrip()} {sentence}"
-
-
-def file_contexts(path: Path) -> list[tuple[str, str, str, str]]:
-    """Each line of a sentence file as two contexts (before, after), in the language it is written in."""
-    contexts = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        sentence = line.strip()
-        if not sentence:
-            continue
-        language = "en" if english(sentence) else "vi"
-        for where in ("before", "after"):
-            contexts.append((f"{language}-{number:02d}", sentence, sentence, where))
-    return contexts
-
-
-def applies(text: str, vi: str, en: str) -> bool:
-    """A file sentence (vi == en) is added only to messages of its own language; built-in ones to every message."""
-    return vi != en or english(text) == english(vi)
 
 
 def main() -> None:

@@ -33,8 +33,12 @@ __all__ = [
 MODEL_CATEGORY = "possible_emergency"  # the model's finds when the rules name no category
 # Never doubted by the model: suicidal thoughts told as a question can read to it like the ordinary questions it
 # learnt from (faq-val's val-00865, "am I depressed? when idle I think first of suicide", is at P 0.002; with C 1 a
-# method asked as a dosage question was at 0.014), and suicide's answer is the crisis text itself.
-NEVER_DOUBTED = frozenset({"suicide"})
+# method asked as a dosage question was at 0.014), and suicide's answer is the crisis text itself. Nor a pregnancy's
+# danger signs: a woman who says her baby moves less is never a case to set aside, and the model trained with
+# neutral surroundings (model.AUGMENT) put faq-val's val-00777 (22 weeks, dengue, the baby moving little since the
+# afternoon) at P 0.009, under the doubt; backtest: no emergency more or less, 5 more false alarms of 22,100 without
+# the augmentation (docs/triage.md, "Augmenting the model with surroundings").
+NEVER_DOUBTED = frozenset({"suicide", "pregnancy"})
 # The model reads a message again without its neutral or background sentences only when it is chat-length: one added
 # sentence weighs on the TF-IDF vector of a short message, barely on a long one, and in a long account the sentences
 # the rules call background (a stay in hospital, the tests done, the writer's worry) are context the model rightly

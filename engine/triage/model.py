@@ -45,9 +45,11 @@ import sklearn
 
 import engine.text as text_module
 import engine.textmodel as textmodel_module
+import engine.triage.augment as augment_module
 import engine.triage.normalize as normalize_module
 from engine.data_folder import models_folder
 from engine.textmodel import LinearTextModel
+from engine.triage.augment import augmented
 from engine.triage.normalize import normalize
 from engine.triage.rules import RuleSet
 
@@ -74,6 +76,9 @@ C = 10.0
 # val-01110 went 0.868 -> 0.912 with five rows that say nothing of infants). At 1e-6 the fit converges (45-60
 # iterations, about a second more) and leaving out all of round 15's 290 rule-author rows moves it by 0.003.
 TOL = 1e-6
+# The share of each class's rows learnt a second time with a neutral sentence added (augment.py): chosen by the
+# backtest (docs/triage.md, "Augmenting the model with surroundings (backtest)").
+AUGMENT = 0.25
 CACHE_VERSION = 1  # raise when the cached object changes in a way the hashed sources do not show
 _CACHE_MAGIC = b"medbot-triage-model\n"
 _CACHE_GLOB = "triage-model.*.pickle"
@@ -82,7 +87,13 @@ TURN_FILE = ".triage-model.lock"
 # A temporary file older than this was left by a process killed mid-write (a write takes well under a second);
 # younger ones may be another process's write in progress (bot, worker and setup share the data folder).
 STALE_TMP_SECONDS = 3600
-_SOURCES = (__file__, normalize_module.__file__, text_module.__file__, textmodel_module.__file__)
+_SOURCES = (
+    __file__,
+    normalize_module.__file__,
+    text_module.__file__,
+    textmodel_module.__file__,
+    augment_module.__file__,
+)
 
 
 def labelled_rows(data_dir: Path = DATA_DIR) -> list[dict[str, object]]:
@@ -104,7 +115,12 @@ class TriageModel:
         self._column = model.classes.index(True)
 
     @classmethod
-    def train(cls, rows: list[dict[str, object]], rules: RuleSet, *, c: float = C) -> TriageModel:
+    def train(
+        cls, rows: list[dict[str, object]], rules: RuleSet, *, c: float = C, augment: float = AUGMENT
+    ) -> TriageModel:
+        """Fitted on ``rows`` and, for an ``augment`` share of each class, a copy with a neutral sentence
+        (``augment.py``)."""
+        rows = augmented(rows, augment)
         texts = [normalize(str(row["text"]), rules.words).text for row in rows]
         labels = [bool(row["emergency"]) for row in rows]
         return cls(
@@ -141,6 +157,8 @@ def cache_key(rules: RuleSet, data_dir: Path = DATA_DIR, *, c: float = C) -> str
         part(f"source {Path(source).name}", Path(source).read_bytes())
     for path in sorted(data_dir.glob("*.jsonl")):
         part(f"data {path.name}", path.read_bytes())
+    part("augment", repr(float(AUGMENT)).encode())
+    part("sentences", augment_module.SENTENCES_FILE.read_bytes())
     return h.hexdigest()
 
 

@@ -163,10 +163,11 @@ TUNED = {  # every emergency in them is caught
 # (author CH, the days after a hospital stay, a surgery or a birth), measured once at aab700b (round 30 and the
 # context work): rules + model 307/310, 2/330; 308/310, 6/330; 303/310, 8/330; 309/310, 11/330; together 1,227/1,240
 # (98.95 %), 27/1,320 (2.05 %); rules alone 1,169/1,240, 35/1,320. Round 31 and the second context round, written
-# without them, gave the same verdict on every message. Gates at those figures; the held-out test before them (v78-v81)
-# is dev79-dev82 below.
-HELD_OUT_RECALL = 0.989
-HELD_OUT_FALSE_ALARMS = 0.021
+# without them, gave the same verdict on every message; the model trained with neutral surroundings (model.AUGMENT,
+# chosen by the backtest, pregnancy never doubted) then 1,229/1,240 (99.11 %), 22/1,320 (1.67 %). Gates at those
+# figures; the held-out test before them (v78-v81) is dev79-dev82 below.
+HELD_OUT_RECALL = 0.991
+HELD_OUT_FALSE_ALARMS = 0.017
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
@@ -355,7 +356,9 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev BO", DEV_BO, 1.0, 0.004),
         ("dev BP", DEV_BP, 1.0, 0.004),
         ("dev BQ", DEV_BQ, 1.0, 0.0),
-        ("dev BR", DEV_BR, 1.0, 0.0),
+        # one false alarm since the model learnt neutral surroundings (model.AUGMENT): "khó thở ko ạ? dạ ko, e chỉ hỏi
+        # nghẹt mũi…", the rules' find no longer under the doubt (the backtest: fewer false alarms over all blind sets)
+        ("dev BR", DEV_BR, 1.0, 0.004),
         ("dev BS", DEV_BS, 1.0, 0.004),
         ("dev BT", DEV_BT, 1.0, 0.0),
         ("dev BU", DEV_BU, 1.0, 0.004),

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.research.triage_context_probe import CONTEXTS, applies, file_contexts, with_context
 from engine.triage import _triage, default_model, default_rules
+from engine.triage.augment import CONTEXTS, applies, file_contexts, with_context
 from engine.triage.evaluation import load_labelled
 from engine.triage.model import DATA_DIR
 
@@ -68,18 +68,19 @@ def test_a_neutral_sentence_hides_no_emergency(caught):
 # trả lời…", where "trả lời" folds to "lợi", the gums; "Bến Tre" read as "trẻ", a child). The other forty were read by
 # nobody working on the rules and measured once after that round: 154 of 23,390 lost before it, 66 of 23,400 after;
 # this sample loses 1 ("em ko co bao hiem j ca nhổ răng chảy máu ko cầm"), the gate.
-BLIND_SENTENCES = Path(__file__).resolve().parents[2] / "bench" / "data"
+ROOT = Path(__file__).resolve().parents[2]
 BLIND_SAMPLE = 40
 
 
 @pytest.mark.parametrize(
-    ("name", "lost_at_most"), [("triage_context_dev.txt", 3), ("triage_context_heldout.txt", 1)]
+    ("name", "lost_at_most"),
+    [("engine/triage/context_sentences.txt", 3), ("bench/data/triage_context_heldout.txt", 1)],
 )
 def test_sentences_written_blind_hide_no_emergency(caught, name, lost_at_most):
     rules, model = default_rules(), default_model()
     added = [
         with_context(text, vi, en, where)
-        for _, vi, en, where in file_contexts(BLIND_SENTENCES / name)
+        for _, vi, en, where in file_contexts(ROOT / name)
         for text in caught[:BLIND_SAMPLE]
         if applies(text, vi, en)
     ]
