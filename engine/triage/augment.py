@@ -53,6 +53,9 @@ CONTEXTS: list[tuple[str, str, str, str]] = [
 
 
 def english(text: str) -> bool:
+    """Which language a sentence is added in: plain ASCII with a common English word. Cruder than
+    ``normalize.is_english`` (which decides how triage reads a message) and kept so: the augmented model and the
+    context probe's measured figures were made with it."""
     words = text.lower().split()
     return all(ord(ch) < 128 for ch in text) and any(
         w in words for w in ("the", "my", "is", "i", "he", "she", "a")
