@@ -259,7 +259,7 @@ DEV_CD = load_labelled(LABELLED / "dev82.jsonl")
 # pharmacy counters relaying customers), v84 (author CG, grown children following a parent from afar by home camera
 # and video calls), v85 (author CH, the first days after a hospital stay, an operation or a birth), measured once at
 # aab700b (round 30 and the context work): 1,227/1,240, 27/1,320 together; the model trained with neutral
-# surroundings (0be8e99) 1,229/1,240, 22/1,320.
+# surroundings (0be8e99) 1,229/1,240, 22/1,320; after round 32 1,240/1,240, 10/1,320 (rules alone 1,182/1,240, 25/1,320).
 DEV_CE = load_labelled(LABELLED / "dev83.jsonl")
 DEV_CF = load_labelled(LABELLED / "dev84.jsonl")
 DEV_CG = load_labelled(LABELLED / "dev85.jsonl")
@@ -375,10 +375,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev CB", DEV_CB, 1.0, 0.016),
         ("dev CC", DEV_CC, 1.0, 0.0),
         ("dev CD", DEV_CD, 1.0, 0.004),
-        ("dev CE", DEV_CE, 0.993, 0.004),
-        ("dev CF", DEV_CF, 0.996, 0.013),
-        ("dev CG", DEV_CG, 0.98, 0.016),
-        ("dev CH", DEV_CH, 1.0, 0.028),
+        ("dev CE", DEV_CE, 1.0, 0.0),
+        ("dev CF", DEV_CF, 1.0, 0.0),
+        ("dev CG", DEV_CG, 1.0, 0.007),
+        ("dev CH", DEV_CH, 1.0, 0.025),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
