@@ -259,7 +259,7 @@ DEV_CD = load_labelled(LABELLED / "dev82.jsonl")
 # pharmacy counters relaying customers), v84 (author CG, grown children following a parent from afar by home camera
 # and video calls), v85 (author CH, the first days after a hospital stay, an operation or a birth), measured once at
 # aab700b (round 30 and the context work): 1,227/1,240, 27/1,320 together; the model trained with neutral
-# surroundings (0be8e99) 1,229/1,240, 22/1,320; after round 32 1,240/1,240, 10/1,320 (rules alone 1,182/1,240, 25/1,320).
+# surroundings (0be8e99) 1,229/1,240, 22/1,320; after round 32 1,240/1,240, 5/1,320 (rules alone 1,182/1,240, 20/1,320).
 DEV_CE = load_labelled(LABELLED / "dev83.jsonl")
 DEV_CF = load_labelled(LABELLED / "dev84.jsonl")
 DEV_CG = load_labelled(LABELLED / "dev85.jsonl")
@@ -378,7 +378,7 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev CE", DEV_CE, 1.0, 0.0),
         ("dev CF", DEV_CF, 1.0, 0.0),
         ("dev CG", DEV_CG, 1.0, 0.007),
-        ("dev CH", DEV_CH, 1.0, 0.025),
+        ("dev CH", DEV_CH, 1.0, 0.01),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -463,6 +463,42 @@ def test_a_young_infant_feeding_less_and_less_is_an_emergency(text):
     """WHO IMCI: a young infant (under two months) not feeding well is a danger sign, even told across
     several clauses of a long message."""
     assert "child_danger" in triage(text).categories
+
+
+# Round 32's second batch (the scope of a negation in four categories, a reassuring diagnosis): its ten rows are kept here,
+# not in authors.jsonl, because the model retrained with them lost dev43's emergency (docs/triage.md, "Round 32").
+@pytest.mark.parametrize(
+    ("text", "emergency"),
+    [
+        (
+            "bé 5 tháng ho sổ mũi 2 hôm, không sốt, không thở co kéo, không thở rút lõm ngực, vẫn bú tốt",
+            False,
+        ),
+        ("be 4 thang tho rut lom nguc, bu kem, moi tim tai", True),
+        (
+            "ba em uống thuốc chống đông, không đi cầu phân đen, không chảy máu chân răng, hỏi bao lâu thì tái khám",
+            False,
+        ),
+        ("mẹ uống thuốc chống đông, hôm nay đi ngoài phân đen như bã cà phê, đứng lên là chóng mặt", True),
+        (
+            "my gum bled a bit after the extraction but the bleeding stopped after biting on gauze, can I brush tonight?",
+            False,
+        ),
+        (
+            "still bleeding after biting on gauze for an hour since my extraction, mouth keeps filling with blood",
+            True,
+        ),
+        ("nhổ răng khôn xong 4 tiếng mà môi dưới vẫn còn tê, chưa hết thuốc tê, có bình thường không", False),
+        ("nho rang xong 3 tieng roi mau van chay khong ngung, uot het gac", True),
+        (
+            "tưởng bị đau tim vì nhói ngực trái, đi khám điện tim bình thường, bác sĩ bảo đau cơ do tập tạ",
+            False,
+        ),
+        ("đau ngực dữ dội lan lên hàm, em tưởng đau cơ, giờ vã mồ hôi khó thở", True),
+    ],
+)
+def test_round_32_negations_and_reassurance_are_read_by_the_rules(text, emergency):
+    assert triage(text, default_rules()).is_emergency is emergency
 
 
 @pytest.mark.parametrize(
