@@ -83,6 +83,7 @@ FREEZES = [
     ("a5675ef", ["dev75", "dev76", "dev77", "dev78"]),
     ("ba25799", ["dev79", "dev80"]),
     ("2635803", ["dev81", "dev82"]),
+    ("aab700b", ["dev83", "dev84", "dev85", "dev86"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """

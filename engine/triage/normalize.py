@@ -94,7 +94,12 @@ _HEDGE = re.compile(
 # letter (s f r x j) after a vowel or at the end, VNI digits inside a word. A word is rewritten only when the
 # result is shaped like a Vietnamese syllable and the word as typed is not (or carries one of those markers), and
 # a message only when two of its words are leftovers and it is not English.
-_TELEX_TONE = re.compile(r"(?<=[aeiouy])[sfrxj](?=[aeiouy]|$)|(?<=[a-z])[sfrxj]$")  # "khos", "trasi"
+# "khos", "trasi"; before a final consonant too, "bojt", "mesp" (round 32: "suis bojt mesp" for "sùi bọt mép"), but
+# not the "r" or the "st" of English words ("short", "chest", "most")
+_TELEX_TONE = re.compile(
+    r"(?<=[aeiouy])[sfrxj](?=[aeiouy]|$)|(?<=[a-z])[sfrxj]$"
+    r"|(?<=[aeiouy])(?:[fjx](?=(?:ch|nh|ng|[cmnpt])$)|s(?=(?:ch|nh|ng|[cmnp])$))"
+)
 _TELEX_TONE_INSIDE = re.compile(
     r"(?<=[aeiouy])[sfrxj]|(?<=[a-z])[sfrxj]$"
 )  # "quaans", "thaasm": only in a marked word

@@ -73,6 +73,8 @@ _ASKS = re.compile(
 )
 _LIKENED = re.compile(r"(?:giong|nhu|het|chang|like)(?: [a-z]+){0,2} $")
 _WORD_EDGE = "(?<![a-z0-9])(?:{})(?![a-z0-9])"
+# a day named as a date, nothing else ("hôm nay", "this morning"): before an outcome in its clause, the outcome's date
+_TODAY = re.compile(r"(?:hom|sang|trua|chieu|toi) nay|today|this (?:morning|afternoon|evening)")
 _EARLIER_TODAY = re.compile(r"(?:sang|trua|chieu|toi) nay|this (?:morning|afternoon)|(?:luc|hoi|ban) nay")
 # "now" opening a clause ("…; giờ lay không dậy"), or "giờ" before shaking or calling ("con ngủ trưa giờ lay không
 # dậy"), told before a baseline dated earlier today (round 31)
@@ -732,7 +734,15 @@ def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = 
         dated = _EARLIER_TODAY.search(norm.text, clause_start, clause_end)
         if dated and dated.start() <= last and _NOW_BEFORE.search(norm.text, 0, clause_start):
             return False
-        return not acute or (earlier_today and last > last_acute and not _CONTRAST.search(norm.text, last))
+        # "…, hôm nay bé tỉnh táo chơi bình thường": the day named just before the outcome, in its own clause, dates the
+        # outcome; it is no acute word (round 32)
+        acute_elsewhere = acute and any(
+            not (clause_start <= m.start() < last and _TODAY.fullmatch(m.group(0)))
+            for m in mk.acute.finditer(norm.text)
+        )
+        if not acute_elsewhere:
+            return not acute or not _CONTRAST.search(norm.text, last)
+        return earlier_today and last > last_acute and not _CONTRAST.search(norm.text, last)
 
     result.resolved = over_now(mk.resolved)
     # Someone already being treated in hospital: the signs told up to the last word of that ("… đang thở oxy, bác sĩ nói

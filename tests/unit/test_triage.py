@@ -157,17 +157,11 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set is four blind sets, never tuned on, 640 lines each in this order: v82 (author CE, tourism: homestay
-# hosts, tour guides, hotel staff and their guests), v83 (author CF, neighbourhood pharmacy counters relaying
-# customers), v84 (author CG, grown children following a parent from afar by home camera and video calls), v85
-# (author CH, the days after a hospital stay, a surgery or a birth), measured once at aab700b (round 30 and the
-# context work): rules + model 307/310, 2/330; 308/310, 6/330; 303/310, 8/330; 309/310, 11/330; together 1,227/1,240
-# (98.95 %), 27/1,320 (2.05 %); rules alone 1,169/1,240, 35/1,320. Round 31 and the second context round, written
-# without them, gave the same verdict on every message; the model trained with neutral surroundings (model.AUGMENT,
-# chosen by the backtest, pregnancy never doubted) then 1,229/1,240 (99.11 %), 22/1,320 (1.67 %). Gates at those
-# figures; the held-out test before them (v78-v81) is dev79-dev82 below.
-HELD_OUT_RECALL = 0.991
-HELD_OUT_FALSE_ALARMS = 0.017
+# The held-out set: the next blind pair, measured once at the freeze before it is installed (none installed now: the
+# held-out test of round 31 and the augmentation, v82-v85, is dev83-dev86 below). The gates are set at what the next
+# pair gives when installed.
+HELD_OUT_RECALL = 0.985
+HELD_OUT_FALSE_ALARMS = 0.03
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
@@ -260,6 +254,16 @@ DEV_CA = load_labelled(LABELLED / "dev79.jsonl")
 DEV_CB = load_labelled(LABELLED / "dev80.jsonl")
 DEV_CC = load_labelled(LABELLED / "dev81.jsonl")
 DEV_CD = load_labelled(LABELLED / "dev82.jsonl")
+# The eighty-second to eighty-fifth held-out sets, then tuned on and learnt from (round 32), guarded at what they
+# give: v82 (author CE, tourism: homestay hosts, guides, hotel staff and their guests), v83 (author CF, neighbourhood
+# pharmacy counters relaying customers), v84 (author CG, grown children following a parent from afar by home camera
+# and video calls), v85 (author CH, the first days after a hospital stay, an operation or a birth), measured once at
+# aab700b (round 30 and the context work): 1,227/1,240, 27/1,320 together; the model trained with neutral
+# surroundings (0be8e99) 1,229/1,240, 22/1,320; after round 32 1,240/1,240, 5/1,320 (rules alone 1,182/1,240, 20/1,320).
+DEV_CE = load_labelled(LABELLED / "dev83.jsonl")
+DEV_CF = load_labelled(LABELLED / "dev84.jsonl")
+DEV_CG = load_labelled(LABELLED / "dev85.jsonl")
+DEV_CH = load_labelled(LABELLED / "dev86.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -371,6 +375,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev CB", DEV_CB, 1.0, 0.016),
         ("dev CC", DEV_CC, 1.0, 0.0),
         ("dev CD", DEV_CD, 1.0, 0.004),
+        ("dev CE", DEV_CE, 1.0, 0.0),
+        ("dev CF", DEV_CF, 1.0, 0.0),
+        ("dev CG", DEV_CG, 1.0, 0.007),
+        ("dev CH", DEV_CH, 1.0, 0.01),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -455,6 +463,42 @@ def test_a_young_infant_feeding_less_and_less_is_an_emergency(text):
     """WHO IMCI: a young infant (under two months) not feeding well is a danger sign, even told across
     several clauses of a long message."""
     assert "child_danger" in triage(text).categories
+
+
+# Round 32's second batch (the scope of a negation in four categories, a reassuring diagnosis): its ten rows are kept here,
+# not in authors.jsonl, because the model retrained with them lost dev43's emergency (docs/triage.md, "Round 32").
+@pytest.mark.parametrize(
+    ("text", "emergency"),
+    [
+        (
+            "bé 5 tháng ho sổ mũi 2 hôm, không sốt, không thở co kéo, không thở rút lõm ngực, vẫn bú tốt",
+            False,
+        ),
+        ("be 4 thang tho rut lom nguc, bu kem, moi tim tai", True),
+        (
+            "ba em uống thuốc chống đông, không đi cầu phân đen, không chảy máu chân răng, hỏi bao lâu thì tái khám",
+            False,
+        ),
+        ("mẹ uống thuốc chống đông, hôm nay đi ngoài phân đen như bã cà phê, đứng lên là chóng mặt", True),
+        (
+            "my gum bled a bit after the extraction but the bleeding stopped after biting on gauze, can I brush tonight?",
+            False,
+        ),
+        (
+            "still bleeding after biting on gauze for an hour since my extraction, mouth keeps filling with blood",
+            True,
+        ),
+        ("nhổ răng khôn xong 4 tiếng mà môi dưới vẫn còn tê, chưa hết thuốc tê, có bình thường không", False),
+        ("nho rang xong 3 tieng roi mau van chay khong ngung, uot het gac", True),
+        (
+            "tưởng bị đau tim vì nhói ngực trái, đi khám điện tim bình thường, bác sĩ bảo đau cơ do tập tạ",
+            False,
+        ),
+        ("đau ngực dữ dội lan lên hàm, em tưởng đau cơ, giờ vã mồ hôi khó thở", True),
+    ],
+)
+def test_round_32_negations_and_reassurance_are_read_by_the_rules(text, emergency):
+    assert triage(text, default_rules()).is_emergency is emergency
 
 
 @pytest.mark.parametrize(
