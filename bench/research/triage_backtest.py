@@ -41,7 +41,7 @@ from threadpoolctl import threadpool_limits
 
 from engine.embedding import LlamaCppEmbedder
 from engine.textmodel import LinearTextModel
-from engine.triage import NEVER_DOUBTED, default_rules
+from engine.triage import DOUBT_MIN_WORDS, NEVER_DOUBTED, default_rules
 from engine.triage.augment import augmented
 from engine.triage.evaluation import load_labelled
 from engine.triage.model import AUGMENT, TOL, C
@@ -138,11 +138,13 @@ def flagged(
     threshold: tuple[float, float],
     veto: float = 0.0,
     never_doubted: frozenset[str] = NEVER_DOUBTED,
+    words: int = 0,
+    doubt_min_words: int = DOUBT_MIN_WORDS,
 ) -> bool:
-    """The product's verdict: the freeze's rules (unless the model's P is under ``veto`` and no category they found
-    is in ``never_doubted``), or the model asked and sure enough (``threshold[1]`` when the rules spoke of a category
-    and set it aside, else ``threshold[0]``)."""
-    doubted = p < veto and not set(frozen.get("cats", ())) & never_doubted
+    """The product's verdict: the freeze's rules (unless the model's P is under ``veto``, no category they found is
+    in ``never_doubted`` and the message has at least ``doubt_min_words`` words), or the model asked and sure enough
+    (``threshold[1]`` when the rules spoke of a category and set it aside, else ``threshold[0]``)."""
+    doubted = p < veto and not set(frozen.get("cats", ())) & never_doubted and words >= doubt_min_words
     return (frozen["rule"] and not doubted) or (frozen["asked"] and p >= threshold[frozen["spoken_of"]])
 
 
@@ -257,11 +259,18 @@ def main() -> None:
         default="",
         help="comma-separated categories added to the product's NEVER_DOUBTED (a veto never sets them aside)",
     )
+    parser.add_argument(
+        "--doubt-min-words",
+        default=str(DOUBT_MIN_WORDS),
+        help="comma-separated: the doubt applies only to messages of at least this many words (the product's: "
+        "DOUBT_MIN_WORDS)",
+    )
     args = parser.parse_args()
     if args.augment and args.embeddings:
         parser.error("--augment fits the TF-IDF model only (the added texts have no vectors)")
     never_doubted = NEVER_DOUBTED | {c for c in args.never_doubted.split(",") if c}
     vetoes = [float(v) for v in args.vetoes.split(",")]
+    min_words = [int(v) for v in args.doubt_min_words.split(",")]
     thresholds = [tuple(float(v) for v in (x.split("/") * 2)[:2]) for x in args.thresholds.split(",")]
     CACHE.mkdir(parents=True, exist_ok=True)
     faq = faq_texts()
@@ -281,8 +290,9 @@ def main() -> None:
     if args.embeddings:
         every = {r["text"] for _, train, pair, _, _ in per_freeze for r in train + pair} | set(faq)
         vectors = embed_all(sorted(every))
-    totals: dict[tuple[str, tuple[float, float], float], dict[str, int]] = {}
-    vetoed: dict[tuple[str, tuple[float, float], float], list[str]] = {}  # emergencies a veto would lose
+    totals: dict[tuple[str, tuple[float, float], float, int], dict[str, int]] = {}
+    # the emergencies a doubt would lose
+    vetoed: dict[tuple[str, tuple[float, float], float, int], list[str]] = {}
     for commit, train, pair, frozen_pair, frozen_faq in per_freeze:
         variant_scores = scores(
             train, {"pair": [r["text"] for r in pair], "faq": faq}, vectors, args.c, args.augment
@@ -294,33 +304,38 @@ def main() -> None:
         }
         for name, groups in variant_scores.items():
             # the frozen model was asked only when the rules were silent: no P to veto with
-            for t, veto in (
-                (t, veto) for t in thresholds for veto in (vetoes if name != "as frozen" else [0.0])
+            for t, veto, least in (
+                (t, veto, least)
+                for t in thresholds
+                for veto in (vetoes if name != "as frozen" else [0.0])
+                for least in (min_words if name != "as frozen" else [0])
             ):
-                tot = totals.setdefault(
-                    (name, t, veto), dict(emergencies=0, caught=0, rules=0, ordinary=0, fa=0, faq=0)
-                )
+                key = (name, t, veto, least)
+                tot = totals.setdefault(key, dict(emergencies=0, caught=0, rules=0, ordinary=0, fa=0, faq=0))
+
+                def product(v: dict, p: float, text: str) -> bool:
+                    return flagged(v, p, t, veto, never_doubted, len(text.split()), least)  # noqa: B023
+
                 for row, v, p in zip(pair, frozen_pair, groups["pair"], strict=True):
                     if row["emergency"]:
                         tot["emergencies"] += 1
-                        tot["caught"] += flagged(v, p, t, veto, never_doubted)
+                        tot["caught"] += product(v, p, row["text"])
                         tot["rules"] += v["rule"]
-                        if v["rule"] and not flagged(v, p, t, veto, never_doubted):
-                            vetoed.setdefault((name, t, veto), []).append(row["text"])
+                        if v["rule"] and not product(v, p, row["text"]):
+                            vetoed.setdefault(key, []).append(row["text"])
                     else:
                         tot["ordinary"] += 1
-                        tot["fa"] += flagged(v, p, t, veto, never_doubted)
+                        tot["fa"] += product(v, p, row["text"])
                 tot["faq"] += sum(
-                    flagged(v, p, t, veto, never_doubted)
-                    for v, p in zip(frozen_faq, groups["faq"], strict=True)
+                    product(v, p, text) for v, p, text in zip(frozen_faq, groups["faq"], faq, strict=True)
                 )
         print(f"{commit}: fitted", file=sys.stderr, flush=True)
     rows = []
     print(f"{len(FREEZES)} freezes; product = rules at the freeze, or the model asked and P >= threshold")
     print(
-        f"{'variant':22} {'thr':>9} {'veto':>5} {'recall':>17} {'rescued':>11} {'false alarms':>17} {'faq-val flags':>13}"
+        f"{'variant':22} {'thr':>9} {'veto':>5} {'words':>5} {'recall':>17} {'rescued':>11} {'false alarms':>17} {'faq-val flags':>13}"
     )
-    for (name, t, veto), tot in totals.items():
+    for (name, t, veto, least), tot in totals.items():
         missed_by_rules = tot["emergencies"] - tot["rules"]
         rescued = tot["caught"] - tot["rules"]
         label = f"{t[0]:.2f}" if t[0] == t[1] else f"{t[0]:.2f}/{t[1]:.2f}"
@@ -328,6 +343,7 @@ def main() -> None:
             variant=name,
             threshold=label,
             veto=veto,
+            doubt_min_words=least,
             **tot,
             recall=tot["caught"] / tot["emergencies"],
             false_alarm_rate=tot["fa"] / tot["ordinary"],
@@ -335,7 +351,7 @@ def main() -> None:
         )
         rows.append(row)
         print(
-            f"{name:22} {label:>9} {veto:5.2f} {tot['caught']:5}/{tot['emergencies']} {row['recall']:.4f} "
+            f"{name:22} {label:>9} {veto:5.2f} {least:5} {tot['caught']:5}/{tot['emergencies']} {row['recall']:.4f} "
             f"{rescued:4}/{missed_by_rules:<4} {tot['fa']:5}/{tot['ordinary']} {row['false_alarm_rate']:.4f} "
             f"{row['faq_flags_per_freeze']:13.1f}"
         )
@@ -345,9 +361,10 @@ def main() -> None:
         else RESULTS.with_name(f"triage_backtest_augment{args.augment:g}.json")
     )
     results.parent.mkdir(parents=True, exist_ok=True)
-    for (name, t, veto), texts in vetoed.items():
+    for (name, t, veto, least), texts in vetoed.items():
         print(
-            f"\n{name} {t} veto {veto}: {len(texts)} emergencies the rules caught would be lost",
+            f"\n{name} {t} veto {veto} (messages of {least}+ words): {len(texts)} emergencies the rules caught "
+            "would be lost",
             file=sys.stderr,
         )
         for text in texts[:40]:

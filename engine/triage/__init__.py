@@ -39,6 +39,9 @@ MODEL_CATEGORY = "possible_emergency"  # the model's finds when the rules name n
 # afternoon) at P 0.009, under the doubt; backtest: no emergency more or less, 5 more false alarms of 22,100 without
 # the augmentation (docs/triage.md, "Augmenting the model with surroundings").
 NEVER_DOUBTED = frozenset({"suicide", "pregnancy"})
+# Nor a message shorter than this many words: a flag on a few words ("tía uống thuốc cỏ") leaves the model almost
+# nothing to read, and its P there is noise (chosen by the backtest; docs/triage.md, "The doubt on short messages").
+DOUBT_MIN_WORDS = 5
 # The model reads a message again without its neutral or background sentences only when it is chat-length: one added
 # sentence weighs on the TF-IDF vector of a short message, barely on a long one, and in a long account the sentences
 # the rules call background (a stay in hospital, the tests done, the writer's worry) are context the model rightly
@@ -112,7 +115,13 @@ def _triage(text: str, rules: RuleSet, model: LazyModel | None) -> Triage:
     topics = tuple(found.topics)
     doubted: tuple[str, ...] = ()
     # a dangerous glucose reading is never doubted
-    if categories and model is not None and not readings and not NEVER_DOUBTED & set(categories):
+    if (
+        categories
+        and model is not None
+        and not readings
+        and not NEVER_DOUBTED & set(categories)
+        and len(text.split()) >= DOUBT_MIN_WORDS
+    ):
         p = _probability(text, found.told, model)
         if p is not None and p < DOUBT:
             doubted, categories = categories, ()
