@@ -157,11 +157,16 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set: the next blind pair, measured once at the freeze before it is installed (none installed now: the
-# held-out test of round 31 and the augmentation, v82-v85, is dev83-dev86 below). The gates are set at what the next
-# pair gives when installed.
+# The held-out set is four blind sets, never tuned on, 640 lines each in this order: v86 (author CJ, the clinic's own
+# staff: receptionists, chair-side assistants, nurses, the driver), v87 (author CK, families who tried folk remedies
+# first), v88 (author CL, paid carers and nursing-home night staff), v89 (author CM, students in dormitories and rented
+# rooms and their parents), measured once at 0be8e99 (round 31, both context rounds, the model augmented at a quarter):
+# rules + model 305/310, 10/330; 305/310, 2/330; 306/310, 8/330; 305/310, 9/330; together 1,221/1,240 (98.47 %),
+# 29/1,320 (2.20 %); rules alone 1,137/1,240, 39/1,320. Round 32 and the model augmented at half with no doubt on
+# messages under five words (chosen by the backtest, not on these sets), written without them: 1,222/1,240 (98.55 %),
+# 28/1,320 (2.12 %). Gates at those figures; the held-out test before them (v82-v85) is dev83-dev86 below.
 HELD_OUT_RECALL = 0.985
-HELD_OUT_FALSE_ALARMS = 0.03
+HELD_OUT_FALSE_ALARMS = 0.022
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
@@ -694,6 +699,16 @@ def test_suicidal_thoughts_told_as_a_question_are_never_doubted():
     result = triage(text)
     assert result.categories == ("suicide",) and not result.doubted
     assert "096 306 1414" in answer(result)
+
+
+def test_a_flag_on_a_few_words_is_never_doubted():
+    # Three words leave the model almost nothing to read: it puts "mushroom poisoning" near 0, as an earlier fit put
+    # "tia uong thuoc co" (father drank herbicide) under the doubt (docs/triage.md, "The doubt on short messages").
+    text = "ngộ độc nấm"
+    assert default_model().probability(text) < DOUBT
+    result = triage(text)
+    assert result.categories == ("poisoning",) and not result.doubted
+    assert answer(result).startswith("🚨")
 
 
 def test_clinician_card_is_short_and_says_115():
