@@ -269,7 +269,7 @@ DEV_CH = load_labelled(LABELLED / "dev86.jsonl")
 # families who tried folk remedies first), v88 (author CL, paid carers and nursing-home night staff), v89 (author CM,
 # students in dormitories and rented rooms and their parents), measured once at 0be8e99: 1,221/1,240, 29/1,320
 # together; round 32 and the model augmented at half (734e560) 1,222/1,240, 28/1,320; the model retrained on them
-# 1,231/1,240, 24/1,320.
+# 1,231/1,240, 24/1,320; after round 33's first batch 1,237/1,240, 24/1,320 (rules alone 1,144/1,240, 39/1,320).
 DEV_CJ = load_labelled(LABELLED / "dev87.jsonl")
 DEV_CK = load_labelled(LABELLED / "dev88.jsonl")
 DEV_CL = load_labelled(LABELLED / "dev89.jsonl")
@@ -389,10 +389,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev CF", DEV_CF, 1.0, 0.0),
         ("dev CG", DEV_CG, 1.0, 0.007),
         ("dev CH", DEV_CH, 1.0, 0.01),
-        ("dev CJ", DEV_CJ, 0.993, 0.025),
-        ("dev CK", DEV_CK, 0.99, 0.004),
+        ("dev CJ", DEV_CJ, 0.996, 0.025),
+        ("dev CK", DEV_CK, 0.996, 0.004),
         ("dev CL", DEV_CL, 0.996, 0.022),
-        ("dev CM", DEV_CM, 0.99, 0.025),
+        ("dev CM", DEV_CM, 1.0, 0.025),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
