@@ -294,7 +294,9 @@ def main() -> None:
     totals: dict[tuple[str, tuple[float, float], float, int], dict[str, int]] = {}
     # the emergencies a doubt would lose
     vetoed: dict[tuple[str, tuple[float, float], float, int], list[str]] = {}
+    faq_words = [len(text.split()) for text in faq]  # a message's length in words, for the doubt's minimum
     for commit, train, pair, frozen_pair, frozen_faq in per_freeze:
+        pair_words = [len(row["text"].split()) for row in pair]
         variant_scores = scores(
             train, {"pair": [r["text"] for r in pair], "faq": faq}, vectors, args.c, args.augment
         )
@@ -313,22 +315,20 @@ def main() -> None:
             ):
                 key = (name, t, veto, least)
                 tot = totals.setdefault(key, dict(emergencies=0, caught=0, rules=0, ordinary=0, fa=0, faq=0))
-
-                def product(v: dict, p: float, text: str) -> bool:
-                    return flagged(v, p, t, veto, never_doubted, len(text.split()), least)  # noqa: B023
-
-                for row, v, p in zip(pair, frozen_pair, groups["pair"], strict=True):
+                for row, v, p, n in zip(pair, frozen_pair, groups["pair"], pair_words, strict=True):
+                    shown = flagged(v, p, t, veto, never_doubted, n, least)
                     if row["emergency"]:
                         tot["emergencies"] += 1
-                        tot["caught"] += product(v, p, row["text"])
+                        tot["caught"] += shown
                         tot["rules"] += v["rule"]
-                        if v["rule"] and not product(v, p, row["text"]):
+                        if v["rule"] and not shown:
                             vetoed.setdefault(key, []).append(row["text"])
                     else:
                         tot["ordinary"] += 1
-                        tot["fa"] += product(v, p, row["text"])
+                        tot["fa"] += shown
                 tot["faq"] += sum(
-                    product(v, p, text) for v, p, text in zip(frozen_faq, groups["faq"], faq, strict=True)
+                    flagged(v, p, t, veto, never_doubted, n, least)
+                    for v, p, n in zip(frozen_faq, groups["faq"], faq_words, strict=True)
                 )
         print(f"{commit}: fitted", file=sys.stderr, flush=True)
     rows = []

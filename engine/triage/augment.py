@@ -64,9 +64,10 @@ def english(text: str) -> bool:
 
 def with_context(text: str, vi: str, en: str, where: str) -> str:
     """The message with the sentence added, in the message's language, without marks when the message has none."""
-    sentence = en if english(text) else vi
-    if not english(text) and text == strip_diacritics(text):
-        sentence = strip_diacritics(sentence)
+    if english(text):
+        sentence = en
+    else:
+        sentence = strip_diacritics(vi) if text == strip_diacritics(text) else vi
     return f"{sentence} {text}" if where == "before" else f"{text.rstrip()} {sentence}"
 
 
