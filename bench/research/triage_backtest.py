@@ -85,6 +85,7 @@ FREEZES = [
     ("2635803", ["dev81", "dev82"]),
     ("aab700b", ["dev83", "dev84", "dev85", "dev86"]),
     ("0be8e99", ["dev87", "dev88", "dev89", "dev90"]),
+    ("734e560", ["dev91", "dev92", "dev93", "dev94"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """

@@ -157,15 +157,11 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set is four blind sets, never tuned on, 640 lines each in this order: v90 (author CN, building sites and
-# small workshops), v91 (author CO, family occasions: weddings, funerals, Tết), v92 (author CP, people living with
-# diabetes for many years), v93 (author CQ, typed in a hurry or a panic), measured once at 734e560 (round 32, the model
-# augmented at half, no doubt under five words): rules + model 306/310, 5/330; 310/310, 3/330; 309/310, 8/330;
-# 310/310, 4/330; together 1,235/1,240 (99.60 %), 20/1,320 (1.52 %); rules alone 1,172/1,240, 29/1,320. Round 33,
-# written without them: the same emergencies, 19/1,320 (1.44 %). Gates at those figures; the held-out test before them
-# (v86-v89) is dev87-dev90 below.
-HELD_OUT_RECALL = 0.995
-HELD_OUT_FALSE_ALARMS = 0.015
+# The held-out set: the next blind sets, measured once at the freeze before they are installed (none installed now: the
+# held-out test of round 33, v90-v93, is dev91-dev94 below). The gates are set at what the next sets give when
+# installed.
+HELD_OUT_RECALL = 0.985
+HELD_OUT_FALSE_ALARMS = 0.03
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
@@ -278,6 +274,15 @@ DEV_CJ = load_labelled(LABELLED / "dev87.jsonl")
 DEV_CK = load_labelled(LABELLED / "dev88.jsonl")
 DEV_CL = load_labelled(LABELLED / "dev89.jsonl")
 DEV_CM = load_labelled(LABELLED / "dev90.jsonl")
+# The ninetieth to ninety-third held-out sets, then tuned on and learnt from (round 34), guarded at what they give: v90
+# (author CN, building sites and small workshops), v91 (author CO, family occasions: weddings, funerals, Tết), v92
+# (author CP, people living with diabetes for many years), v93 (author CQ, typed in a hurry or a panic), measured once
+# at 734e560: 1,235/1,240, 20/1,320 together; round 33 (f860529) the same emergencies, 19/1,320; the model retrained
+# on them 1,236/1,240, 17/1,320; round 34 1,240/1,240, 5/1,320.
+DEV_CN = load_labelled(LABELLED / "dev91.jsonl")
+DEV_CO = load_labelled(LABELLED / "dev92.jsonl")
+DEV_CP = load_labelled(LABELLED / "dev93.jsonl")
+DEV_CQ = load_labelled(LABELLED / "dev94.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -397,6 +402,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev CK", DEV_CK, 0.996, 0.004),
         ("dev CL", DEV_CL, 0.996, 0.022),
         ("dev CM", DEV_CM, 1.0, 0.025),
+        ("dev CN", DEV_CN, 1.0, 0.007),
+        ("dev CO", DEV_CO, 1.0, 0.007),
+        ("dev CP", DEV_CP, 1.0, 0.004),
+        ("dev CQ", DEV_CQ, 1.0, 0.0),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -489,6 +498,16 @@ def test_a_young_infant_feeding_less_and_less_is_an_emergency(text):
     "row", load_labelled(DATA / "triage_rule_rows.jsonl"), ids=lambda row: row["text"][:40]
 )
 def test_round_33_rows_are_read_by_the_rules(row):
+    assert bool(triage(row["text"], default_rules(), model=None).categories) == row["emergency"]
+
+
+# Round 34's rule-author rows: the rules read each as labelled, but the model is not trained on them (retrained with
+# the first batch's 66 it lost four emergencies it caught before, among them dev89's care-home hanging attempt and
+# dev87's leukaemia patient oozing after an extraction; docs/triage.md, "Round 34").
+@pytest.mark.parametrize(
+    "row", load_labelled(DATA / "triage_rule_rows_r34.jsonl"), ids=lambda row: row["text"][:40]
+)
+def test_round_34_rows_are_read_by_the_rules(row):
     assert bool(triage(row["text"], default_rules(), model=None).categories) == row["emergency"]
 
 
