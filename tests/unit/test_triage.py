@@ -157,11 +157,16 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set: the next blind sets, measured once at the freeze before they are installed (none installed now: the
-# held-out test of round 33, v90-v93, is dev91-dev94 below). The gates are set at what the next sets give when
-# installed.
-HELD_OUT_RECALL = 0.985
-HELD_OUT_FALSE_ALARMS = 0.03
+# The held-out set is eight blind sets, never tuned on, 640 lines each in this order: v94 (author CR, grandparents
+# raising grandchildren while the parents work far away), v95 (CS, delivery riders and ride-hailing drivers), v96 (CT,
+# patients on dialysis, chemotherapy, home oxygen or blood thinners), v97 (CU, voice typing), v98 (CV, live-in domestic
+# helpers and nannies), v99 (CW, restaurant and hotel kitchens), v100 (CX, families of people with mental illness),
+# v101 (CY, village health workers and commune health stations). Measured once at f860529 (round 33): v94-v97
+# 1,234/1,240, 21/1,320; v98-v101 1,230/1,240, 19/1,320. Round 34, written without them (1e0f258): v94-v97 1,234/1,240,
+# 19/1,320; v98-v101 1,230/1,240, 19/1,320; together 2,464/2,480 (99.35 %), 38/2,640 (1.44 %); rules alone
+# 2,312/2,480, 81/2,640. Gates at those figures; the held-out test before them (v90-v93) is dev91-dev94 below.
+HELD_OUT_RECALL = 0.9935
+HELD_OUT_FALSE_ALARMS = 0.0144
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
@@ -492,23 +497,20 @@ def test_a_young_infant_feeding_less_and_less_is_an_emergency(text):
     assert "child_danger" in triage(text).categories
 
 
-# Round 33's rule-author rows: the rules read each as labelled, but the model is not trained on them (retrained with
-# them it doubted faq-val's val-00398, a toddler vomiting everything; docs/triage.md, "Round 33").
-@pytest.mark.parametrize(
-    "row", load_labelled(DATA / "triage_rule_rows.jsonl"), ids=lambda row: row["text"][:40]
-)
-def test_round_33_rows_are_read_by_the_rules(row):
+# The rule authors' rows of rounds 33 and 34 (tests/data/triage_rule_rows_r33.jsonl, _r34.jsonl): the rules read each
+# as labelled, but the model is not trained on them. Retrained with round 33's it doubted faq-val's val-00398, a toddler
+# vomiting everything; with round 34's first 66 it lost four emergencies it caught before, among them dev89's care-home
+# hanging attempt and dev87's leukaemia patient oozing after an extraction (docs/triage.md, "Round 33", "Round 34").
+RULE_ROWS = [row for path in sorted(DATA.glob("triage_rule_rows_r*.jsonl")) for row in load_labelled(path)]
+
+
+@pytest.mark.parametrize("row", RULE_ROWS, ids=lambda row: row["text"][:40])
+def test_the_rule_authors_rows_kept_from_the_model_are_read_by_the_rules(row):
     assert bool(triage(row["text"], default_rules(), model=None).categories) == row["emergency"]
 
 
-# Round 34's rule-author rows: the rules read each as labelled, but the model is not trained on them (retrained with
-# the first batch's 66 it lost four emergencies it caught before, among them dev89's care-home hanging attempt and
-# dev87's leukaemia patient oozing after an extraction; docs/triage.md, "Round 34").
-@pytest.mark.parametrize(
-    "row", load_labelled(DATA / "triage_rule_rows_r34.jsonl"), ids=lambda row: row["text"][:40]
-)
-def test_round_34_rows_are_read_by_the_rules(row):
-    assert bool(triage(row["text"], default_rules(), model=None).categories) == row["emergency"]
+def test_the_rule_rows_of_both_rounds_are_there():
+    assert len(RULE_ROWS) >= 23 + 126
 
 
 # Round 32's second batch (the scope of a negation in four categories, a reassuring diagnosis): its ten rows are kept here,
