@@ -157,16 +157,18 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set is eight blind sets, never tuned on, 640 lines each in this order: v94 (author CR, grandparents
+# The held-out set is twelve blind sets, never tuned on, 640 lines each in this order: v94 (author CR, grandparents
 # raising grandchildren while the parents work far away), v95 (CS, delivery riders and ride-hailing drivers), v96 (CT,
 # patients on dialysis, chemotherapy, home oxygen or blood thinners), v97 (CU, voice typing), v98 (CV, live-in domestic
 # helpers and nannies), v99 (CW, restaurant and hotel kitchens), v100 (CX, families of people with mental illness),
-# v101 (CY, village health workers and commune health stations). Measured once at f860529 (round 33): v94-v97
-# 1,234/1,240, 21/1,320; v98-v101 1,230/1,240, 19/1,320. Round 34, written without them (1e0f258): v94-v97 1,234/1,240,
-# 19/1,320; v98-v101 1,230/1,240, 19/1,320; together 2,464/2,480 (99.35 %), 38/2,640 (1.44 %); rules alone
-# 2,312/2,480, 81/2,640. Gates at those figures; the held-out test before them (v90-v93) is dev91-dev94 below.
-HELD_OUT_RECALL = 0.9935
-HELD_OUT_FALSE_ALARMS = 0.0144
+# v101 (CY, village health workers and commune health stations), v102 (CZ, parents of newborns and premature babies
+# home from hospital), v103 (DA, trekking and camping groups), v104 (DB, security guards and night watchmen), v105 (DC,
+# a formal, administrative register). v94-v101 measured once at f860529 (round 33): 2,464/2,480, 40/2,640; round 34,
+# written without them (1e0f258): 2,464/2,480, 38/2,640. v102-v105 measured once at e54a414 (round 34): 1,228/1,240,
+# 18/1,320. With round 34 all twelve: 3,692/3,720 (99.25 %), 56/3,960 (1.41 %); rules alone 3,481/3,720, 112/3,960.
+# Gates at those figures; the held-out test before them (v90-v93) is dev91-dev94 below.
+HELD_OUT_RECALL = 0.9924
+HELD_OUT_FALSE_ALARMS = 0.0142
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
