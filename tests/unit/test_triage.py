@@ -446,8 +446,10 @@ def test_real_patient_messages_raise_few_false_alarms_and_every_flag_was_reviewe
     assert not lost, f"real emergencies no longer flagged: {lost}"
 
 
+# Three examples: each one triages every held-out emergency (3,720 now, three times the 1,240 of the eight examples
+# before), so the suite's time stays what it was and every row gets three different insertions.
 @needs_held_out
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_invisible_characters_anywhere_change_nothing(data):
     """Soft hyphens, zero-width and bidi characters inside words: every test emergency gets the verdict it
