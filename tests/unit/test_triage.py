@@ -289,7 +289,8 @@ DEV_CQ = load_labelled(LABELLED / "dev94.jsonl")
 # restaurant and hotel kitchens), v100 (CX, families of people with mental illness), v101 (CY, village health
 # workers), v102 (CZ, parents of newborns and premature babies), v103 (DA, trekking and camping), v104 (DB, security
 # guards and night watchmen), v105 (DC, a formal, administrative register). v94-v101 measured once at f860529, v102-v105
-# once at e54a414; with round 34 all twelve 3,692/3,720, 56/3,960.
+# once at e54a414; with round 34 all twelve 3,692/3,720, 56/3,960; the model retrained on them 3,704, 51; round 35
+# 3,719/3,720, 46/3,960.
 DEV_CR = load_labelled(LABELLED / "dev95.jsonl")
 DEV_CS = load_labelled(LABELLED / "dev96.jsonl")
 DEV_CT = load_labelled(LABELLED / "dev97.jsonl")
@@ -425,18 +426,18 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev CO", DEV_CO, 1.0, 0.007),
         ("dev CP", DEV_CP, 1.0, 0.004),
         ("dev CQ", DEV_CQ, 1.0, 0.0),
-        ("dev CR", DEV_CR, 0.996, 0.022),
-        ("dev CS", DEV_CS, 0.996, 0.007),
-        ("dev CT", DEV_CT, 0.996, 0.016),
+        ("dev CR", DEV_CR, 1.0, 0.013),
+        ("dev CS", DEV_CS, 1.0, 0.007),
+        ("dev CT", DEV_CT, 1.0, 0.016),
         ("dev CU", DEV_CU, 1.0, 0.007),
-        ("dev CV", DEV_CV, 0.996, 0.01),
+        ("dev CV", DEV_CV, 1.0, 0.01),
         ("dev CW", DEV_CW, 1.0, 0.004),
-        ("dev CX", DEV_CX, 0.996, 0.034),
-        ("dev CY", DEV_CY, 0.99, 0.013),
-        ("dev CZ", DEV_CZ, 0.996, 0.013),
-        ("dev DA", DEV_DA, 0.993, 0.007),
-        ("dev DB", DEV_DB, 0.993, 0.019),
-        ("dev DC", DEV_DC, 0.99, 0.013),
+        ("dev CX", DEV_CX, 1.0, 0.028),
+        ("dev CY", DEV_CY, 1.0, 0.013),
+        ("dev CZ", DEV_CZ, 1.0, 0.013),
+        ("dev DA", DEV_DA, 1.0, 0.007),
+        ("dev DB", DEV_DB, 0.996, 0.019),
+        ("dev DC", DEV_DC, 1.0, 0.013),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -538,7 +539,7 @@ def test_the_rule_authors_rows_kept_from_the_model_are_read_by_the_rules(row):
 
 
 def test_the_rule_rows_of_every_round_are_there():
-    assert len(RULE_ROWS) >= 23 + 126 + 60
+    assert len(RULE_ROWS) >= 23 + 126 + 69
 
 
 # Round 32's second batch (the scope of a negation in four categories, a reassuring diagnosis): its ten rows are kept here,
