@@ -86,6 +86,8 @@ FREEZES = [
     ("aab700b", ["dev83", "dev84", "dev85", "dev86"]),
     ("0be8e99", ["dev87", "dev88", "dev89", "dev90"]),
     ("734e560", ["dev91", "dev92", "dev93", "dev94"]),
+    ("f860529", ["dev95", "dev96", "dev97", "dev98", "dev99", "dev100", "dev101", "dev102"]),
+    ("e54a414", ["dev103", "dev104", "dev105", "dev106"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """
