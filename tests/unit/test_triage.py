@@ -157,11 +157,14 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set: the next blind sets, measured once at the freeze before they are installed (none installed now: the
-# held-out test of round 34, v94-v105, is dev95-dev106 below). The gates are set at what the next sets give when
-# installed.
-HELD_OUT_RECALL = 0.985
-HELD_OUT_FALSE_ALARMS = 0.03
+# The held-out set is four blind sets, never tuned on, 640 lines each in this order: v106 (author DD, parents of children
+# living with type 1 diabetes, asthma, epilepsy or a heart defect), v107 (DE, the hours and days after dental surgery),
+# v108 (DF, neighbours, landlords, boarding-house tenants and passers-by who barely know the person), v109 (DG, volunteer
+# roadside-rescue and first-aid groups, hotline volunteers). Measured once at 7fa6389 (round 34): 1,230/1,240,
+# 28/1,320; rules alone 1,165, 48. Round 35, written without them (267c571): 1,231/1,240 (99.27 %), 27/1,320 (2.05 %);
+# rules alone 1,166, 48. Gates at those figures; the held-out test before them (v94-v105) is dev95-dev106 below.
+HELD_OUT_RECALL = 0.9927
+HELD_OUT_FALSE_ALARMS = 0.0205
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
@@ -471,10 +474,10 @@ def test_real_patient_messages_raise_few_false_alarms_and_every_flag_was_reviewe
     assert not lost, f"real emergencies no longer flagged: {lost}"
 
 
-# Three examples: each one triages every held-out emergency (3,720 now, three times the 1,240 of the eight examples
-# before), so the suite's time stays what it was and every row gets three different insertions.
+# Eight examples: each one triages every held-out emergency (1,240), so every row gets eight different insertions (three
+# while the held-out test had 3,720 emergencies, to keep the suite's time).
 @needs_held_out
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_invisible_characters_anywhere_change_nothing(data):
     """Soft hyphens, zero-width and bidi characters inside words: every test emergency gets the verdict it
