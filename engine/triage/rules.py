@@ -452,9 +452,18 @@ class _Message:
         before = self.norm.text[cs:start]
         # In English, "no" right before a sign (one word may stand between: "no stiff neck") negates it; in
         # Vietnamese the same letters are "nó" (he, she), so only the listed English signs count there.
-        return bool(self.markers.negation.search(before)) or (
-            self.norm.english and bool(_NO_BEFORE.search(before))
-        )
+        # "hét" (shouted) folds to "het" (no more): typed with its accent it negates nothing ("hét ai vào là chị cắt
+        # tay", round 36).
+        return any(
+            not self._shouted(cs + m.start(), m.group(0)) for m in self.markers.negation.finditer(before)
+        ) or (self.norm.english and bool(_NO_BEFORE.search(before)))
+
+    def _shouted(self, pos: int, word: str) -> bool:
+        if word.strip() != "het":
+            return False
+        words = self.norm.accented.split()
+        i = _word_index(self.norm.text, pos + len(word) - len(word.lstrip()))
+        return i < len(words) and words[i] == "hét"
 
     def time_of(self, pos: int) -> str:
         """NOW, PAST or IF for the clause at ``pos``. A clause with no time word of its own continues the one
