@@ -177,6 +177,9 @@ class Markers:
     negation: re.Pattern[str]  # must end right before the phrase
     past: re.Pattern[str]
     present: re.Pattern[str]
+    # after a sign in a clause dated in the past, a duration running up to now ('hồi chiều … cắn gạc 1 tiếng rồi
+    # không bớt'): the sign has not stopped, so it is now
+    continuing: re.Pattern[str] | None
     mild_before: re.Pattern[str]  # ends right before the phrase ("hơi khó thở")
     mild_after: re.Pattern[str]  # starts right after it ("khó thở nhẹ")
     # signs no "mild" word softens ("môi hơi tím", "hơi lơ mơ"): "a little blue" is blue
@@ -328,6 +331,7 @@ def parse_rules(text: str) -> RuleSet:
         ),
         past=_alternation(_required(m, "past", "markers"), "markers.past"),
         present=_alternation(_required(m, "present", "markers"), "markers.present"),
+        continuing=compile_phrases(m.get("continuing", [])),
         mild_before=re.compile(r"(?:^| )(?<!mo )(?:" + mild + r")(?: [a-z0-9]+)? $"),
         mild_after=re.compile(r"^ (?:[a-z0-9]+ )?(?:" + mild + r")(?![a-z0-9])"),
         unsoftened=compile_phrases(m.get("unsoftened", [])),
@@ -469,7 +473,9 @@ class _Message:
         """NOW, PAST or IF for the clause at ``pos``. A clause with no time word of its own continues the one
         before it in the same sentence ("Tháng 6/2019 tôi bị yếu nửa người, méo miệng"; "nếu bé sốt, bỏ bú").
         In a clause that speaks of both the past and now, the time word nearest before ``pos`` decides ("hồi
-        nhỏ em bị đuối nước nên giờ sợ nước": the drowning is the past); a condition covers the whole clause."""
+        nhỏ em bị đuối nước nên giờ sợ nước": the drowning is the past); a condition covers the whole clause. A past
+        clause is now when a duration running up to now follows the sign in its sentence ("hồi chiều … 1 tiếng rồi
+        không bớt")."""
         clause = self.clause(pos)
         when = self._clause_times(self.norm.sentence_at(pos)).get(clause, NOW)
         if when == IF:
@@ -478,9 +484,16 @@ class _Message:
         before = text[clause[0] : pos]
         last_past = max((m.end() for m in self.markers.past.finditer(before)), default=-1)
         last_now = max((m.end() for m in self.markers.present.finditer(before)), default=-1)
-        if last_past < 0 and last_now < 0:
-            return when
-        return PAST if last_past > last_now else NOW
+        if last_past >= 0 or last_now >= 0:
+            when = PAST if last_past > last_now else NOW
+        sentence_end = self.norm.sentence_at(pos)[1]
+        if (
+            when == PAST
+            and self.markers.continuing
+            and self.markers.continuing.search(text, pos, sentence_end)
+        ):
+            return NOW
+        return when
 
     def _clause_times(self, sentence: tuple[int, int]) -> dict[tuple[int, int], str]:
         times = self._sentence_times.get(sentence)

@@ -444,7 +444,7 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         # thạch rau câu, có cần cấm con ăn thạch không"), which the rules read and the model no longer doubts
         ("dev CS", DEV_CS, 1.0, 0.01),
         ("dev CT", DEV_CT, 1.0, 0.016),
-        ("dev CU", DEV_CU, 0.996, 0.007),
+        ("dev CU", DEV_CU, 1.0, 0.007),
         ("dev CV", DEV_CV, 1.0, 0.01),
         ("dev CW", DEV_CW, 1.0, 0.004),
         ("dev CX", DEV_CX, 1.0, 0.028),
