@@ -476,8 +476,8 @@ class _Message:
         nhỏ em bị đuối nước nên giờ sợ nước": the drowning is the past); a condition covers the whole clause. A past
         clause is now when a duration running up to now follows the sign in its sentence ("hồi chiều … 1 tiếng rồi
         không bớt")."""
-        clause = self.clause(pos)
-        when = self._clause_times(self.norm.sentence_at(pos)).get(clause, NOW)
+        clause, sentence = self.clause(pos), self.norm.sentence_at(pos)
+        when = self._clause_times(sentence).get(clause, NOW)
         if when == IF:
             return when
         text = self.norm.text
@@ -486,11 +486,10 @@ class _Message:
         last_now = max((m.end() for m in self.markers.present.finditer(before)), default=-1)
         if last_past >= 0 or last_now >= 0:
             when = PAST if last_past > last_now else NOW
-        sentence_end = self.norm.sentence_at(pos)[1]
         if (
             when == PAST
             and self.markers.continuing
-            and self.markers.continuing.search(text, pos, sentence_end)
+            and self.markers.continuing.search(text, pos, sentence[1])
         ):
             return NOW
         return when
