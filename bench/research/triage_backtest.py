@@ -89,6 +89,7 @@ FREEZES = [
     ("f860529", ["dev95", "dev96", "dev97", "dev98", "dev99", "dev100", "dev101", "dev102"]),
     ("e54a414", ["dev103", "dev104", "dev105", "dev106"]),
     ("7fa6389", ["dev107", "dev108", "dev109", "dev110"]),
+    ("6e6056d", ["dev111", "dev112", "dev113", "dev114"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """
