@@ -180,6 +180,7 @@ class Markers:
     # after a sign in a clause dated in the past, a duration running up to now ('hồi chiều … cắn gạc 1 tiếng rồi
     # không bớt'): the sign has not stopped, so it is now
     continuing: re.Pattern[str] | None
+    frame: re.Pattern[str] | None  # a learning marker that frames or words an event (round 37: ``_beside_frame``)
     mild_before: re.Pattern[str]  # ends right before the phrase ("hơi khó thở")
     mild_after: re.Pattern[str]  # starts right after it ("khó thở nhẹ")
     # signs no "mild" word softens ("môi hơi tím", "hơi lơ mơ"): "a little blue" is blue
@@ -332,6 +333,7 @@ def parse_rules(text: str) -> RuleSet:
         past=_alternation(_required(m, "past", "markers"), "markers.past"),
         present=_alternation(_required(m, "present", "markers"), "markers.present"),
         continuing=compile_phrases(m.get("continuing", [])),
+        frame=compile_phrases(m.get("frame", [])),
         mild_before=re.compile(r"(?:^| )(?<!mo )(?:" + mild + r")(?: [a-z0-9]+)? $"),
         mild_after=re.compile(r"^ (?:[a-z0-9]+ )?(?:" + mild + r")(?![a-z0-9])"),
         unsoftened=compile_phrases(m.get("unsoftened", [])),
@@ -734,6 +736,18 @@ def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = 
     result.about_animal = _about_animal(norm, mk, neutral)
     # help called for someone now: the signs told are theirs, whatever the writer studies (round 27)
     calling = mk.help_called is not None and bool(mk.help_called.search(norm.text))
+    # Where a learning marker is a frame or an idiom (``markers.frame`` inside it: "xem trên live thấy anh …", "cãi nhau
+    # với bố xong thì đau ngực", "xem bóng đá, giờ ai cũng đau đầu"), when it is about someone: two signs of a category
+    # told beside it beat it (``_beside_frame``, round 37); a lesson, a course or a question to learn is no frame
+    frames = (
+        [
+            m.span()
+            for m in mk.learning.finditer(norm.text)
+            if mk.frame is not None and mk.frame.search(norm.text, m.start(), m.end())
+        ]
+        if learning and personal
+        else []
+    )
     result.general_question = result.general_question or result.about_animal
     result.recurrent = bool(mk.recurrent.search(norm.text)) and not acute
     story = _story_sentences(norm, mk, neutral)
@@ -816,7 +830,10 @@ def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = 
         asked_now = (
             only_learning and not result.about_animal and (calling or _said_now(alone or severity, msg))
         )
-        if fired and (not result.general_question or asked_now) and not over:
+        beats_frame = (
+            fired and bool(frames) and not result.about_animal and _beside_frame(alone, symptoms, severity, frames)
+        )
+        if fired and (not result.general_question or asked_now or beats_frame) and not over:
             result.categories.append(cat.id)
             # a sign read by two of the category's lists ("méo miệng" as a phrase and as a fragment) is one hit
             result.hits += [Hit(cat.id, "alone", p) for p in dict.fromkeys(p for p, _ in alone)]
@@ -1066,6 +1083,19 @@ def _outside(
         or _pair(away(symptoms), severity) is not None
         or _pair(symptoms, away(severity)) is not None
     )
+
+
+def _beside_frame(alone: Found, symptoms: Found, severity: Found, frames: list[tuple[int, int]]) -> bool:
+    """Whether two independent signs of a category that fired stand outside every learning marker's span (round 37):
+    a frame or an idiom may hold one sign ("cãi nhau … thì đau ngực"), not two more told beside it ("vã mồ hôi, ngồi
+    không vững"). Two signs are independent when their words do not overlap."""
+    signs: list[tuple[int, int]] = []
+    for _, span in [*alone, *symptoms, *severity]:
+        if span is None or any(span[0] < b and a < span[1] for a, b in frames):
+            continue
+        if all(span[1] <= s[0] or s[1] <= span[0] for s in signs):
+            signs.append(span)
+    return len(signs) >= 2
 
 
 def _word_index(text: str, pos: int) -> int:
