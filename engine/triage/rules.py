@@ -180,7 +180,8 @@ class Markers:
     # after a sign in a clause dated in the past, a duration running up to now ('hồi chiều … cắn gạc 1 tiếng rồi
     # không bớt'): the sign has not stopped, so it is now
     continuing: re.Pattern[str] | None
-    frame: re.Pattern[str] | None  # a learning marker that frames or words an event (round 37: ``_beside_frame``)
+    # a learning marker that frames or words an event (round 37: ``_beside_frame``)
+    frame: re.Pattern[str] | None
     mild_before: re.Pattern[str]  # ends right before the phrase ("hơi khó thở")
     mild_after: re.Pattern[str]  # starts right after it ("khó thở nhẹ")
     # signs no "mild" word softens ("môi hơi tím", "hơi lơ mơ"): "a little blue" is blue
@@ -831,7 +832,10 @@ def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = 
             only_learning and not result.about_animal and (calling or _said_now(alone or severity, msg))
         )
         beats_frame = (
-            fired and bool(frames) and not result.about_animal and _beside_frame(alone, symptoms, severity, frames)
+            fired
+            and bool(frames)
+            and not result.about_animal
+            and _beside_frame(alone, symptoms, severity, frames)
         )
         if fired and (not result.general_question or asked_now or beats_frame) and not over:
             result.categories.append(cat.id)
