@@ -157,12 +157,9 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set is four blind sets, never tuned on, 640 lines each in this order: v110 (author DH, young people gaming
-# late in internet cafés and rented rooms), v111 (DI, people in transit: planes, sleeper buses, trains, ferries), v112
-# (DJ, homes with family conflict or domestic violence), v113 (DK, big crowds and celebrations). Measured once at
-# 6e6056d (round 35): 1,229/1,240, 17/1,320; rules alone 1,160, 29. Round 36, written without them (87e4c16):
-# 1,229/1,240 (99.11 %), 16/1,320 (1.21 %); rules alone 1,161, 29. Gates at those figures; the held-out test before them
-# (v106-v109) is dev107-dev110 below.
+# The held-out set is the next blind sets, never tuned on (installed by the lead at the merge; the test skips until
+# then). The held-out test before them (v110-v113) is dev111-dev114 below; the one before that (v106-v109) is
+# dev107-dev110.
 HELD_OUT_RECALL = 0.9911
 HELD_OUT_FALSE_ALARMS = 0.0122
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
@@ -316,6 +313,16 @@ DEV_DD = load_labelled(LABELLED / "dev107.jsonl")
 DEV_DE = load_labelled(LABELLED / "dev108.jsonl")
 DEV_DF = load_labelled(LABELLED / "dev109.jsonl")
 DEV_DG = load_labelled(LABELLED / "dev110.jsonl")
+# The hundred-and-tenth to hundred-and-thirteenth held-out sets, then tuned on and learnt from (round 37), guarded at
+# what they give: v110 (author DH, young people gaming late in internet cafés and rented rooms), v111 (DI, people in
+# transit: planes, sleeper buses, trains, ferries), v112 (DJ, homes with family conflict or domestic violence), v113
+# (DK, big crowds and celebrations). Measured once at 6e6056d (round 35): 1,229/1,240, 17/1,320; rules alone 1,160, 29;
+# round 36 (87e4c16) 1,229/1,240, 16/1,320; rules alone 1,161, 29; the model retrained on them 1,235/1,240, 12/1,320;
+# round 37 1,240/1,240, 9/1,320; rules alone 1,172, 26.
+DEV_DH = load_labelled(LABELLED / "dev111.jsonl")
+DEV_DI = load_labelled(LABELLED / "dev112.jsonl")
+DEV_DJ = load_labelled(LABELLED / "dev113.jsonl")
+DEV_DK = load_labelled(LABELLED / "dev114.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -457,6 +464,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev DE", DEV_DE, 1.0, 0.019),
         ("dev DF", DEV_DF, 1.0, 0.007),
         ("dev DG", DEV_DG, 1.0, 0.037),
+        ("dev DH", DEV_DH, 1.0, 0.007),
+        ("dev DI", DEV_DI, 1.0, 0.007),
+        ("dev DJ", DEV_DJ, 1.0, 0.01),
+        ("dev DK", DEV_DK, 1.0, 0.007),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -545,7 +556,7 @@ def test_a_young_infant_feeding_less_and_less_is_an_emergency(text):
     assert "child_danger" in triage(text).categories
 
 
-# The rule authors' rows of rounds 33 to 36 (tests/data/triage_rule_rows_r33.jsonl … _r36.jsonl): the
+# The rule authors' rows of rounds 33 to 37 (tests/data/triage_rule_rows_r33.jsonl … _r37.jsonl): the
 # rules read each as labelled, but the model is not trained on them. Retrained with round 33's it doubted faq-val's val-00398, a toddler
 # vomiting everything; with round 34's first 66 it lost four emergencies it caught before, among them dev89's care-home
 # hanging attempt and dev87's leukaemia patient oozing after an extraction (docs/triage.md, "Round 33", "Round 34").
@@ -558,7 +569,7 @@ def test_the_rule_authors_rows_kept_from_the_model_are_read_by_the_rules(row):
 
 
 def test_the_rule_rows_of_every_round_are_there():
-    assert len(RULE_ROWS) >= 23 + 126 + 69 + 32
+    assert len(RULE_ROWS) >= 23 + 126 + 69 + 38 + 41
 
 
 # Round 32's second batch (the scope of a negation in four categories, a reassuring diagnosis): its ten rows are kept here,
