@@ -406,7 +406,8 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev BB", DEV_BB, 1.0, 0.012),
         ("dev BC", DEV_BC, 1.0, 0.018),
         ("dev BD", DEV_BD, 1.0, 0.021),
-        ("dev BE", DEV_BE, 0.993, 0.016),
+        # 310/310 since round 37 (an English driver under the car after a crash, legs trapped)
+        ("dev BE", DEV_BE, 1.0, 0.016),
         ("dev BF", DEV_BF, 0.996, 0.013),
         ("dev BG", DEV_BG, 1.0, 0.01),
         ("dev BH", DEV_BH, 1.0, 0.019),
@@ -569,7 +570,7 @@ def test_the_rule_authors_rows_kept_from_the_model_are_read_by_the_rules(row):
 
 
 def test_the_rule_rows_of_every_round_are_there():
-    assert len(RULE_ROWS) >= 23 + 126 + 69 + 38 + 41
+    assert len(RULE_ROWS) >= 23 + 126 + 69 + 38 + 45
 
 
 # Round 32's second batch (the scope of a negation in four categories, a reassuring diagnosis): its ten rows are kept here,
