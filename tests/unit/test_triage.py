@@ -157,11 +157,12 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set is the next blind sets, never tuned on (installed by the lead at the merge; the test skips until
-# then). The held-out test before them (v110-v113) is dev111-dev114 below; the one before that (v106-v109) is
-# dev107-dev110.
+# The held-out set: v114-v117 (authors DL-DO: the typhoon and flood season on the central coast; nightlife; farm and
+# orchard life; endurance sport), written blind while round 37 was worked on, never tuned on. Measured once at 7b029ca
+# (round 36): 1,229/1,240, 19/1,320; round 37 (written without them) gave the same verdict on every message. The
+# held-out test before them (v110-v113) is dev111-dev114 below; the one before that (v106-v109) is dev107-dev110.
 HELD_OUT_RECALL = 0.9911
-HELD_OUT_FALSE_ALARMS = 0.0122
+HELD_OUT_FALSE_ALARMS = 0.0144
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
