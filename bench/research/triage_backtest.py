@@ -90,6 +90,7 @@ FREEZES = [
     ("e54a414", ["dev103", "dev104", "dev105", "dev106"]),
     ("7fa6389", ["dev107", "dev108", "dev109", "dev110"]),
     ("6e6056d", ["dev111", "dev112", "dev113", "dev114"]),
+    ("7b029ca", ["dev115", "dev116", "dev117", "dev118"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """
