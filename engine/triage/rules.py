@@ -210,6 +210,8 @@ class Markers:
     animal_accented: re.Pattern[str] | None  # the same, with diacritics ("con chó", never "thở như chó chạy")
     bitten: re.Pattern[str]  # "… bị chó cắn": a person, unless an animal was spoken of before it
     human_hurt: re.Pattern[str]  # …unless a person is hurt too ("chó cắn con tôi", "cả nhà cùng ăn")
+    # an animal word that names a food, a place or a thing, not an animal ("hot dog", "pig pen", "chuồng heo"): round 38
+    not_animal: re.Pattern[str] | None = None
     # a short message that asks rather than tells ("con co giật thì sao", "ba ngất là bệnh gì"): no fragment
     asking: re.Pattern[str] | None = None
     # a clause of its own that asks what to do now ("…, phải làm gì", "what do we do now"): with someone named in the
@@ -354,6 +356,7 @@ def parse_rules(text: str) -> RuleSet:
         animal_accented=compile_phrases(m.get("animal_accented", []), folded=False),
         bitten=_alternation(_required(m, "bitten", "markers"), "markers.bitten"),
         human_hurt=_alternation(_required(m, "human_hurt", "markers"), "markers.human_hurt"),
+        not_animal=compile_phrases(m.get("not_animal", [])),
         asking=compile_phrases(m.get("asking", [])),
         act_now=compile_phrases(m.get("act_now", [])),
         asker=compile_phrases(m.get("asker", [])),
@@ -1109,7 +1112,11 @@ def _word_index(text: str, pos: int) -> int:
 def _about_animal(norm: Normalized, mk: Markers, neutral: list[tuple[int, int]]) -> bool:
     """The message speaks of a pet or farm animal and of no person hurt. "X bị (con chó) cắn" is a person
     bitten unless an animal was named before it ("con bò nhà chú em bị rắn cắn"). Not an animal read into a
-    neutral sentence ("…nói ngọng Nhà em không có xe" is no goose, "ngỗng nhà em")."""
+    neutral sentence ("…nói ngọng Nhà em không có xe" is no goose, "ngỗng nhà em"), nor one inside a word that names a
+    food, a place or a thing (``markers.not_animal``: "choking on a hot dog", "the fence around the pig pen", "chuồng
+    heo"): the signs told then are a person's (round 38)."""
+    if mk.not_animal is not None:
+        neutral = neutral + [m.span() for m in mk.not_animal.finditer(norm.text)]
     firsts = [
         _word_index(norm.text, m.start())
         for m in mk.animal.finditer(norm.text)
