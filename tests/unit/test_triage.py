@@ -326,7 +326,8 @@ DEV_DK = load_labelled(LABELLED / "dev114.jsonl")
 # The hundred-and-fourteenth to hundred-and-seventeenth held-out sets, then tuned on and learnt from (round 38), guarded
 # at what they give: v114 (author DL, the typhoon and flood season on the central coast), v115 (DM, nightlife), v116
 # (DN, farm and orchard life), v117 (DO, endurance sport). Measured once at 7b029ca (round 36): 1,229/1,240, 19/1,320;
-# rules alone 1,154, 40; round 37 (written without them) the same verdict on every message.
+# rules alone 1,154, 40; round 37 (written without them) the same verdict on every message; the model retrained on them
+# 1,233/1,240, 18/1,320; round 38 1,240/1,240, 16/1,320; rules alone 1,166, 36.
 DEV_DL = load_labelled(LABELLED / "dev115.jsonl")
 DEV_DM = load_labelled(LABELLED / "dev116.jsonl")
 DEV_DN = load_labelled(LABELLED / "dev117.jsonl")
@@ -477,10 +478,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev DI", DEV_DI, 1.0, 0.007),
         ("dev DJ", DEV_DJ, 1.0, 0.01),
         ("dev DK", DEV_DK, 1.0, 0.007),
-        ("dev DL", DEV_DL, 1.0, 0.05),
-        ("dev DM", DEV_DM, 1.0, 0.05),
-        ("dev DN", DEV_DN, 1.0, 0.05),
-        ("dev DO", DEV_DO, 1.0, 0.05),
+        ("dev DL", DEV_DL, 1.0, 0.019),
+        ("dev DM", DEV_DM, 1.0, 0.007),
+        ("dev DN", DEV_DN, 1.0, 0.01),
+        ("dev DO", DEV_DO, 1.0, 0.016),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
