@@ -157,11 +157,13 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set: none between round 38 and its merge (the lead installs the next one there, with its gates; until then
-# the held-out test skips). The gates below are v114-v117's (authors DL-DO), measured once at 7b029ca (round 36):
-# 1,229/1,240, 19/1,320; since round 38 they are dev115-dev118 below. The one before them (v110-v113) is dev111-dev114.
-HELD_OUT_RECALL = 0.9911
-HELD_OUT_FALSE_ALARMS = 0.0144
+# The held-out set: v118-v121 (authors DP-DS: Deaf and hard-of-hearing people texting; mines, quarries and kilns;
+# veterinary clinics, pet shops and farms; electricians and linemen), written blind while round 38 was worked on, never
+# tuned on. Measured once at 3ec1157 (round 37): 1,206/1,240, 19/1,320; round 38 (written without them): 1,208/1,240,
+# 18/1,320. The held-out tests before them (v114-v117, v110-v113, v106-v109) are dev115-dev118, dev111-dev114 and
+# dev107-dev110 below.
+HELD_OUT_RECALL = 0.9741
+HELD_OUT_FALSE_ALARMS = 0.0137
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
