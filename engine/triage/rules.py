@@ -752,7 +752,11 @@ def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = 
         if learning and personal
         else []
     )
+    # the message's own reasons to raise no alarm, before the animal's: a sign told of a person named as its subject
+    # beside an animal word is the person's (``_persons_sign``, round 39), so the animal silences only the others
+    asks_only = result.general_question
     result.general_question = result.general_question or result.about_animal
+    subjects = _subjects(norm, mk, neutral) if result.about_animal else []
     result.recurrent = bool(mk.recurrent.search(norm.text)) and not acute
     story = _story_sentences(norm, mk, neutral)
     in_story: set[str] = set()
@@ -831,16 +835,15 @@ def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = 
         if result.in_care and cat.in_care_cancels:
             told = alone + ([*symptoms, *severity] if pair is not None else [])
             over = over or all(span is not None and span[0] < care_end for _, span in told)
-        asked_now = (
-            only_learning and not result.about_animal and (calling or _said_now(alone or severity, msg))
+        animal_quiet = result.about_animal and not (
+            fired and _persons_sign(alone, _pair_spans(symptoms, severity), subjects, norm)
         )
+        asked_now = only_learning and not animal_quiet and (calling or _said_now(alone or severity, msg))
         beats_frame = (
-            fired
-            and bool(frames)
-            and not result.about_animal
-            and _beside_frame(alone, symptoms, severity, frames)
+            fired and bool(frames) and not animal_quiet and _beside_frame(alone, symptoms, severity, frames)
         )
-        if fired and (not result.general_question or asked_now or beats_frame) and not over:
+        quiet = asks_only or animal_quiet
+        if fired and (not quiet or asked_now or beats_frame) and not over:
             result.categories.append(cat.id)
             # a sign read by two of the category's lists ("méo miệng" as a phrase and as a fragment) is one hit
             result.hits += [Hit(cat.id, "alone", p) for p in dict.fromkeys(p for p, _ in alone)]
@@ -1132,6 +1135,181 @@ def _about_animal(norm: Normalized, mk: Markers, neutral: list[tuple[int, int]])
         return False
     first = min(firsts)
     return not any(_word_index(norm.text, m.start()) < first for m in mk.bitten.finditer(norm.text))
+
+
+def _pair_spans(symptoms: Found, severity: Found) -> Found:
+    """The symptom phrases that make a pair with a severity phrase (``_pair``), each with its place."""
+    return [
+        (p, s)
+        for p, s in symptoms
+        if s is not None and any(v is None or v[1] <= s[0] or s[1] <= v[0] for _, v in severity)
+    ]
+
+
+# Who a sign is told of, beside an animal word (round 39). A person: kinship and role words, the writer, an age; an
+# animal's name swallows the possessive after it ("con chó nhà em", "con mèo của bố em"); a pronoun ("nó", "he",
+# "she", "it") is the last third-person subject named before it; an animal after a preposition or a verb ("chơi với
+# con mèo", "walking the dog", "stung while moving the goats") is no subject.
+_PERSON = re.compile(
+    r"(?<![a-z0-9])(?:"
+    r"(?:ong|ba) (?:noi|ngoai|nha|hang xom|chu|cu|lao|em|toi|minh|tui|anh|chi|ay|bac)"
+    r"|(?<!bi )(?<!con )(?:ong|ba)(?= (?:bi|dang|vua|dot nhien|tu nhien|nga|ngat|xiu|kho|len|lai|cung|thi)(?![a-z]))"
+    r"|(?<!con )(?<!be )(?<!nha )(?<!cua )bo(?! (?:sua|nai|cau|tot|bia|tay|mo|di|ve|qua|roi|lai|ra|vao|xuong|len|phi))"
+    r"|(?<!hon )(?<!con )(?<!nha )(?<!cua )me(?! (?:man|say|sang|cung|tit))|ma (?:em|toi|minh|tui|oi)"
+    r"|chong|vo (?:toi|em|minh|tui|anh|oi|con|ong|chu|bac)|con (?:trai|gai|toi|em|minh|tui|nha (?:em|toi|minh)|lon|ut|nho)"
+    r"|chau (?:toi|em|minh|gai|trai|noi|ngoai|be)|(?:anh|chi|chu|bac|di|cau|thim|mo) (?:hang xom|toi|em|minh|ay|trai|gai|ho|ruot|ke|ban)"
+    r"|co (?:ay|giao|hang xom|toi|em|minh)|dong nghiep|sep|khach(?: hang)?|(?<!con )chu (?:nha|quan|trai|vuon|xe)"
+    r"|(?<!nha )(?<!cua )(?<!con [a-z]{3} )(?<!con [a-z]{2} )(?:toi|tui|tao)(?! (?:nay|qua|mai|hom|ve|den|roi|khuya|muon|som|ay|do))"
+    r"|(?<!nha )(?<!cua )(?<!tre )(?<!con [a-z]{3} )(?<!con [a-z]{2} )(?<!con [a-z]{4} )em(?! (?:be|oi))|em be"
+    r"|(?<!nha )(?<!cua )(?<!trong )(?<!vao )(?<!xuong )(?<!ra )(?<!o )(?<!cai )(?<!thanh )(?<!ho )(?<!day )(?<!ca )"
+    r"be(?! (?:cun|miu|mun|meo|cho|vang|ky|lun|ca|boi|nuoc))"
+    r"|(?:\d+|mot|hai|ba|bon|nam|sau|bay|tam|chin|muoi) tuoi"
+    r")(?![a-z0-9])"
+)
+_PERSON_EN = re.compile(
+    r"(?<![a-z0-9])(?:"
+    r"(?:my|our|his|her|a|the) (?:mum|mom|mother|dad|father|son|daughter|toddler|baby|wife|husband|friend|flatmate"
+    r"|roommate|colleague|coworker|boss|brother|sister|grandma|grandpa|grandmother|grandfather|granny|kid|child|boy|girl"
+    r"|nephew|niece|uncle|aunt|neighbou?r|customer|owner|partner|boyfriend|girlfriend|farmer|worker|man|woman|lady|guy)s?"
+    r"|mum|mom|dad|grandma|grandpa|granny|nana|husband|wife|son|daughter"
+    r"|i|me|my|\d+ ?(?:year|yr|month)s? old|\d+ ?yo"
+    r")(?![a-z0-9])"
+)
+_WRITER = {"toi", "tui", "tao", "em", "i", "me", "my"}
+# what makes the writer the one told of: a state, not an act ("em bị …", "I got stung", "my throat …")
+_STATE = re.compile(
+    r" (?:(?:cung |lai |dang |vua |moi |da |thi |suddenly |just |still |also |then |dot nhien |tu nhien )*(?:bi|thay|nga|ngat|xiu|kho|dau|chong|met|sot|non|got|was|am|have"
+    r"|has|had|m|ve|feel|felt|fell|collapsed|cant|can|just|throat|face|lips?|tongue|chest|arm|leg|hand|head|eyes?|neck"
+    r"|skin|heart|breathing|whole))(?![a-z])"
+)
+# a body part before the writer ("mặt em sưng", "môi tôi tím"): the writer is told of
+_BODY_BEFORE = re.compile(r"(?:^| )(?:mat|moi|mieng|co|hong|tay|chan|nguoi|dau|bung|nguc|luoi|da|tim|mui) $")
+# "her" as an object, not a possessive ("licked her and …", not "her face")
+_HER_OBJECT = re.compile(
+    r"(?: ;|$| (?:and|now|then|on|in|at|badly|hard|twice|again|while|so|but|when)(?![a-z]))"
+)
+_PRONOUN = re.compile(r"(?<![a-z0-9])(?:no|he|she|it|him|her|they)(?![a-z0-9])")
+# the writer only looking on ("em thấy nó …", "I saw her …"): no subject of the sign
+_LOOKING = re.compile(
+    r" (?:thay|nghe|phat hien|bao|noi|ke|hoi|saw|see|found|noticed|heard|think|thought|says?|said|told|asks?|asked)(?![a-z])"
+)
+# an animal that is an object: after a preposition or a verb of handling it
+_OBJECT = re.compile(
+    r"(?:^| )(?:voi|cho|dat|chan|cung|tam cho|boc|om|walking|walk|moving|move|feeding|feed|with|chasing|herding|petting"
+    r"|by|from|at|near|and|milking|brushing|grooming|the|of) $"
+)
+_POSSESSED = re.compile(
+    r"(?:(?: [a-z0-9]+){0,2}(?: (?:nha|cua|cung))+)?(?: (?:em|toi|minh|tui|tao|anh|chi|co|chu|bac|ong|ba|bo|me|di|cau|thim|mo|hang xom|ban|giao"
+    r"|giup viec|noi|ngoai|ay|trai|gai|chau|sep|dong nghiep|nha))*"
+)
+# a person after a preposition ("the dog I walk for my neighbours", "con chó của bạn em"): no subject
+_PERSON_OBJECT = re.compile(
+    r"(?:^| )(?:for|to|with|of|by|from|at|voi|cua|giup|ho|walk|walking|feed|feeding) $"
+)
+
+
+def _subjects(norm: Normalized, mk: Markers, neutral: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+    """The subjects named in an animal message, by word: (first word, word after the last, "animal" or "person"),
+    in order; a pronoun is given the kind of the last third-person subject before it."""
+    text = norm.text
+    spans = neutral + ([m.span() for m in mk.not_animal.finditer(text)] if mk.not_animal is not None else [])
+    found: list[tuple[int, int, str]] = []
+
+    def add_animal(first: int, last: int, start: int) -> None:
+        # the words before it (in the folded text, from the character ``start``) make it an object
+        kind = "object" if _OBJECT.search(text, max(0, start - 20), start) else "animal"
+        found.append((first, last, kind))
+
+    for m in mk.animal.finditer(text):
+        if any(m.start() < b and a < m.end() for a, b in spans):
+            continue
+        own = _POSSESSED.match(text, m.end())
+        end = own.end() if own else m.end()
+        add_animal(_word_index(text, m.start()), _word_index(text, end), m.start())
+    if mk.animal_accented is not None:
+        words = [(_word_index(text, a), _word_index(text, b)) for a, b in spans]
+        starts = [m.start() for m in re.finditer(r"[^ ;]+", text)]
+        for m in mk.animal_accented.finditer(norm.accented):
+            first, last = _word_index(norm.accented, m.start()), _word_index(norm.accented, m.end())
+            if any(first < b and a < last for a, b in words) or first >= len(starts):
+                continue
+            at = starts[last] if last < len(starts) else len(text)
+            own = _POSSESSED.match(text, at - 1) if at > 0 else None
+            end = _word_index(text, own.end()) if own and own.end() > at - 1 else last
+            add_animal(first, max(last, end), starts[first])
+    animals = [(a, b) for a, b, _ in found]
+    for m in (_PERSON_EN if norm.english else _PERSON).finditer(text):
+        first = _word_index(text, m.start())
+        if any(a <= first < b for a, b in animals):
+            continue
+        if _LOOKING.match(text, m.end()) or _PERSON_OBJECT.search(text, max(0, m.start() - 12), m.start()):
+            continue
+        word = m.group(0)
+        if (
+            _is_writer(word, norm.english)
+            and not _STATE.match(text, m.end())
+            and not _BODY_BEFORE.search(text, max(0, m.start() - 8), m.start())
+        ):
+            continue  # the writer acting ("em cho con chó ăn …"), not told of
+        found.append((first, _word_index(text, m.end()), "person"))
+    if not norm.english:
+        pronouns = [m for m in _PRONOUN.finditer(text) if m.group(0) == "no"]
+    else:
+        pronouns = [m for m in _PRONOUN.finditer(text) if m.group(0) != "no"]
+    out: list[tuple[int, int, str]] = []
+    named = sorted(found)
+    words = text.replace(" ; ", " ").split()
+    # each word's clause, to tell a pronoun that is a person's object ("bố em ôm nó", "my husband tried to get it out")
+    clause_of = [i for i, c in enumerate(text.split(CLAUSE_JOIN)) for _ in c.split()]
+    its: set[tuple[int, int]] = set()  # "it" is no person, and names no subject for a later "he" or "she"
+    for m in pronouns:
+        first = _word_index(text, m.start())
+        if any(a <= first < b for a, b, _ in named):
+            continue
+        word = m.group(0)
+        if (
+            norm.english
+            and (word == "him" or (word == "her" and _HER_OBJECT.match(text, m.end())))
+            and any(k == "animal" and b < first and clause_of[a] == clause_of[first] for a, b, k in named)
+        ):
+            # the animal's object: "the puppy licked her", "it bit him"
+            out.append((first, first + 1, "person"))
+            continue
+        before = [
+            (a, b, k)
+            for a, b, k in sorted(named + out)
+            if b <= first
+            and (a, b) not in its
+            and not (k == "person" and _is_writer(" ".join(words[a:b]), norm.english))
+            and not (k == "person" and b < first and clause_of[a] == clause_of[first] and not norm.english)
+        ]
+        told = [k for _, _, k in before if k != "object"] or ["animal" for _, _, k in before if k == "object"]
+        if word == "it":
+            its.add((first, first + 1))
+            told = [k for k in told if k == "animal"] or (
+                ["animal"] if any(k == "object" for *_, k in before) else []
+            )
+        if told:
+            out.append((first, first + 1, told[-1]))
+    return sorted(x for x in named + out if x[2] != "object")
+
+
+def _is_writer(word: str, english: bool) -> bool:
+    return word in _WRITER and (english or word != "me")
+
+
+def _persons_sign(
+    alone: Found, paired: Found, subjects: list[tuple[int, int, str]], norm: Normalized
+) -> bool:
+    """Whether a sign that counted is told of a person: the nearest subject named before it is one (round 39)."""
+    for _, span in [*alone, *paired]:
+        if span is None:
+            continue
+        at = _word_index(norm.text, span[0])
+        before = [k for a, _, k in subjects if a < at]
+        if before and before[-1] == "person":
+            return True
+    return False
 
 
 def _drop_yielding(result: Match, rules: RuleSet) -> Match:
