@@ -1201,6 +1201,8 @@ _OBJECT = re.compile(
 _POSSESSED = re.compile(
     r"(?:(?: [a-z0-9]+){0,2}(?: (?:nha|cua|cung))+)?(?: (?:em|toi|minh|tui|tao|anh|chi|co|chu|bac|ong|ba|bo|me|di|cau|thim|mo|hang xom|ban|giao"
     r"|giup viec|noi|ngoai|ay|trai|gai|chau|sep|dong nghiep|nha))*"
+    # and its age: "con mèo già nhà em 17 tuổi", "chó nhà em 12 tuổi" is the animal's age, not a person's
+    r"(?:(?: da)? (?:\d+|mot|hai|ba|bon|nam|sau|bay|tam|chin|muoi)(?: [a-z0-9]+)? tuoi)?"
 )
 # a person after a preposition ("the dog I walk for my neighbours", "con chó của bạn em"): no subject
 _PERSON_OBJECT = re.compile(
