@@ -1,5 +1,8 @@
 """``python -m engine.triage TEXT`` shows the verdict on one message; ``python -m engine.triage eval FILE
-[FRAGMENT.toml ...]`` measures a labelled JSONL file (optionally with extra rule fragments appended).
+[FRAGMENT.toml ...]`` measures a labelled JSONL file with the rules alone (optionally with extra rule fragments
+appended); ``python -m engine.triage eval --product FILE`` with the rules and the trained model, as the product runs
+(the product's own rules file: fragments and TRIAGE_RULES are not read then; the model is fitted first, about a minute
+and a half).
 ``TRIAGE_RULES=path`` reads another copy of the rules file (a reviewer's draft) instead of the product's."""
 
 from __future__ import annotations
@@ -8,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from engine.triage import answer, parse_rules, triage
+from engine.triage import answer, default_model, parse_rules, triage
 from engine.triage.evaluation import evaluate, load_labelled
 from engine.triage.rules import RULES_FILE
 
@@ -16,10 +19,14 @@ from engine.triage.rules import RULES_FILE
 def main(argv: list[str]) -> int:
     rules_text = Path(os.environ.get("TRIAGE_RULES") or RULES_FILE).read_text(encoding="utf-8")
     if len(argv) >= 2 and argv[0] == "eval":
+        product = "--product" in argv
+        argv = [a for a in argv if a != "--product"]
         for extra in argv[2:]:
             rules_text += "\n" + Path(extra).read_text(encoding="utf-8")
         rules = parse_rules(rules_text)
-        report = evaluate(load_labelled(Path(argv[1])), rules)
+        if product:
+            default_model().warm_up(wait=True)
+        report = evaluate(load_labelled(Path(argv[1])), None if product else rules)
         for cat, (caught, total) in sorted(report.per_category.items()):
             print(f"{cat:<20} {caught:>4}/{total:<4}")
         print(f"recall {report.caught}/{report.emergencies} = {report.recall:.3f}")
