@@ -737,7 +737,12 @@ def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = 
         and not (not personal and (mk.educational.search(told_text) or mk.general.search(told_text)))
     )
     # About an animal, with no person hurt: not a human emergency ("mèo nhà mình ăn phải cá nóc, co giật").
-    result.about_animal = _about_animal(norm, mk, neutral)
+    # where no animal is read: the neutral sentences and the animal words that name a food, a place or a thing
+    # (``markers.not_animal``: "choking on a hot dog", "the fence around the pig pen", "chuồng heo"; round 38)
+    no_animal = neutral + (
+        [m.span() for m in mk.not_animal.finditer(norm.text)] if mk.not_animal is not None else []
+    )
+    result.about_animal = _about_animal(norm, mk, no_animal)
     # help called for someone now: the signs told are theirs, whatever the writer studies (round 27)
     calling = mk.help_called is not None and bool(mk.help_called.search(norm.text))
     # Where a learning marker is a frame or an idiom (``markers.frame`` inside it: "xem trên live thấy anh …", "cãi nhau
@@ -756,7 +761,7 @@ def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = 
     # beside an animal word is the person's (``_persons_sign``, round 39), so the animal silences only the others
     asks_only = result.general_question
     result.general_question = result.general_question or result.about_animal
-    subjects = _subjects(norm, mk, neutral) if result.about_animal else []
+    subjects = _subjects(norm, mk, no_animal) if result.about_animal else []
     result.recurrent = bool(mk.recurrent.search(norm.text)) and not acute
     story = _story_sentences(norm, mk, neutral)
     in_story: set[str] = set()
@@ -1112,21 +1117,18 @@ def _word_index(text: str, pos: int) -> int:
     return len(text[:pos].replace(" ; ", " ").split())
 
 
-def _about_animal(norm: Normalized, mk: Markers, neutral: list[tuple[int, int]]) -> bool:
+def _about_animal(norm: Normalized, mk: Markers, no_animal: list[tuple[int, int]]) -> bool:
     """The message speaks of a pet or farm animal and of no person hurt. "X bị (con chó) cắn" is a person
-    bitten unless an animal was named before it ("con bò nhà chú em bị rắn cắn"). Not an animal read into a
-    neutral sentence ("…nói ngọng Nhà em không có xe" is no goose, "ngỗng nhà em"), nor one inside a word that names a
-    food, a place or a thing (``markers.not_animal``: "choking on a hot dog", "the fence around the pig pen", "chuồng
-    heo"): the signs told then are a person's (round 38)."""
-    if mk.not_animal is not None:
-        neutral = neutral + [m.span() for m in mk.not_animal.finditer(norm.text)]
+    bitten unless an animal was named before it ("con bò nhà chú em bị rắn cắn"). Not an animal read inside
+    ``no_animal``: a neutral sentence ("…nói ngọng Nhà em không có xe" is no goose, "ngỗng nhà em"), or a word that
+    names a food, a place or a thing ("hot dog", "chuồng heo"): the signs told then are a person's (round 38)."""
     firsts = [
         _word_index(norm.text, m.start())
         for m in mk.animal.finditer(norm.text)
-        if not any(m.start() < b and a < m.end() for a, b in neutral)
+        if not any(m.start() < b and a < m.end() for a, b in no_animal)
     ]
     if mk.animal_accented is not None:
-        words = [(_word_index(norm.text, a), _word_index(norm.text, b)) for a, b in neutral]
+        words = [(_word_index(norm.text, a), _word_index(norm.text, b)) for a, b in no_animal]
         for m in mk.animal_accented.finditer(norm.accented):
             first, last = _word_index(norm.accented, m.start()), _word_index(norm.accented, m.end())
             if not any(first < b and a < last for a, b in words):
@@ -1210,11 +1212,11 @@ _PERSON_OBJECT = re.compile(
 )
 
 
-def _subjects(norm: Normalized, mk: Markers, neutral: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+def _subjects(norm: Normalized, mk: Markers, no_animal: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
     """The subjects named in an animal message, by word: (first word, word after the last, "animal" or "person"),
-    in order; a pronoun is given the kind of the last third-person subject before it."""
+    in order; a pronoun is given the kind of the last third-person subject before it. No animal is read inside
+    ``no_animal`` (as in ``_about_animal``)."""
     text = norm.text
-    spans = neutral + ([m.span() for m in mk.not_animal.finditer(text)] if mk.not_animal is not None else [])
     found: list[tuple[int, int, str]] = []
 
     def add_animal(first: int, last: int, start: int) -> None:
@@ -1223,13 +1225,13 @@ def _subjects(norm: Normalized, mk: Markers, neutral: list[tuple[int, int]]) -> 
         found.append((first, last, kind))
 
     for m in mk.animal.finditer(text):
-        if any(m.start() < b and a < m.end() for a, b in spans):
+        if any(m.start() < b and a < m.end() for a, b in no_animal):
             continue
         own = _POSSESSED.match(text, m.end())
         end = own.end() if own else m.end()
         add_animal(_word_index(text, m.start()), _word_index(text, end), m.start())
     if mk.animal_accented is not None:
-        words = [(_word_index(text, a), _word_index(text, b)) for a, b in spans]
+        words = [(_word_index(text, a), _word_index(text, b)) for a, b in no_animal]
         starts = [m.start() for m in re.finditer(r"[^ ;]+", text)]
         for m in mk.animal_accented.finditer(norm.accented):
             first, last = _word_index(norm.accented, m.start()), _word_index(norm.accented, m.end())
