@@ -1,17 +1,20 @@
-"""Retrieval on a held-out set written blind (issue 21): 460 patient messages for faq-val's KB that nobody tuning
-the search has read (``bench/data/retrieval_heldout``, "RQ"; ``notes.md`` says how they were written).
+"""Retrieval on held-out sets written blind (issue 21): patient messages for faq-val's KB that nobody tuning the
+search has read, each set in its own folder under ``bench/data`` (``retrieval_heldout``, "RQ", and
+``retrieval_heldout_rq2``, "RQ2"; each folder's ``notes.md`` says how it was written).
 
-Each of 400 messages was written for one corpus entry picked by a seeded draw (the entry's short question
-summarises it); 60 more were written the same way for entries that are then removed from the KB, so the right
-behaviour is to decline. Run on the question-style shapes of ``bench/retrieval_shapes.py`` (the faq-val corpus
+In each set 400 messages were written for one corpus entry each, picked by a seeded draw (the entry's short
+question summarises it); 60 more were written the same way for entries that are then removed from the KB, so the
+right behaviour is to decline. Run on the question-style shapes of ``bench/retrieval_shapes.py`` (the faq-val corpus
 as questions, with keywords, with noisy keywords): P@1, MRR@10, hit@10, answered share and precision when answered
-on the 400, false answers on the 60 (their 60 entries removed), and the no-diacritics loss (P@1 as typed minus P@1
-with every mark removed; 128 of the 460 were typed without marks already).
+on the answerable messages, false answers on the unanswerable ones (their entries removed), and the no-diacritics
+loss (P@1 as typed minus P@1 with every mark removed). Every set present is measured, then all of them pooled
+message by message ("all").
 
-This set is measured, never tuned on: a change to retrieval is chosen on faq-val's dev half and this table is read
-after. Prints a table and writes bench/results/retrieval_heldout.json; skipped when faq-val is not there.
+These sets are measured, never tuned on: a change to retrieval is chosen on faq-val's dev half and this table is
+read after. Prints a table per set and writes bench/results/retrieval_heldout.json; skipped when faq-val is not
+there.
 
-    python -m bench retrieval_heldout
+    python -m bench retrieval_heldout [--set RQ2]
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from bench.retrieval_shapes import (
     DATA,
     DiskCachedEmbedder,
     EvalQuery,
+    QueryOutcome,
+    Shape,
     add_query_adapter_option,
     build_shapes,
     false_answer_rate,
@@ -39,6 +44,8 @@ from bench.retrieval_shapes import (
 from engine.retrieval.calibration import DEFAULT_THRESHOLD
 
 HELD_OUT = Path(__file__).resolve().parent / "data" / "retrieval_heldout"
+# Every blind set, by the name the docs give it; a set whose folder is absent is not measured.
+HELD_OUT_SETS = {"RQ": HELD_OUT, "RQ2": HELD_OUT.with_name("retrieval_heldout_rq2")}
 SHAPES = ("questions", "questions_kw", "noisy_kw")
 
 
@@ -60,28 +67,59 @@ def load_held_out(folder: Path = HELD_OUT) -> tuple[list[EvalQuery], list[EvalQu
     return read("qrels.tsv", "code"), read("unanswerable.tsv", "removed_code")
 
 
-async def evaluate(threshold: float, query_adapter: bool) -> dict[str, dict[str, float]]:
-    answerable, unanswerable = load_held_out()
-    embedder = DiskCachedEmbedder()
-    built = build_shapes()
-    table: dict[str, dict[str, float]] = {}
+def metrics(outcomes: dict[str, list[QueryOutcome]], threshold: float) -> dict[str, float]:
+    """One shape's row from its runs: "typed" (answerable, as written), "declined" (unanswerable, their entries
+    removed) and, for ``questions`` only, "stripped" (answerable, every mark removed)."""
+    row = ranking_metrics(outcomes["typed"], threshold)
+    row["false_answers"] = false_answer_rate(outcomes["declined"], threshold)
+    if "stripped" in outcomes:
+        row["p@1_nodiac"] = ranking_metrics(outcomes["stripped"], threshold)["p@1"]
+        row["nodiac_loss"] = round(row["p@1"] - row["p@1_nodiac"], 4)
+    return row
+
+
+async def run_set(
+    folder: Path, embedder: DiskCachedEmbedder, built: dict[str, Shape], query_adapter: bool
+) -> dict[str, dict[str, list[QueryOutcome]]]:
+    """Per shape, the per-message outcomes of one set's runs (see ``metrics``)."""
+    answerable, unanswerable = load_held_out(folder)
+    runs: dict[str, dict[str, list[QueryOutcome]]] = {}
     for name in SHAPES:
         started = time.perf_counter()
         entries = built[name].entries
-        typed = await run_queries(entries, answerable, embedder, query_adapter=query_adapter)
-        row = ranking_metrics(typed, threshold)
         removed = without(entries, {q.gold for q in unanswerable})
-        declined = await run_queries(removed, unanswerable, embedder, query_adapter=query_adapter)
-        row["false_answers"] = false_answer_rate(declined, threshold)
+        runs[name] = {
+            "typed": await run_queries(entries, answerable, embedder, query_adapter=query_adapter),
+            "declined": await run_queries(removed, unanswerable, embedder, query_adapter=query_adapter),
+        }
         if name == "questions":
-            stripped = await run_queries(
+            runs[name]["stripped"] = await run_queries(
                 entries, answerable, embedder, strip=True, query_adapter=query_adapter
             )
-            row["p@1_nodiac"] = ranking_metrics(stripped, threshold)["p@1"]
-            row["nodiac_loss"] = round(row["p@1"] - row["p@1_nodiac"], 4)
-        table[name] = row
-        print(f"{name}: {json.dumps(row)} ({time.perf_counter() - started:.0f}s)", file=sys.stderr)
-    return table
+        print(f"{folder.name} {name} ({time.perf_counter() - started:.0f}s)", file=sys.stderr)
+    return runs
+
+
+async def evaluate(
+    sets: dict[str, Path], threshold: float, query_adapter: bool
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Per set name (and "all", the sets pooled message by message when there are several), per shape, its row."""
+    embedder = DiskCachedEmbedder()
+    built = build_shapes()
+    runs = {name: await run_set(folder, embedder, built, query_adapter) for name, folder in sets.items()}
+    tables = {
+        name: {shape: metrics(outcomes, threshold) for shape, outcomes in per_shape.items()}
+        for name, per_shape in runs.items()
+    }
+    if len(runs) > 1:
+        pooled = {
+            shape: {
+                run: [o for per_shape in runs.values() for o in per_shape[shape][run]] for run in outcomes
+            }
+            for shape, outcomes in next(iter(runs.values())).items()
+        }
+        tables["all"] = {shape: metrics(outcomes, threshold) for shape, outcomes in pooled.items()}
+    return tables
 
 
 def main() -> int:
@@ -89,17 +127,25 @@ def main() -> int:
     ap.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
     add_query_adapter_option(ap)
     ap.add_argument(
+        "--set", choices=sorted(HELD_OUT_SETS), help="measure this set only (default: every set present)"
+    )
+    ap.add_argument(
         "--out", type=Path, default=Path(__file__).resolve().parent / "results" / "retrieval_heldout.json"
     )
     args = ap.parse_args(sys.argv[1:])
     if not (DATA / "corpus.jsonl").is_file():
         print(f"skipped: {DATA} not found")
         return 0
-    table = asyncio.run(evaluate(args.threshold, args.query_adapter))
-    print(f"held-out RQ (400 answerable, 60 unanswerable) threshold={args.threshold}")
-    print(format_table(table))
+    sets = {name: folder for name, folder in HELD_OUT_SETS.items() if (folder / "queries.jsonl").is_file()}
+    if args.set:
+        sets = {args.set: HELD_OUT_SETS[args.set]}
+    tables = asyncio.run(evaluate(sets, args.threshold, args.query_adapter))
+    for name, table in tables.items():
+        sizes = f"{table['questions']['n']} answerable"
+        print(f"held-out {name} ({sizes}) threshold={args.threshold}")
+        print(format_table(table))
     args.out.parent.mkdir(exist_ok=True)
-    result = {"threshold": args.threshold, "query_adapter": args.query_adapter, "shapes": table}
+    result = {"threshold": args.threshold, "query_adapter": args.query_adapter, "sets": tables}
     args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False))
     print(f"results written to {args.out}")
     return 0
