@@ -29,12 +29,14 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from bench.bench_retrieval_heldout import HELD_OUT_SETS, SHAPES as HELD_SHAPES, load_held_out
+from bench.bench_retrieval_heldout import HELD_OUT_SETS, load_held_out
+from bench.bench_retrieval_heldout import SHAPES as HELD_SHAPES
 from bench.research import retrieval_calibration_fit as calfit
 from bench.research.query_adapter_crossfit import calibration_rows, cross_fitted
 from bench.retrieval_shapes import DiskCachedEmbedder, build_shapes, run_queries, without
@@ -71,20 +73,34 @@ async def collect_heldout(adapter: bool) -> list[dict[str, object]]:
         for name in HELD_SHAPES:
             entries = built[name].entries
             removed = without(entries, {q.gold for q in unanswerable})
-            runs = [("answerable", entries, answerable, False), ("unanswerable", removed, unanswerable, False)]
+            runs = [
+                ("answerable", entries, answerable, False),
+                ("unanswerable", removed, unanswerable, False),
+            ]
             if name == "questions":
-                runs += [("nodiac", entries, answerable, True), ("unanswerable_nodiac", removed, unanswerable, True)]
+                runs += [
+                    ("nodiac", entries, answerable, True),
+                    ("unanswerable_nodiac", removed, unanswerable, True),
+                ]
             for run, kb, qs, strip in runs:
                 outcomes = await run_queries(
                     kb, qs, embedder, strip=strip, collect=features, query_adapter=adapter
                 )
                 rows += [
-                    {"set": set_name, "shape": name, "run": run, "right": o.rank == 1, "qid": o.query_id,
-                     "features": o.features}
+                    {
+                        "set": set_name,
+                        "shape": name,
+                        "run": run,
+                        "right": o.rank == 1,
+                        "qid": o.query_id,
+                        "features": o.features,
+                    }
                     for o in outcomes
                     if o.features
                 ]
-                print(f"{set_name} {name}/{run} adapter={adapter}: {len(outcomes)}", file=sys.stderr, flush=True)
+                print(
+                    f"{set_name} {name}/{run} adapter={adapter}: {len(outcomes)}", file=sys.stderr, flush=True
+                )
     return rows
 
 
@@ -123,9 +139,11 @@ def load(out: Path) -> dict[str, list[dict[str, object]]]:
     return rows
 
 
-def weights(rows: list[dict[str, object]], unanswerable: float, held: float, held_unans: str) -> np.ndarray:
+def weights(
+    rows: list[dict[str, object]], unanswerable: float, held: float, held_unans: str, wrong: float = 1.0
+) -> np.ndarray:
     """Each (shape, run) group weighs the same (``retrieval_calibration_fit.row_weights``), unanswerable runs
-    times ``unanswerable``; held-out groups times ``held``, and their unanswerable runs (60 messages against 400)
+    times ``unanswerable``, answerable searches whose top entry is wrong times ``wrong``; held-out groups times ``held``, and their unanswerable runs (60 messages against 400)
     either as a whole group ("group") or by their size relative to the set's answerable run ("size")."""
     groups = [(str(r.get("group_shape", r["shape"])), str(r["run"])) for r in rows]
     sizes: dict[tuple[str, str], int] = {}
@@ -136,6 +154,8 @@ def weights(rows: list[dict[str, object]], unanswerable: float, held: float, hel
         x = len(rows) / (len(sizes) * sizes[g])
         if g[1].startswith("unanswerable"):
             x *= unanswerable
+        elif not r["right"]:
+            x *= wrong
         if "set" in r:
             x *= held
             if held_unans == "size" and g[1].startswith("unanswerable"):
@@ -144,11 +164,18 @@ def weights(rows: list[dict[str, object]], unanswerable: float, held: float, hel
     return np.array(w)
 
 
-def fit_set(rows: list[dict[str, object]], c: float, unanswerable: float, held: float, held_unans: str) -> tuple:
+def fit_set(
+    rows: list[dict[str, object]],
+    c: float,
+    unanswerable: float,
+    held: float,
+    held_unans: str,
+    wrong: float = 1.0,
+) -> tuple[float, ...]:
     x = np.array([[float(r["features"].get(f, 0.0)) for f in FEATURES] for r in rows])  # type: ignore[union-attr]
     y = np.array([bool(r["right"]) for r in rows])
     model = LogisticRegression(C=c, max_iter=5000).fit(
-        x, y, sample_weight=weights(rows, unanswerable, held, held_unans)
+        x, y, sample_weight=weights(rows, unanswerable, held, held_unans, wrong)
     )
     return (round(float(model.intercept_[0]), 3), *(round(float(b), 3) for b in model.coef_[0]))
 
@@ -197,9 +224,14 @@ def cell(f: dict[str, float]) -> str:
     return f"{f['answered']:.3f}/{f['precision']:.3f}/{f['false']:.3f}"
 
 
-def evaluate(rows: dict[str, list[dict[str, object]]], variant: dict[str, object]) -> dict[str, str]:
-    """Cross-set figures of one variant: each held-out set judged by a fit on dev + the other set, each dev shape
-    by a fit without it (+ both held-out sets)."""
+def fit_variant(
+    rows: dict[str, list[dict[str, object]]],
+    variant: dict[str, object],
+    dev_keep: Callable[[dict[str, object]], bool] = lambda r: True,
+    held_keep: Callable[[dict[str, object]], bool] = lambda r: True,
+) -> dict[str, tuple[float, ...]]:
+    """The ``hybrid`` and ``hybrid_adapted`` sets of one variant, fitted on the dev rows ``dev_keep`` keeps and the
+    held-out rows ``held_keep`` keeps."""
     c = float(variant.get("c", 3.0))
     u_h = float(variant.get("u_hybrid", 0.8))
     u_a = float(variant.get("u_adapted", 1.0))
@@ -207,20 +239,32 @@ def evaluate(rows: dict[str, list[dict[str, object]]], variant: dict[str, object
     how = str(variant.get("held_unans", "group"))
     h_rows = str(variant.get("hybrid_held_rows", "heldout-noadapter"))
     decided = bool(variant.get("decided_only", False))
+    wrong = float(variant.get("wrong", 1.0))
+    wrong_h = float(variant.get("wrong_hybrid", wrong))
+    keep_hybrid = bool(variant.get("keep_hybrid", False))  # only hybrid_adapted refitted
+    if variant.get("shipped"):
+        return {m: calibration.COEFFICIENTS[m] for m in ("hybrid", ADAPTED_MODE)}
+    hy = [r for r in rows["dev-hybrid"] if dev_keep(r)]
+    ad = [r for r in rows["dev-adapted"] if dev_keep(r)]
+    if held > 0:
+        hy += [
+            r for r in rows[h_rows] if held_keep(r) and (h_rows != "heldout" or not r["features"]["_adapted"])
+        ]
+        ad += [r for r in rows["heldout"] if held_keep(r)]
+    if decided:  # each set fitted only on the messages it decides (by length)
+        hy = [r for r in hy if r["features"]["_words"] < LONG]
+        ad = [r for r in ad if r["features"]["_words"] >= LONG]
+    hybrid = calibration.COEFFICIENTS["hybrid"] if keep_hybrid else fit_set(hy, c, u_h, held, how, wrong_h)
+    return {"hybrid": hybrid, ADAPTED_MODE: fit_set(ad, c, u_a, held, how, wrong)}
+
+
+def evaluate(rows: dict[str, list[dict[str, object]]], variant: dict[str, object]) -> dict[str, str]:
+    """Cross-set figures of one variant: each held-out set judged by a fit on dev + the other set, each dev shape
+    by a fit without it (+ both held-out sets)."""
     out: dict[str, str] = {}
 
     def fitted(dev_keep, held_keep) -> dict[str, tuple[float, ...]]:
-        if variant.get("shipped"):
-            return {m: calibration.COEFFICIENTS[m] for m in ("hybrid", ADAPTED_MODE)}
-        hy = [r for r in rows["dev-hybrid"] if dev_keep(r)]
-        ad = [r for r in rows["dev-adapted"] if dev_keep(r)]
-        if held > 0:
-            hy += [r for r in rows[h_rows] if held_keep(r) and (h_rows != "heldout" or not r["features"]["_adapted"])]
-            ad += [r for r in rows["heldout"] if held_keep(r)]
-        if decided:  # each set fitted only on the messages it decides (by length)
-            hy = [r for r in hy if r["features"]["_words"] < LONG]
-            ad = [r for r in ad if r["features"]["_words"] >= LONG]
-        return {"hybrid": fit_set(hy, c, u_h, held, how), ADAPTED_MODE: fit_set(ad, c, u_a, held, how)}
+        return fit_variant(rows, variant, dev_keep, held_keep)
 
     for s in SETS:
         coefs = fitted(lambda r: True, lambda r, s=s: r["set"] != s)

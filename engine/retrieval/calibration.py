@@ -67,9 +67,9 @@ FEATURES = (
 
 # mode -> intercept followed by one coefficient per FEATURES name; fitted by bench/research/retrieval_calibration_fit.py.
 COEFFICIENTS: dict[str, tuple[float, ...]] = {
-    "hybrid": (-6.753, 4.52, 4.685, -0.115, -0.067, -1.549, 10.873, 3.226, 3.146, -5.129, 0.636, 2.97),
+    "hybrid": (-6.708, 4.778, 3.224, -0.148, 0.024, 0.816, 12.308, 3.183, 1.7, -4.873, 1.086, 4.411),
     # Hybrid search of a message whose dense leg used the query adapter (ADAPTED_MODE, see the docstring).
-    "hybrid_adapted": (-7.381, 3.866, 5.648, -0.603, 0.088, -2.291, 15.61, 2.734, 3.445, -4.681, 0.611, 0.0),
+    "hybrid_adapted": (-7.8, 3.958, 4.429, -0.669, 0.161, -0.332, 17.271, 2.912, 2.369, -5.345, 1.091, 4.023),
     "sparse": (-6.515, 3.843, 5.646, 0.0, 0.0, 0.366, 0.0, 4.214, 3.587, -3.64, 0.721, 0.0),
     # Not refitted (the product never runs dense alone; `medbot eval retrieval --mode dense` does): the
     # faq-val fit of the lead and dense cosine from before issue 21.
