@@ -18,7 +18,14 @@ rule, ``_p`` the product's probability today):
   rows, what ``hybrid`` alone would read on the long ones).
 
     PYTHONPATH=$PWD python -m bench.research.calibration_heldout collect [--what heldout,dev-hybrid,dev-adapted]
-    PYTHONPATH=$PWD python -m bench.research.calibration_heldout fit      # the cross-set table
+    PYTHONPATH=$PWD python -m bench.research.calibration_heldout fit [--variants JSON]  # the cross-set table
+    PYTHONPATH=$PWD python -m bench.research.calibration_heldout final    # the chosen variant's coefficients
+
+``fit`` judges each variant (``VARIANTS``; ``fit_variant`` for the keys) across sets: RQ by a fit on dev + RQ2, RQ2
+by a fit on dev + RQ (held-out rows weighted ``held``; 0: dev alone, so both sets are unseen), each dev shape by a
+fit without it, each at the product's threshold 0.5 through the product's decision (``product_p``: the set that
+decided the search, the bare-subject floor, the off-topic cap). One JSON line per variant, cells answered /
+precision when answered / false answers.
 
 Rows are written to ``--dir`` (default /tmp/ret10-rows), one JSON file per kind.
 """
@@ -285,17 +292,63 @@ def evaluate(rows: dict[str, list[dict[str, object]]], variant: dict[str, object
 
 VARIANTS: list[dict[str, object]] = [
     {"name": "shipped coefficients (dev in sample)", "shipped": True},
-    {"name": "dev only (the shipped recipe refitted)", "held": 0.0},
-    {"name": "pooled, held-out groups as dev's", "held": 1.0},
-    {"name": "pooled, held-out unanswerables by size", "held": 1.0, "held_unans": "size"},
-    {"name": "pooled, held-out x2", "held": 2.0},
-    {"name": "pooled, held-out x0.5", "held": 0.5},
+    {"name": "dev only: the shipped recipe refitted (unanswerable 0.8 / 1.0)", "held": 0.0},
+    {"name": "pooled: held-out groups as dev's", "held": 1.0},
+    {"name": "pooled: held-out groups x0.5", "held": 0.5},
+    {"name": "pooled: held-out unanswerables by their size", "held": 1.0, "held_unans": "size"},
+    {
+        "name": "pooled, each set on the lengths it decides, unanswerable 1.2 / 1.4",
+        "held": 1.0,
+        "decided_only": True,
+        "hybrid_held_rows": "heldout",
+        "u_hybrid": 1.2,
+        "u_adapted": 1.4,
+    },
+    {"name": "dev only, unanswerable 1.2 / 1.4", "held": 0.0, "u_hybrid": 1.2, "u_adapted": 1.4},
+    {"name": "dev only, unanswerable 1.6 / 1.8", "held": 0.0, "u_hybrid": 1.6, "u_adapted": 1.8},
+    {"name": "dev only, wrong answers x2", "held": 0.0, "wrong": 2.0},
+    {
+        "name": "dev only, wrong x2, unanswerable 1.2 / 1.4",
+        "held": 0.0,
+        "wrong": 2.0,
+        "u_hybrid": 1.2,
+        "u_adapted": 1.4,
+    },
+    {
+        "name": "pooled x0.5, wrong x2, unanswerable 1.2 / 1.4",
+        "held": 0.5,
+        "hybrid_held_rows": "heldout",
+        "wrong": 2.0,
+        "u_hybrid": 1.2,
+        "u_adapted": 1.4,
+    },
+    {
+        "name": "shipped hybrid, adapted refitted: wrong x2, unanswerable 1.4",
+        "keep_hybrid": True,
+        "held": 0.0,
+        "wrong": 2.0,
+        "u_adapted": 1.4,
+    },
+    {
+        "name": "dev only, wrong x2, unanswerable 0.8 / 1.4 (chosen)",
+        "held": 0.0,
+        "wrong": 2.0,
+        "u_adapted": 1.4,
+    },
+    {
+        "name": "dev only, wrong x2 / x2.5, unanswerable 0.8 / 1.0",
+        "held": 0.0,
+        "wrong_hybrid": 2.0,
+        "wrong": 2.5,
+    },
 ]
+
+CHOSEN = VARIANTS[-2]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=("collect", "fit"))
+    ap.add_argument("command", choices=("collect", "fit", "final"))
     ap.add_argument("--what", default="heldout,dev-hybrid,dev-adapted,heldout-noadapter")
     ap.add_argument("--dir", type=Path, default=ROWS)
     ap.add_argument("--variants", default="", help="a JSON list of variants (default: VARIANTS)")
@@ -304,6 +357,9 @@ def main() -> int:
         collect(args.what.split(","), args.dir)
         return 0
     rows = load(args.dir)
+    if args.command == "final":
+        print(json.dumps(fit_variant(rows, CHOSEN)))
+        return 0
     for variant in json.loads(args.variants) if args.variants else VARIANTS:
         print(json.dumps({"variant": variant, **evaluate(rows, variant)}), flush=True)
     return 0
