@@ -1,0 +1,374 @@
+"""The calibration refitted with the blind held-out sets' messages as rows, chosen across sets (issue 21, tenth
+round; research: the product's coefficients are printed, not written).
+
+RQ and RQ2 (``bench/data/retrieval_heldout*``) were measured once each; like the triage's held-out sets once
+measured, they may now be learnt from. Three kinds of rows, each the top hit of one search with the calibration
+features of ``calibration.FEATURES`` plus, under ``_``-prefixed keys, what the product's decision also reads (the
+message's length ``_words``, ``_adapted`` when the search used the query adapter and so ``hybrid_adapted`` decided
+it, the raw leg scores ``_sparse`` / ``_dense`` and ``_unknown_words`` for the off-topic cap and the bare-subject
+rule, ``_p`` the product's probability today):
+
+- ``dev-hybrid``: faq-val's dev half, every shape, searched without the query adapter (the rows the ``hybrid`` set
+  was fitted on, ``retrieval_calibration_fit.collect``);
+- ``dev-adapted``: the same, searched with an adapter that never saw the message
+  (``query_adapter_crossfit.cross_fitted``: the rows ``hybrid_adapted`` was fitted on);
+- ``heldout``: RQ and RQ2 on the question-style shapes, through the production search (the shipped adapter never saw
+  them), runs ``answerable`` (as typed), ``unanswerable`` (their entries removed), and on ``questions`` the same two
+  with every mark removed (``nodiac`` / ``unanswerable_nodiac``); and once more without the adapter (``--no-adapter``
+  rows, what ``hybrid`` alone would read on the long ones).
+
+    PYTHONPATH=$PWD python -m bench.research.calibration_heldout collect [--what heldout,dev-hybrid,dev-adapted]
+    PYTHONPATH=$PWD python -m bench.research.calibration_heldout fit [--variants JSON]  # the cross-set table
+    PYTHONPATH=$PWD python -m bench.research.calibration_heldout final    # the chosen variant's coefficients
+
+``fit`` judges each variant (``VARIANTS``; ``fit_variant`` for the keys) across sets: RQ by a fit on dev + RQ2, RQ2
+by a fit on dev + RQ (held-out rows weighted ``held``; 0: dev alone, so both sets are unseen), each dev shape by a
+fit without it, each at the product's threshold 0.5 through the product's decision (``product_p``: the set that
+decided the search, the bare-subject floor, the off-topic cap). One JSON line per variant, cells answered /
+precision when answered / false answers.
+
+Rows are written to ``--dir`` (default /tmp/ret10-rows), one JSON file per kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+from bench.bench_retrieval_heldout import HELD_OUT_SETS, load_held_out
+from bench.bench_retrieval_heldout import SHAPES as HELD_SHAPES
+from bench.research import retrieval_calibration_fit as calfit
+from bench.research.query_adapter_crossfit import calibration_rows, cross_fitted
+from bench.retrieval_shapes import DiskCachedEmbedder, build_shapes, run_queries, without
+from engine.retrieval import calibration
+from engine.retrieval.calibration import ADAPTED_MODE, FEATURES
+from engine.retrieval.search import RankedHit, SearchResult
+
+ROWS = Path("/tmp/ret10-rows")
+# The sets shipped before the tenth round (the "shipped" and "keep_hybrid" variants), for the before/after table.
+NINTH_ROUND = {
+    "hybrid": (-6.753, 4.52, 4.685, -0.115, -0.067, -1.549, 10.873, 3.226, 3.146, -5.129, 0.636, 2.97),
+    ADAPTED_MODE: (-7.381, 3.866, 5.648, -0.603, 0.088, -2.291, 15.61, 2.734, 3.445, -4.681, 0.611, 0.0),
+}
+LONG = 20  # words: the query adapter's gate (``search.LEARNED_MIN_WORDS``), so the set that decides
+
+
+def features(res: SearchResult) -> dict[str, float]:
+    """The top hit's calibration features and the product's other decision inputs (``_``-prefixed)."""
+    hit = res.hits[0] if res.hits else None
+    if not isinstance(hit, RankedHit):
+        return {}
+    return {
+        **hit.features,
+        "_words": float(res.query_words),
+        "_adapted": float(hit.coefficients == ADAPTED_MODE),
+        "_sparse": float(hit.sparse_score),
+        "_dense": float(hit.dense_score),
+        "_unknown_words": float(res.unknown_words),
+        "_p": float(hit.raw_score),
+    }
+
+
+async def collect_heldout(adapter: bool) -> list[dict[str, object]]:
+    embedder = DiskCachedEmbedder()
+    built = build_shapes()
+    rows: list[dict[str, object]] = []
+    for set_name, folder in HELD_OUT_SETS.items():
+        answerable, unanswerable = load_held_out(folder)
+        for name in HELD_SHAPES:
+            entries = built[name].entries
+            removed = without(entries, {q.gold for q in unanswerable})
+            runs = [
+                ("answerable", entries, answerable, False),
+                ("unanswerable", removed, unanswerable, False),
+            ]
+            if name == "questions":
+                runs += [
+                    ("nodiac", entries, answerable, True),
+                    ("unanswerable_nodiac", removed, unanswerable, True),
+                ]
+            for run, kb, qs, strip in runs:
+                outcomes = await run_queries(
+                    kb, qs, embedder, strip=strip, collect=features, query_adapter=adapter
+                )
+                rows += [
+                    {
+                        "set": set_name,
+                        "shape": name,
+                        "run": run,
+                        "right": o.rank == 1,
+                        "qid": o.query_id,
+                        "features": o.features,
+                    }
+                    for o in outcomes
+                    if o.features
+                ]
+                print(
+                    f"{set_name} {name}/{run} adapter={adapter}: {len(outcomes)}", file=sys.stderr, flush=True
+                )
+    return rows
+
+
+def collect(what: list[str], out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for kind in what:
+        path = out / f"{kind}.json"
+        if kind == "heldout":
+            rows = asyncio.run(collect_heldout(adapter=True))
+        elif kind == "heldout-noadapter":
+            rows = asyncio.run(collect_heldout(adapter=False))
+        elif kind == "dev-hybrid":
+            calfit._top_features = features  # type: ignore[assignment]  # keep the decision inputs too
+            rows = asyncio.run(calfit.collect("hybrid"))
+        elif kind == "dev-adapted":
+            rows = calibration_rows(cross_fitted(DiskCachedEmbedder(), features))
+        else:
+            raise SystemExit(f"unknown kind {kind}")
+        path.write_text(json.dumps(rows))
+        print(f"{kind}: {len(rows)} rows -> {path}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------- fit
+
+SETS = tuple(HELD_OUT_SETS)  # "RQ", "RQ2"
+DEV_SHAPES = ("questions", "questions_kw", "noisy_kw", "answers_only", "full", "mix", "self")
+
+
+def load(out: Path) -> dict[str, list[dict[str, object]]]:
+    """Every kind of rows, held-out rows keyed by set: their fitting group is (set/shape, run)."""
+    rows = {kind: json.loads((out / f"{kind}.json").read_text()) for kind in ("dev-hybrid", "dev-adapted")}
+    for kind in ("heldout", "heldout-noadapter"):
+        rows[kind] = json.loads((out / f"{kind}.json").read_text())
+        for r in rows[kind]:
+            r["group_shape"] = f"{r['set']}/{r['shape']}"
+    return rows
+
+
+def weights(
+    rows: list[dict[str, object]], unanswerable: float, held: float, held_unans: str, wrong: float = 1.0
+) -> np.ndarray:
+    """Each (shape, run) group weighs the same (``retrieval_calibration_fit.row_weights``), unanswerable runs
+    times ``unanswerable``, answerable searches whose top entry is wrong times ``wrong``; held-out groups times ``held``, and their unanswerable runs (60 messages against 400)
+    either as a whole group ("group") or by their size relative to the set's answerable run ("size")."""
+    groups = [(str(r.get("group_shape", r["shape"])), str(r["run"])) for r in rows]
+    sizes: dict[tuple[str, str], int] = {}
+    for g in groups:
+        sizes[g] = sizes.get(g, 0) + 1
+    w = []
+    for r, g in zip(rows, groups, strict=True):
+        x = len(rows) / (len(sizes) * sizes[g])
+        if g[1].startswith("unanswerable"):
+            x *= unanswerable
+        elif not r["right"]:
+            x *= wrong
+        if "set" in r:
+            x *= held
+            if held_unans == "size" and g[1].startswith("unanswerable"):
+                x *= sizes[g] / sizes[(g[0], "answerable")]
+        w.append(x)
+    return np.array(w)
+
+
+def fit_set(
+    rows: list[dict[str, object]],
+    c: float,
+    unanswerable: float,
+    held: float,
+    held_unans: str,
+    wrong: float = 1.0,
+) -> tuple[float, ...]:
+    x = np.array([[float(r["features"].get(f, 0.0)) for f in FEATURES] for r in rows])  # type: ignore[union-attr]
+    y = np.array([bool(r["right"]) for r in rows])
+    model = LogisticRegression(C=c, max_iter=5000).fit(
+        x, y, sample_weight=weights(rows, unanswerable, held, held_unans, wrong)
+    )
+    return (round(float(model.intercept_[0]), 3), *(round(float(b), 3) for b in model.coef_[0]))
+
+
+def product_p(coefs: dict[str, tuple[float, ...]], rows: list[dict[str, object]]) -> np.ndarray:
+    """The product's probability of each row's top hit (``calibration.probability``: the set that decided it,
+    the bare-subject floor, the off-topic cap) with these coefficient sets in place of the shipped ones."""
+    saved = dict(calibration.COEFFICIENTS)
+    calibration.COEFFICIENTS.update(coefs)
+    try:
+        out = []
+        for r in rows:
+            f = r["features"]  # type: ignore[index]
+            out.append(
+                calibration.probability(
+                    ADAPTED_MODE if f["_adapted"] else "hybrid",
+                    f,
+                    unknown_words=int(f["_unknown_words"]),
+                    sparse=f["_sparse"],
+                    dense=f["_dense"],
+                    query_words=int(f["_words"]),
+                )
+            )
+    finally:
+        calibration.COEFFICIENTS.clear()
+        calibration.COEFFICIENTS.update(saved)
+    return np.array(out)
+
+
+def figures(
+    p: np.ndarray, rows: list[dict[str, object]], runs: tuple[str, str] = ("answerable", "unanswerable")
+) -> dict[str, float]:
+    """Answered share and precision on the answerable run, false answers on the unanswerable one."""
+    idx = [i for i, r in enumerate(rows) if r["run"] == runs[0]]
+    un = [i for i, r in enumerate(rows) if r["run"] == runs[1]]
+    ans = [i for i in idx if p[i] >= calibration.DEFAULT_THRESHOLD]
+    return {
+        "answered": len(ans) / max(1, len(idx)),
+        "precision": float(np.mean([rows[i]["right"] for i in ans])) if ans else 0.0,
+        "false": float(np.mean([p[i] >= calibration.DEFAULT_THRESHOLD for i in un])) if un else 0.0,
+        "n_ans": len(ans),
+    }
+
+
+def cell(f: dict[str, float]) -> str:
+    return f"{f['answered']:.3f}/{f['precision']:.3f}/{f['false']:.3f}"
+
+
+def fit_variant(
+    rows: dict[str, list[dict[str, object]]],
+    variant: dict[str, object],
+    dev_keep: Callable[[dict[str, object]], bool] = lambda r: True,
+    held_keep: Callable[[dict[str, object]], bool] = lambda r: True,
+) -> dict[str, tuple[float, ...]]:
+    """The ``hybrid`` and ``hybrid_adapted`` sets of one variant, fitted on the dev rows ``dev_keep`` keeps and the
+    held-out rows ``held_keep`` keeps."""
+    c = float(variant.get("c", 3.0))
+    u_h = float(variant.get("u_hybrid", 0.8))
+    u_a = float(variant.get("u_adapted", 1.0))
+    held = float(variant.get("held", 1.0))
+    how = str(variant.get("held_unans", "group"))
+    h_rows = str(variant.get("hybrid_held_rows", "heldout-noadapter"))
+    decided = bool(variant.get("decided_only", False))
+    wrong = float(variant.get("wrong", 1.0))
+    wrong_h = float(variant.get("wrong_hybrid", wrong))
+    keep_hybrid = bool(variant.get("keep_hybrid", False))  # only hybrid_adapted refitted
+    if variant.get("shipped"):
+        return dict(NINTH_ROUND)
+    hy = [r for r in rows["dev-hybrid"] if dev_keep(r)]
+    ad = [r for r in rows["dev-adapted"] if dev_keep(r)]
+    if held > 0:
+        hy += [
+            r for r in rows[h_rows] if held_keep(r) and (h_rows != "heldout" or not r["features"]["_adapted"])
+        ]
+        ad += [r for r in rows["heldout"] if held_keep(r)]
+    if decided:  # each set fitted only on the messages it decides (by length)
+        hy = [r for r in hy if r["features"]["_words"] < LONG]
+        ad = [r for r in ad if r["features"]["_words"] >= LONG]
+    hybrid = NINTH_ROUND["hybrid"] if keep_hybrid else fit_set(hy, c, u_h, held, how, wrong_h)
+    return {"hybrid": hybrid, ADAPTED_MODE: fit_set(ad, c, u_a, held, how, wrong)}
+
+
+def evaluate(rows: dict[str, list[dict[str, object]]], variant: dict[str, object]) -> dict[str, str]:
+    """Cross-set figures of one variant: each held-out set judged by a fit on dev + the other set, each dev shape
+    by a fit without it (+ both held-out sets)."""
+    out: dict[str, str] = {}
+
+    def fitted(dev_keep, held_keep) -> dict[str, tuple[float, ...]]:
+        return fit_variant(rows, variant, dev_keep, held_keep)
+
+    for s in SETS:
+        coefs = fitted(lambda r: True, lambda r, s=s: r["set"] != s)
+        test = [r for r in rows["heldout"] if r["set"] == s]
+        p = product_p(coefs, test)
+        for shape in HELD_SHAPES:
+            idx = [i for i, r in enumerate(test) if r["shape"] == shape]
+            sub = [test[i] for i in idx]
+            out[f"{s} {shape}"] = cell(figures(p[idx], sub))
+            if shape == "questions":
+                out[f"{s} nodiac"] = cell(figures(p[idx], sub, ("nodiac", "unanswerable_nodiac")))
+    for shape in DEV_SHAPES:
+        coefs = fitted(lambda r, shape=shape: r["shape"] != shape, lambda r: True)
+        test = [r for r in rows["dev-adapted"] if r["shape"] == shape]
+        out[f"dev {shape}"] = cell(figures(product_p(coefs, test), test))
+    return out
+
+
+VARIANTS: list[dict[str, object]] = [
+    {"name": "ninth round's coefficients (dev in sample)", "shipped": True},
+    {"name": "dev only: the shipped recipe refitted (unanswerable 0.8 / 1.0)", "held": 0.0},
+    {"name": "pooled: held-out groups as dev's", "held": 1.0},
+    {"name": "pooled: held-out groups x0.5", "held": 0.5},
+    {"name": "pooled: held-out unanswerables by their size", "held": 1.0, "held_unans": "size"},
+    {
+        "name": "pooled, each set on the lengths it decides, unanswerable 1.2 / 1.4",
+        "held": 1.0,
+        "decided_only": True,
+        "hybrid_held_rows": "heldout",
+        "u_hybrid": 1.2,
+        "u_adapted": 1.4,
+    },
+    {"name": "dev only, unanswerable 1.2 / 1.4", "held": 0.0, "u_hybrid": 1.2, "u_adapted": 1.4},
+    {"name": "dev only, unanswerable 1.6 / 1.8", "held": 0.0, "u_hybrid": 1.6, "u_adapted": 1.8},
+    {"name": "dev only, wrong answers x2", "held": 0.0, "wrong": 2.0},
+    {
+        "name": "dev only, wrong x2, unanswerable 1.2 / 1.4",
+        "held": 0.0,
+        "wrong": 2.0,
+        "u_hybrid": 1.2,
+        "u_adapted": 1.4,
+    },
+    {
+        "name": "pooled x0.5, wrong x2, unanswerable 1.2 / 1.4",
+        "held": 0.5,
+        "hybrid_held_rows": "heldout",
+        "wrong": 2.0,
+        "u_hybrid": 1.2,
+        "u_adapted": 1.4,
+    },
+    {
+        "name": "ninth round's hybrid, adapted refitted: wrong x2, unanswerable 1.4",
+        "keep_hybrid": True,
+        "held": 0.0,
+        "wrong": 2.0,
+        "u_adapted": 1.4,
+    },
+    {
+        "name": "dev only, wrong x2, unanswerable 0.8 / 1.4 (chosen)",
+        "held": 0.0,
+        "wrong": 2.0,
+        "u_adapted": 1.4,
+    },
+    {
+        "name": "dev only, wrong x2 / x2.5, unanswerable 0.8 / 1.0",
+        "held": 0.0,
+        "wrong_hybrid": 2.0,
+        "wrong": 2.5,
+    },
+]
+
+CHOSEN = VARIANTS[-2]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", choices=("collect", "fit", "final"))
+    ap.add_argument("--what", default="heldout,dev-hybrid,dev-adapted,heldout-noadapter")
+    ap.add_argument("--dir", type=Path, default=ROWS)
+    ap.add_argument("--variants", default="", help="a JSON list of variants (default: VARIANTS)")
+    args = ap.parse_args()
+    if args.command == "collect":
+        collect(args.what.split(","), args.dir)
+        return 0
+    rows = load(args.dir)
+    if args.command == "final":
+        print(json.dumps(fit_variant(rows, CHOSEN)))
+        return 0
+    for variant in json.loads(args.variants) if args.variants else VARIANTS:
+        print(json.dumps({"variant": variant, **evaluate(rows, variant)}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
