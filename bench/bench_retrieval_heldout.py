@@ -1,6 +1,7 @@
 """Retrieval on held-out sets written blind (issue 21): patient messages for faq-val's KB that nobody tuning the
-search has read, each set in its own folder under ``bench/data`` (``retrieval_heldout``, "RQ", and
-``retrieval_heldout_rq2``, "RQ2"; each folder's ``notes.md`` says how it was written).
+search has read, each set in its own folder under ``bench/data`` (``retrieval_heldout``, "RQ";
+``retrieval_heldout_rq2``, "RQ2"; ``retrieval_heldout_rq3``, "RQ3"; each folder's ``notes.md`` says how it was
+written).
 
 In each set 400 messages were written for one corpus entry each, picked by a seeded draw (the entry's short
 question summarises it); 60 more were written the same way for entries that are then removed from the KB, so the
@@ -45,7 +46,11 @@ from engine.retrieval.calibration import DEFAULT_THRESHOLD
 
 HELD_OUT = Path(__file__).resolve().parent / "data" / "retrieval_heldout"
 # Every blind set, by the name the docs give it; a set whose folder is absent is not measured.
-HELD_OUT_SETS = {"RQ": HELD_OUT, "RQ2": HELD_OUT.with_name("retrieval_heldout_rq2")}
+HELD_OUT_SETS = {
+    "RQ": HELD_OUT,
+    "RQ2": HELD_OUT.with_name("retrieval_heldout_rq2"),
+    "RQ3": HELD_OUT.with_name("retrieval_heldout_rq3"),
+}
 SHAPES = ("questions", "questions_kw", "noisy_kw")
 
 

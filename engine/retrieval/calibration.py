@@ -19,34 +19,31 @@ reads features of a candidate that mean the same whatever the KB looks like (``F
 - ``keyword_gain``: what a keyword phrase adds to ``entry_cov`` when the message names the entry by it
   (``SparseIndex.keyword_coverage``: a phrase in words the entry's title lacks, used by the message, and not
   another entry's question; "nhiễm toan ceton là gì" for "Đường huyết rất cao, mệt lả, buồn nôn có nguy hiểm
-  không?"), else 0. Its weight was first fitted alone with every other coefficient kept (``python -m
-  bench.research.keyword_gain_fit``, seventh round); since the tenth round it is fitted with the rest in
-  ``hybrid`` and ``hybrid_adapted`` (faq-val's keywords are mostly the question's own words: non-zero on 44 of
-  8,444 dev searches), so it moves mostly KBs with hand-written keywords; 0 in ``sparse`` and ``dense``.
+  không?"), else 0. Its weight alone was fitted on the same rows with every other coefficient kept (``python -m
+  bench.research.keyword_gain_fit``, seventh round): it is 0 on every faq-val shape (their keywords are the
+  question's own words), so it moves only KBs with hand-written keywords; 0 in the sets not refitted.
 
 ``p = sigmoid(b0 + sum(b_i * f_i))``, one coefficient set per mode, fitted across the KB shapes of
 ``bench/retrieval_shapes.py`` (dev half of faq-val and the self-supervised ``self`` shape: answerable AND
-unanswerable queries, each (shape, run) group weighted equally). ``hybrid`` and ``hybrid_adapted`` were refitted
-in issue 21's tenth round (``python -m bench.research.calibration_heldout``; ``bench/retrieval_shapes_results.md``)
-on those dev rows alone — ``hybrid`` on the searches without the query adapter, ``hybrid_adapted`` on the searches
-with an adapter that never saw the message (``query_adapter_crossfit.cross_fitted``, 5 folds within dev) — by
-logistic regression, ``C`` 3, with two weights: the unanswerable runs by 0.8 (``hybrid``) and 1.4
-(``hybrid_adapted``), and the answerable searches whose top entry is wrong by 2 (both). The second weight is the
-tenth round's: fitted on faq-val's dev messages alone (long forum posts), the probability was over-confident on
-messages written the way patients write to a clinic (the blind sets RQ and RQ2: precision when answered 0.886-0.936
-at 0.5); a confident answer from a sibling entry costs twice, so the probability assumes more of them than
-faq-val's dev shows. The weights were chosen on RQ and RQ2, which the fit never saw (adding their messages as rows
-made the other set worse: the two sets do not err alike); ``keyword_gain`` is fitted with the rest (it is non-zero on
-44 dev searches). The ``sparse`` set is older: the unanswerable runs weighted 0.8, no wrong-answer weight, ``python -m
-bench.research.retrieval_calibration_fit`` (``--c 1``). ``hybrid_adapted`` (``ADAPTED_MODE``; with
-``QUERY_ADAPTER`` on, the default) decides a hybrid search whose dense leg used the query adapter
-(``query_adapter.py``: messages of 20 words or more, when the running model has one): the moved vector's cosines
-run higher than the raw ones, so the same features need other weights. It decides only the adapted searches; every
-other search keeps ``hybrid``. ScoreDecisionNode's threshold keeps reading "answer when the top entry is right
+unanswerable queries, each (shape, run) group weighted equally but the unanswerable ones by 0.8: the
+probability assumes a little fewer messages the KB cannot answer than messages it can) by
+``python -m bench.research.retrieval_calibration_fit`` (0.8 is its default), which prints the dict below; refit it
+whenever ranking changes. The hybrid set was refitted for the length-gated learned fusion (issue 21) with
+``--modes hybrid --recollect --c 3`` (weaker regularisation: on each shape left out it answered as much or more
+with fewer false answers than ``--c 1``, and kept the sample KB's "tôi bị hôi miệng lâu rồi" answered); the
+sparse set (its ranking unchanged) is the ``--c 1`` fit. ``hybrid_adapted`` (``ADAPTED_MODE``; with ``QUERY_ADAPTER`` on, the default) decides a
+hybrid search whose dense leg used the query adapter (``query_adapter.py``: messages of 20 words or more, when the
+running model has one): the moved vector's cosines run higher than the raw ones, so the same features need other
+weights. It is fitted as ``hybrid`` is (logistic regression, ``C`` 3, the same shapes and runs, each (shape, run)
+group weighted equally) on the rows of every shape searched with an adapter that never saw the message (``python
+-m bench.research.query_adapter_crossfit --unanswerable-weight 1.0``: 5-fold within dev), but with the
+unanswerable runs weighted 1.0 instead of 0.8: the smallest weight at which the adapted searches answer no more
+unanswerable dev messages than ``hybrid`` without the adapter on any shape, in-sample and with each shape left
+out (``bench.research.query_adapter_calibration_check``, ``bench/retrieval_shapes_results.md``). It decides only
+the adapted searches; every other search keeps ``hybrid``. ScoreDecisionNode's threshold keeps reading "answer when the top entry is right
 with probability >= p". Refitted without each shape in turn, the model kept its precision
-on the shape it had not seen (dev, tenth round: 0.95-1.00 when answered at 0.5, false answers 1-7 %, 13 % on the
-synthetic ``self``), and on RQ and RQ2 (never in the fit): 0.92-0.96, false answers 5-10 %: the features mean the
-same on a KB of one-line questions, of long answers only, or of two domains.
+on the shape it had not seen (dev: 0.94-1.00 when answered at 0.5, false answers 3-14 %): the features mean
+the same on a KB of one-line questions, of long answers only, or of two domains.
 """
 
 from __future__ import annotations
@@ -70,9 +67,9 @@ FEATURES = (
 
 # mode -> intercept followed by one coefficient per FEATURES name; fitted by bench/research/retrieval_calibration_fit.py.
 COEFFICIENTS: dict[str, tuple[float, ...]] = {
-    "hybrid": (-6.708, 4.778, 3.224, -0.148, 0.024, 0.816, 12.308, 3.183, 1.7, -4.873, 1.086, 4.411),
+    "hybrid": (-6.753, 4.52, 4.685, -0.115, -0.067, -1.549, 10.873, 3.226, 3.146, -5.129, 0.636, 2.97),
     # Hybrid search of a message whose dense leg used the query adapter (ADAPTED_MODE, see the docstring).
-    "hybrid_adapted": (-7.8, 3.958, 4.429, -0.669, 0.161, -0.332, 17.271, 2.912, 2.369, -5.345, 1.091, 4.023),
+    "hybrid_adapted": (-7.381, 3.866, 5.648, -0.603, 0.088, -2.291, 15.61, 2.734, 3.445, -4.681, 0.611, 0.0),
     "sparse": (-6.515, 3.843, 5.646, 0.0, 0.0, 0.366, 0.0, 4.214, 3.587, -3.64, 0.721, 0.0),
     # Not refitted (the product never runs dense alone; `medbot eval retrieval --mode dense` does): the
     # faq-val fit of the lead and dense cosine from before issue 21.
