@@ -243,6 +243,14 @@ class Markers:
     neutral: re.Pattern[str] | None = None
     # of those, the ones the model still reads (a greeting, "Chào bác sĩ."): it learnt from questions that open so
     greeting: re.Pattern[str] | None = None
+    # who a sign is told of beside an animal word (round 39's ``_subjects``, data since round 40): a person named (in
+    # Vietnamese, in English), the writer in a state ("em bị", "I got"), an animal after a preposition or a handling
+    # verb (an object), the owner and age after an animal's name (the animal's)
+    subject_person: re.Pattern[str] | None = None
+    subject_person_english: re.Pattern[str] | None = None
+    writer_state: re.Pattern[str] | None = None
+    animal_object: re.Pattern[str] | None = None
+    animal_possessed: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,6 +325,41 @@ def _neutral(phrases: list[str]) -> re.Pattern[str] | None:
     return None if not phrases else re.compile("(?:" + factor(phrase_patterns(phrases)) + ")")
 
 
+def _regex_alternation(items: list[str]) -> str:
+    """The alternation of ``items`` read as written: regular expressions already folded, no gaps, no "-ing" dropped
+    (the subject readings of round 39, kept byte for byte when they moved into the rules file)."""
+    return "|".join(items)
+
+
+def _words_regex(items: list[str]) -> re.Pattern[str] | None:
+    """Whole words or phrases, as written."""
+    return None if not items else re.compile(_WORD_EDGE.format(_regex_alternation(items)))
+
+
+def _writer_state(before: list[str], state: list[str]) -> re.Pattern[str] | None:
+    """Right after the writer: a state word, with filler words between ("em cũng bị", "I suddenly felt")."""
+    if not state:
+        return None
+    fill = "".join(f"{w} |" for w in before).rstrip("|")
+    return re.compile(rf" (?:(?:{fill})*(?:{_regex_alternation(state)}))(?![a-z])")
+
+
+def _just_before(items: list[str]) -> re.Pattern[str] | None:
+    """A word that ends right before a place (searched up to it: "walking the dog")."""
+    return None if not items else re.compile(rf"(?:^| )(?:{_regex_alternation(items)}) $")
+
+
+def _possessed(possessive: list[str], owner: list[str]) -> re.Pattern[str] | None:
+    """Read right after an animal's name: up to two words, the possessives, the owners, then an age."""
+    if not owner:
+        return None
+    return re.compile(
+        rf"(?:(?: [a-z0-9]+){{0,2}}(?: (?:{_regex_alternation(possessive)}))+)?"
+        rf"(?: (?:{_regex_alternation(owner)}))*"
+        r"(?:(?: da)? (?:\d+|mot|hai|ba|bon|nam|sau|bay|tam|chin|muoi)(?: [a-z0-9]+)? tuoi)?"
+    )
+
+
 def parse_rules(text: str) -> RuleSet:
     """Parse and compile the rules file; a clear ``ValueError`` names the first thing wrong."""
     data = tomllib.loads(text)
@@ -368,6 +411,11 @@ def parse_rules(text: str) -> RuleSet:
         neutral=_neutral(m.get("neutral", []) + m.get("greeting", [])),
         greeting=_neutral(m.get("greeting", [])),
         fragment_words=int(m.get("fragment_words", 10)),
+        subject_person=_words_regex(m.get("subject_person", [])),
+        subject_person_english=_words_regex(m.get("subject_person_english", [])),
+        writer_state=_writer_state(m.get("writer_state_before", []), m.get("writer_state", [])),
+        animal_object=_just_before(m.get("animal_object_after", [])),
+        animal_possessed=_possessed(m.get("animal_possessive", []), m.get("animal_owner", [])),
     )
     g = _required(data, "glucose", "file")
     glucose = GlucoseRule(
@@ -1151,39 +1199,10 @@ def _pair_spans(symptoms: Found, severity: Found) -> Found:
 # Who a sign is told of, beside an animal word (round 39). A person: kinship and role words, the writer, an age; an
 # animal's name swallows the possessive after it ("con chó nhà em", "con mèo của bố em"); a pronoun ("nó", "he",
 # "she", "it") is the last third-person subject named before it; an animal after a preposition or a verb ("chơi với
-# con mèo", "walking the dog", "stung while moving the goats") is no subject.
-_PERSON = re.compile(
-    r"(?<![a-z0-9])(?:"
-    r"(?:ong|ba) (?:noi|ngoai|nha|hang xom|chu|cu|lao|em|toi|minh|tui|anh|chi|ay|bac)"
-    r"|(?<!bi )(?<!con )(?:ong|ba)(?= (?:bi|dang|vua|dot nhien|tu nhien|nga|ngat|xiu|kho|len|lai|cung|thi)(?![a-z]))"
-    r"|(?<!con )(?<!be )(?<!nha )(?<!cua )bo(?! (?:sua|nai|cau|tot|bia|tay|mo|di|ve|qua|roi|lai|ra|vao|xuong|len|phi))"
-    r"|(?<!hon )(?<!con )(?<!nha )(?<!cua )me(?! (?:man|say|sang|cung|tit))|ma (?:em|toi|minh|tui|oi)"
-    r"|chong|vo (?:toi|em|minh|tui|anh|oi|con|ong|chu|bac)|con (?:trai|gai|toi|em|minh|tui|nha (?:em|toi|minh)|lon|ut|nho)"
-    r"|chau (?:toi|em|minh|gai|trai|noi|ngoai|be)|(?:anh|chi|chu|bac|di|cau|thim|mo) (?:hang xom|toi|em|minh|ay|trai|gai|ho|ruot|ke|ban)"
-    r"|co (?:ay|giao|hang xom|toi|em|minh)|dong nghiep|sep|khach(?: hang)?|(?<!con )chu (?:nha|quan|trai|vuon|xe)"
-    r"|(?<!nha )(?<!cua )(?<!con [a-z]{3} )(?<!con [a-z]{2} )(?:toi|tui|tao)(?! (?:nay|qua|mai|hom|ve|den|roi|khuya|muon|som|ay|do))"
-    r"|(?<!nha )(?<!cua )(?<!tre )(?<!con [a-z]{3} )(?<!con [a-z]{2} )(?<!con [a-z]{4} )em(?! (?:be|oi))|em be"
-    r"|(?<!nha )(?<!cua )(?<!trong )(?<!vao )(?<!xuong )(?<!ra )(?<!o )(?<!cai )(?<!thanh )(?<!ho )(?<!day )(?<!ca )"
-    r"be(?! (?:cun|miu|mun|meo|cho|vang|ky|lun|ca|boi|nuoc))"
-    r"|(?:\d+|mot|hai|ba|bon|nam|sau|bay|tam|chin|muoi) tuoi"
-    r")(?![a-z0-9])"
-)
-_PERSON_EN = re.compile(
-    r"(?<![a-z0-9])(?:"
-    r"(?:my|our|his|her|a|the) (?:mum|mom|mother|dad|father|son|daughter|toddler|baby|wife|husband|friend|flatmate"
-    r"|roommate|colleague|coworker|boss|brother|sister|grandma|grandpa|grandmother|grandfather|granny|kid|child|boy|girl"
-    r"|nephew|niece|uncle|aunt|neighbou?r|customer|owner|partner|boyfriend|girlfriend|farmer|worker|man|woman|lady|guy)s?"
-    r"|mum|mom|dad|grandma|grandpa|granny|nana|husband|wife|son|daughter"
-    r"|i|me|my|\d+ ?(?:year|yr|month)s? old|\d+ ?yo"
-    r")(?![a-z0-9])"
-)
+# con mèo", "walking the dog", "stung while moving the goats") is no subject. The word lists are markers in the rules
+# file (``subject_person``, ``subject_person_english``, ``writer_state``, ``animal_object_after``, ``animal_owner``:
+# round 40); what stays here is how they are read.
 _WRITER = {"toi", "tui", "tao", "em", "i", "me", "my"}
-# what makes the writer the one told of: a state, not an act ("em bị …", "I got stung", "my throat …")
-_STATE = re.compile(
-    r" (?:(?:cung |lai |dang |vua |moi |da |thi |suddenly |just |still |also |then |dot nhien |tu nhien )*(?:bi|thay|nga|ngat|xiu|kho|dau|chong|met|sot|non|got|was|am|have"
-    r"|has|had|m|ve|feel|felt|fell|collapsed|cant|can|just|throat|face|lips?|tongue|chest|arm|leg|hand|head|eyes?|neck"
-    r"|skin|heart|breathing|whole))(?![a-z])"
-)
 # a body part before the writer ("mặt em sưng", "môi tôi tím"): the writer is told of
 _BODY_BEFORE = re.compile(r"(?:^| )(?:mat|moi|mieng|co|hong|tay|chan|nguoi|dau|bung|nguc|luoi|da|tim|mui) $")
 # "her" as an object, not a possessive ("licked her and …", not "her face")
@@ -1194,17 +1213,6 @@ _PRONOUN = re.compile(r"(?<![a-z0-9])(?:no|he|she|it|him|her|they)(?![a-z0-9])")
 # the writer only looking on ("em thấy nó …", "I saw her …"): no subject of the sign
 _LOOKING = re.compile(
     r" (?:thay|nghe|phat hien|bao|noi|ke|hoi|saw|see|found|noticed|heard|think|thought|says?|said|told|asks?|asked)(?![a-z])"
-)
-# an animal that is an object: after a preposition or a verb of handling it
-_OBJECT = re.compile(
-    r"(?:^| )(?:voi|cho|dat|chan|cung|tam cho|boc|om|walking|walk|moving|move|feeding|feed|with|chasing|herding|petting"
-    r"|by|from|at|near|and|milking|brushing|grooming|the|of) $"
-)
-_POSSESSED = re.compile(
-    r"(?:(?: [a-z0-9]+){0,2}(?: (?:nha|cua|cung))+)?(?: (?:em|toi|minh|tui|tao|anh|chi|co|chu|bac|ong|ba|bo|me|di|cau|thim|mo|hang xom|ban|giao"
-    r"|giup viec|noi|ngoai|ay|trai|gai|chau|sep|dong nghiep|nha))*"
-    # and its age: "con mèo già nhà em 17 tuổi", "chó nhà em 12 tuổi" is the animal's age, not a person's
-    r"(?:(?: da)? (?:\d+|mot|hai|ba|bon|nam|sau|bay|tam|chin|muoi)(?: [a-z0-9]+)? tuoi)?"
 )
 # a person after a preposition ("the dog I walk for my neighbours", "con chó của bạn em"): no subject
 _PERSON_OBJECT = re.compile(
@@ -1218,16 +1226,19 @@ def _subjects(norm: Normalized, mk: Markers, no_animal: list[tuple[int, int]]) -
     ``no_animal`` (as in ``_about_animal``)."""
     text = norm.text
     found: list[tuple[int, int, str]] = []
+    person_rx = mk.subject_person_english if norm.english else mk.subject_person
+    state_rx, object_rx, possessed_rx = mk.writer_state, mk.animal_object, mk.animal_possessed
+    assert person_rx and state_rx and object_rx and possessed_rx, "the rules file names no subjects"
 
     def add_animal(first: int, last: int, start: int) -> None:
         # the words before it (in the folded text, from the character ``start``) make it an object
-        kind = "object" if _OBJECT.search(text, max(0, start - 20), start) else "animal"
+        kind = "object" if object_rx.search(text, max(0, start - 20), start) else "animal"
         found.append((first, last, kind))
 
     for m in mk.animal.finditer(text):
         if any(m.start() < b and a < m.end() for a, b in no_animal):
             continue
-        own = _POSSESSED.match(text, m.end())
+        own = possessed_rx.match(text, m.end())
         end = own.end() if own else m.end()
         add_animal(_word_index(text, m.start()), _word_index(text, end), m.start())
     if mk.animal_accented is not None:
@@ -1238,11 +1249,11 @@ def _subjects(norm: Normalized, mk: Markers, no_animal: list[tuple[int, int]]) -
             if any(first < b and a < last for a, b in words) or first >= len(starts):
                 continue
             at = starts[last] if last < len(starts) else len(text)
-            own = _POSSESSED.match(text, at - 1) if at > 0 else None
+            own = possessed_rx.match(text, at - 1) if at > 0 else None
             end = _word_index(text, own.end()) if own and own.end() > at - 1 else last
             add_animal(first, max(last, end), starts[first])
     animals = [(a, b) for a, b, _ in found]
-    for m in (_PERSON_EN if norm.english else _PERSON).finditer(text):
+    for m in person_rx.finditer(text):
         first = _word_index(text, m.start())
         if any(a <= first < b for a, b in animals):
             continue
@@ -1251,7 +1262,7 @@ def _subjects(norm: Normalized, mk: Markers, no_animal: list[tuple[int, int]]) -
         word = m.group(0)
         if (
             _is_writer(word, norm.english)
-            and not _STATE.match(text, m.end())
+            and not state_rx.match(text, m.end())
             and not _BODY_BEFORE.search(text, max(0, m.start() - 8), m.start())
         ):
             continue  # the writer acting ("em cho con chó ăn …"), not told of
