@@ -236,6 +236,9 @@ class Markers:
     # help is being called for someone now ("we're calling 115", "em đang gọi 115", "xe cấp cứu đang tới"): a learning
     # marker (a medical student, "em hỏi để học") does not make such a message a question to learn (round 27)
     help_called: re.Pattern[str] | None = None
+    # a plea to anyone to call help now ("ai nghe được gọi 115 giúp", "can someone call an ambulance"): help called too,
+    # and a story told with it is happening now (round 40)
+    help_asked: re.Pattern[str] | None = None
     # a sentence that carries nothing a triage nurse would weigh (a greeting or thanks, an apology, the distance to a
     # hospital or no transport, a plea for what to do now, the writer's job or an occasion): whole, or opening or
     # closing the message unpunctuated; left out when a message is judged short, and its "?" or "làm sao" do not make
@@ -408,6 +411,7 @@ def parse_rules(text: str) -> RuleSet:
         ends_denied=_ending_at_end(m.get("ends_denied", [])),
         in_care=compile_phrases(m.get("in_care", [])),
         help_called=compile_phrases(m.get("help_called", [])),
+        help_asked=compile_phrases(m.get("help_asked", [])),
         neutral=_neutral(m.get("neutral", []) + m.get("greeting", [])),
         greeting=_neutral(m.get("greeting", [])),
         fragment_words=int(m.get("fragment_words", 10)),
@@ -792,7 +796,8 @@ def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = 
     )
     result.about_animal = _about_animal(norm, mk, no_animal)
     # help called for someone now: the signs told are theirs, whatever the writer studies (round 27)
-    calling = mk.help_called is not None and bool(mk.help_called.search(norm.text))
+    pleading = mk.help_asked is not None and bool(mk.help_asked.search(norm.text))
+    calling = pleading or (mk.help_called is not None and bool(mk.help_called.search(norm.text)))
     # Where a learning marker is a frame or an idiom (``markers.frame`` inside it: "xem trên live thấy anh …", "cãi nhau
     # với bố xong thì đau ngực", "xem bóng đá, giờ ai cũng đau đầu"), when it is about someone: two signs of a category
     # told beside it beat it (``_beside_frame``, round 37); a lesson, a course or a question to learn is no frame
@@ -878,7 +883,8 @@ def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = 
             severity, _ = _hits(cat.severity, msg, cat, kind="severity")
         pair = _pair(symptoms, severity)
         fired = bool(alone) or pair is not None
-        if fired and story and not _outside(alone, symptoms, severity, norm, story):
+        # help asked for now ("ai nghe được gọi 115 giúp"): what the story tells is happening (round 40)
+        if fired and story and not pleading and not _outside(alone, symptoms, severity, norm, story):
             in_story.add(cat.id)
         spoken_of = fired or bool(alone_topic) or _pair(symptoms_topic, severity) is not None
         if spoken_of:
@@ -1188,11 +1194,18 @@ def _about_animal(norm: Normalized, mk: Markers, no_animal: list[tuple[int, int]
 
 
 def _pair_spans(symptoms: Found, severity: Found) -> Found:
-    """The symptom phrases that make a pair with a severity phrase (``_pair``), each with its place."""
-    return [
+    """The symptom phrases that make a pair with a severity phrase (``_pair``), each with its place, and the severity
+    phrases they pair with (round 40: "sudden explosive headache while lifting a dog …, now my neck is stiff": the
+    severity is told of the writer, so the pair is the writer's)."""
+    paired = [
         (p, s)
         for p, s in symptoms
         if s is not None and any(v is None or v[1] <= s[0] or s[1] <= v[0] for _, v in severity)
+    ]
+    return paired + [
+        (p, v)
+        for p, v in severity
+        if v is not None and any(s is None or v[1] <= s[0] or s[1] <= v[0] for _, s in paired)
     ]
 
 
@@ -1267,6 +1280,9 @@ def _subjects(norm: Normalized, mk: Markers, no_animal: list[tuple[int, int]]) -
         ):
             continue  # the writer acting ("em cho con chó ăn …"), not told of
         found.append((first, _word_index(text, m.end()), "person"))
+    # an animal inside a person's name is no subject ("chủ con mèo", "the dog's owner": the owner is; round 40)
+    persons = [(a, b) for a, b, k in found if k == "person"]
+    found = [x for x in found if x[2] == "person" or not any(a < x[0] < b for a, b in persons)]
     if not norm.english:
         pronouns = [m for m in _PRONOUN.finditer(text) if m.group(0) == "no"]
     else:
@@ -1316,12 +1332,17 @@ def _is_writer(word: str, english: bool) -> bool:
 def _persons_sign(
     alone: Found, paired: Found, subjects: list[tuple[int, int, str]], norm: Normalized
 ) -> bool:
-    """Whether a sign that counted is told of a person: the nearest subject named before it is one (round 39)."""
+    """Whether a sign that counted is told of a person: the nearest subject named before it is one (round 39), or
+    the phrase starts with that person ("đồng nghiệp bị con vẹt mổ trúng mắt"); a sign told before any subject is
+    the first one's named after it ("sudden explosive headache while lifting a dog …, now my neck is stiff": round
+    40)."""
     for _, span in [*alone, *paired]:
         if span is None:
             continue
         at = _word_index(norm.text, span[0])
-        before = [k for a, _, k in subjects if a < at]
+        before = [k for a, _, k in subjects if a <= at]
+        if not before:
+            before = [k for a, _, k in subjects if a > at][:1]
         if before and before[-1] == "person":
             return True
     return False
