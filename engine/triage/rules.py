@@ -817,6 +817,13 @@ def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = 
     subjects = _subjects(norm, mk, no_animal) if result.about_animal else []
     result.recurrent = bool(mk.recurrent.search(norm.text)) and not acute
     story = _story_sentences(norm, mk, neutral)
+    # a plea to call help told outside the story ("… gửi ảnh đang đứng ngoài lan can … Ai nghe được gọi 115 giúp"): what
+    # the story tells is happening now (round 40); a plea inside a film's or a clip's sentence is the story's own
+    pleads_now = (
+        pleading
+        and mk.help_asked is not None
+        and any(not _inside(m.start(), list(story)) for m in mk.help_asked.finditer(norm.text))
+    )
     in_story: set[str] = set()
     # It is over when the last thing said is that it is over: "sáng nay con em hóc kẹo, vỗ lưng ra ngay, giờ bé chơi
     # bình thường" (the acute words come before the outcome), not "giờ bình thường rồi nhưng vừa nãy lại co giật".
@@ -884,7 +891,7 @@ def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = 
         pair = _pair(symptoms, severity)
         fired = bool(alone) or pair is not None
         # help asked for now ("ai nghe được gọi 115 giúp"): what the story tells is happening (round 40)
-        if fired and story and not pleading and not _outside(alone, symptoms, severity, norm, story):
+        if fired and story and not pleads_now and not _outside(alone, symptoms, severity, norm, story):
             in_story.add(cat.id)
         spoken_of = fired or bool(alone_topic) or _pair(symptoms_topic, severity) is not None
         if spoken_of:
@@ -1104,7 +1111,10 @@ def _story_sentences(norm: Normalized, mk: Markers, neutral: list[tuple[int, int
             continue
         marker = _story_marker(text, mk, a, b, neutral)
         headline = headlines[(a, b)]
-        if not marker and not headline and mk.present.search(text, a, b):
+        # a sentence that speaks of now, or that pleads for help to be called now (round 40), is no story
+        if not marker and not headline and (
+            mk.present.search(text, a, b) or (mk.help_asked is not None and mk.help_asked.search(text, a, b))
+        ):
             continue
         # the story starts at the clause of its marker: what the sentence said before it is not part of it
         begin = a if headline or not marker else norm.clause_at(marker.start())[0]
@@ -1225,7 +1235,8 @@ _HER_OBJECT = re.compile(
 _PRONOUN = re.compile(r"(?<![a-z0-9])(?:no|he|she|it|him|her|they)(?![a-z0-9])")
 # the writer only looking on ("em thấy nó …", "I saw her …"): no subject of the sign
 _LOOKING = re.compile(
-    r" (?:thay|nghe|phat hien|bao|noi|ke|hoi|saw|see|found|noticed|heard|think|thought|says?|said|told|asks?|asked)(?![a-z])"
+    r" (?:thay|nghe|phat hien|bao|noi|ke|hoi|goi bao|goi dien|nhan tin|saw|see|found|noticed|heard|think|thought|says?|said|told"
+    r"|asks?|asked|called|rang|texted|messaged|phoned)(?![a-z])"
 )
 # a person after a preposition ("the dog I walk for my neighbours", "con chó của bạn em"): no subject
 _PERSON_OBJECT = re.compile(
