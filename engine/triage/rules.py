@@ -1112,8 +1112,13 @@ def _story_sentences(norm: Normalized, mk: Markers, neutral: list[tuple[int, int
         marker = _story_marker(text, mk, a, b, neutral)
         headline = headlines[(a, b)]
         # a sentence that speaks of now, or that pleads for help to be called now (round 40), is no story
-        if not marker and not headline and (
-            mk.present.search(text, a, b) or (mk.help_asked is not None and mk.help_asked.search(text, a, b))
+        if (
+            not marker
+            and not headline
+            and (
+                mk.present.search(text, a, b)
+                or (mk.help_asked is not None and mk.help_asked.search(text, a, b))
+            )
         ):
             continue
         # the story starts at the clause of its marker: what the sentence said before it is not part of it
