@@ -236,6 +236,9 @@ class Markers:
     # help is being called for someone now ("we're calling 115", "em đang gọi 115", "xe cấp cứu đang tới"): a learning
     # marker (a medical student, "em hỏi để học") does not make such a message a question to learn (round 27)
     help_called: re.Pattern[str] | None = None
+    # a plea to anyone to call help now ("ai nghe được gọi 115 giúp", "can someone call an ambulance"): help called too,
+    # and a story told with it is happening now (round 40)
+    help_asked: re.Pattern[str] | None = None
     # a sentence that carries nothing a triage nurse would weigh (a greeting or thanks, an apology, the distance to a
     # hospital or no transport, a plea for what to do now, the writer's job or an occasion): whole, or opening or
     # closing the message unpunctuated; left out when a message is judged short, and its "?" or "làm sao" do not make
@@ -243,6 +246,14 @@ class Markers:
     neutral: re.Pattern[str] | None = None
     # of those, the ones the model still reads (a greeting, "Chào bác sĩ."): it learnt from questions that open so
     greeting: re.Pattern[str] | None = None
+    # who a sign is told of beside an animal word (round 39's ``_subjects``, data since round 40): a person named (in
+    # Vietnamese, in English), the writer in a state ("em bị", "I got"), an animal after a preposition or a handling
+    # verb (an object), the owner and age after an animal's name (the animal's)
+    subject_person: re.Pattern[str] | None = None
+    subject_person_english: re.Pattern[str] | None = None
+    writer_state: re.Pattern[str] | None = None
+    animal_object: re.Pattern[str] | None = None
+    animal_possessed: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,6 +328,41 @@ def _neutral(phrases: list[str]) -> re.Pattern[str] | None:
     return None if not phrases else re.compile("(?:" + factor(phrase_patterns(phrases)) + ")")
 
 
+def _regex_alternation(items: list[str]) -> str:
+    """The alternation of ``items`` read as written: regular expressions already folded, no gaps, no "-ing" dropped
+    (the subject readings of round 39, kept byte for byte when they moved into the rules file)."""
+    return "|".join(items)
+
+
+def _words_regex(items: list[str]) -> re.Pattern[str] | None:
+    """Whole words or phrases, as written."""
+    return None if not items else re.compile(_WORD_EDGE.format(_regex_alternation(items)))
+
+
+def _writer_state(before: list[str], state: list[str]) -> re.Pattern[str] | None:
+    """Right after the writer: a state word, with filler words between ("em cũng bị", "I suddenly felt")."""
+    if not state:
+        return None
+    fill = "".join(f"{w} |" for w in before).rstrip("|")
+    return re.compile(rf" (?:(?:{fill})*(?:{_regex_alternation(state)}))(?![a-z])")
+
+
+def _just_before(items: list[str]) -> re.Pattern[str] | None:
+    """A word that ends right before a place (searched up to it: "walking the dog")."""
+    return None if not items else re.compile(rf"(?:^| )(?:{_regex_alternation(items)}) $")
+
+
+def _possessed(possessive: list[str], owner: list[str]) -> re.Pattern[str] | None:
+    """Read right after an animal's name: up to two words, the possessives, the owners, then an age."""
+    if not owner:
+        return None
+    return re.compile(
+        rf"(?:(?: [a-z0-9]+){{0,2}}(?: (?:{_regex_alternation(possessive)}))+)?"
+        rf"(?: (?:{_regex_alternation(owner)}))*"
+        r"(?:(?: da)? (?:\d+|mot|hai|ba|bon|nam|sau|bay|tam|chin|muoi)(?: [a-z0-9]+)? tuoi)?"
+    )
+
+
 def parse_rules(text: str) -> RuleSet:
     """Parse and compile the rules file; a clear ``ValueError`` names the first thing wrong."""
     data = tomllib.loads(text)
@@ -365,9 +411,15 @@ def parse_rules(text: str) -> RuleSet:
         ends_denied=_ending_at_end(m.get("ends_denied", [])),
         in_care=compile_phrases(m.get("in_care", [])),
         help_called=compile_phrases(m.get("help_called", [])),
+        help_asked=compile_phrases(m.get("help_asked", [])),
         neutral=_neutral(m.get("neutral", []) + m.get("greeting", [])),
         greeting=_neutral(m.get("greeting", [])),
         fragment_words=int(m.get("fragment_words", 10)),
+        subject_person=_words_regex(m.get("subject_person", [])),
+        subject_person_english=_words_regex(m.get("subject_person_english", [])),
+        writer_state=_writer_state(m.get("writer_state_before", []), m.get("writer_state", [])),
+        animal_object=_just_before(m.get("animal_object_after", [])),
+        animal_possessed=_possessed(m.get("animal_possessive", []), m.get("animal_owner", [])),
     )
     g = _required(data, "glucose", "file")
     glucose = GlucoseRule(
@@ -744,7 +796,8 @@ def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = 
     )
     result.about_animal = _about_animal(norm, mk, no_animal)
     # help called for someone now: the signs told are theirs, whatever the writer studies (round 27)
-    calling = mk.help_called is not None and bool(mk.help_called.search(norm.text))
+    pleading = mk.help_asked is not None and bool(mk.help_asked.search(norm.text))
+    calling = pleading or (mk.help_called is not None and bool(mk.help_called.search(norm.text)))
     # Where a learning marker is a frame or an idiom (``markers.frame`` inside it: "xem trên live thấy anh …", "cãi nhau
     # với bố xong thì đau ngực", "xem bóng đá, giờ ai cũng đau đầu"), when it is about someone: two signs of a category
     # told beside it beat it (``_beside_frame``, round 37); a lesson, a course or a question to learn is no frame
@@ -764,6 +817,13 @@ def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = 
     subjects = _subjects(norm, mk, no_animal) if result.about_animal else []
     result.recurrent = bool(mk.recurrent.search(norm.text)) and not acute
     story = _story_sentences(norm, mk, neutral)
+    # a plea to call help told outside the story ("… gửi ảnh đang đứng ngoài lan can … Ai nghe được gọi 115 giúp"): what
+    # the story tells is happening now (round 40); a plea inside a film's or a clip's sentence is the story's own
+    pleads_now = (
+        pleading
+        and mk.help_asked is not None
+        and any(not _inside(m.start(), list(story)) for m in mk.help_asked.finditer(norm.text))
+    )
     in_story: set[str] = set()
     # It is over when the last thing said is that it is over: "sáng nay con em hóc kẹo, vỗ lưng ra ngay, giờ bé chơi
     # bình thường" (the acute words come before the outcome), not "giờ bình thường rồi nhưng vừa nãy lại co giật".
@@ -830,7 +890,8 @@ def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = 
             severity, _ = _hits(cat.severity, msg, cat, kind="severity")
         pair = _pair(symptoms, severity)
         fired = bool(alone) or pair is not None
-        if fired and story and not _outside(alone, symptoms, severity, norm, story):
+        # help asked for now ("ai nghe được gọi 115 giúp"): what the story tells is happening (round 40)
+        if fired and story and not pleads_now and not _outside(alone, symptoms, severity, norm, story):
             in_story.add(cat.id)
         spoken_of = fired or bool(alone_topic) or _pair(symptoms_topic, severity) is not None
         if spoken_of:
@@ -1050,7 +1111,15 @@ def _story_sentences(norm: Normalized, mk: Markers, neutral: list[tuple[int, int
             continue
         marker = _story_marker(text, mk, a, b, neutral)
         headline = headlines[(a, b)]
-        if not marker and not headline and mk.present.search(text, a, b):
+        # a sentence that speaks of now, or that pleads for help to be called now (round 40), is no story
+        if (
+            not marker
+            and not headline
+            and (
+                mk.present.search(text, a, b)
+                or (mk.help_asked is not None and mk.help_asked.search(text, a, b))
+            )
+        ):
             continue
         # the story starts at the clause of its marker: what the sentence said before it is not part of it
         begin = a if headline or not marker else norm.clause_at(marker.start())[0]
@@ -1140,50 +1209,28 @@ def _about_animal(norm: Normalized, mk: Markers, no_animal: list[tuple[int, int]
 
 
 def _pair_spans(symptoms: Found, severity: Found) -> Found:
-    """The symptom phrases that make a pair with a severity phrase (``_pair``), each with its place."""
-    return [
+    """The symptom phrases that make a pair with a severity phrase (``_pair``), each with its place, and the severity
+    phrases they pair with (round 40: "sudden explosive headache while lifting a dog …, now my neck is stiff": the
+    severity is told of the writer, so the pair is the writer's)."""
+    paired = [
         (p, s)
         for p, s in symptoms
         if s is not None and any(v is None or v[1] <= s[0] or s[1] <= v[0] for _, v in severity)
+    ]
+    return paired + [
+        (p, v)
+        for p, v in severity
+        if v is not None and any(s is None or v[1] <= s[0] or s[1] <= v[0] for _, s in paired)
     ]
 
 
 # Who a sign is told of, beside an animal word (round 39). A person: kinship and role words, the writer, an age; an
 # animal's name swallows the possessive after it ("con chó nhà em", "con mèo của bố em"); a pronoun ("nó", "he",
 # "she", "it") is the last third-person subject named before it; an animal after a preposition or a verb ("chơi với
-# con mèo", "walking the dog", "stung while moving the goats") is no subject.
-_PERSON = re.compile(
-    r"(?<![a-z0-9])(?:"
-    r"(?:ong|ba) (?:noi|ngoai|nha|hang xom|chu|cu|lao|em|toi|minh|tui|anh|chi|ay|bac)"
-    r"|(?<!bi )(?<!con )(?:ong|ba)(?= (?:bi|dang|vua|dot nhien|tu nhien|nga|ngat|xiu|kho|len|lai|cung|thi)(?![a-z]))"
-    r"|(?<!con )(?<!be )(?<!nha )(?<!cua )bo(?! (?:sua|nai|cau|tot|bia|tay|mo|di|ve|qua|roi|lai|ra|vao|xuong|len|phi))"
-    r"|(?<!hon )(?<!con )(?<!nha )(?<!cua )me(?! (?:man|say|sang|cung|tit))|ma (?:em|toi|minh|tui|oi)"
-    r"|chong|vo (?:toi|em|minh|tui|anh|oi|con|ong|chu|bac)|con (?:trai|gai|toi|em|minh|tui|nha (?:em|toi|minh)|lon|ut|nho)"
-    r"|chau (?:toi|em|minh|gai|trai|noi|ngoai|be)|(?:anh|chi|chu|bac|di|cau|thim|mo) (?:hang xom|toi|em|minh|ay|trai|gai|ho|ruot|ke|ban)"
-    r"|co (?:ay|giao|hang xom|toi|em|minh)|dong nghiep|sep|khach(?: hang)?|(?<!con )chu (?:nha|quan|trai|vuon|xe)"
-    r"|(?<!nha )(?<!cua )(?<!con [a-z]{3} )(?<!con [a-z]{2} )(?:toi|tui|tao)(?! (?:nay|qua|mai|hom|ve|den|roi|khuya|muon|som|ay|do))"
-    r"|(?<!nha )(?<!cua )(?<!tre )(?<!con [a-z]{3} )(?<!con [a-z]{2} )(?<!con [a-z]{4} )em(?! (?:be|oi))|em be"
-    r"|(?<!nha )(?<!cua )(?<!trong )(?<!vao )(?<!xuong )(?<!ra )(?<!o )(?<!cai )(?<!thanh )(?<!ho )(?<!day )(?<!ca )"
-    r"be(?! (?:cun|miu|mun|meo|cho|vang|ky|lun|ca|boi|nuoc))"
-    r"|(?:\d+|mot|hai|ba|bon|nam|sau|bay|tam|chin|muoi) tuoi"
-    r")(?![a-z0-9])"
-)
-_PERSON_EN = re.compile(
-    r"(?<![a-z0-9])(?:"
-    r"(?:my|our|his|her|a|the) (?:mum|mom|mother|dad|father|son|daughter|toddler|baby|wife|husband|friend|flatmate"
-    r"|roommate|colleague|coworker|boss|brother|sister|grandma|grandpa|grandmother|grandfather|granny|kid|child|boy|girl"
-    r"|nephew|niece|uncle|aunt|neighbou?r|customer|owner|partner|boyfriend|girlfriend|farmer|worker|man|woman|lady|guy)s?"
-    r"|mum|mom|dad|grandma|grandpa|granny|nana|husband|wife|son|daughter"
-    r"|i|me|my|\d+ ?(?:year|yr|month)s? old|\d+ ?yo"
-    r")(?![a-z0-9])"
-)
+# con mèo", "walking the dog", "stung while moving the goats") is no subject. The word lists are markers in the rules
+# file (``subject_person``, ``subject_person_english``, ``writer_state``, ``animal_object_after``, ``animal_owner``:
+# round 40); what stays here is how they are read.
 _WRITER = {"toi", "tui", "tao", "em", "i", "me", "my"}
-# what makes the writer the one told of: a state, not an act ("em bị …", "I got stung", "my throat …")
-_STATE = re.compile(
-    r" (?:(?:cung |lai |dang |vua |moi |da |thi |suddenly |just |still |also |then |dot nhien |tu nhien )*(?:bi|thay|nga|ngat|xiu|kho|dau|chong|met|sot|non|got|was|am|have"
-    r"|has|had|m|ve|feel|felt|fell|collapsed|cant|can|just|throat|face|lips?|tongue|chest|arm|leg|hand|head|eyes?|neck"
-    r"|skin|heart|breathing|whole))(?![a-z])"
-)
 # a body part before the writer ("mặt em sưng", "môi tôi tím"): the writer is told of
 _BODY_BEFORE = re.compile(r"(?:^| )(?:mat|moi|mieng|co|hong|tay|chan|nguoi|dau|bung|nguc|luoi|da|tim|mui) $")
 # "her" as an object, not a possessive ("licked her and …", not "her face")
@@ -1193,18 +1240,8 @@ _HER_OBJECT = re.compile(
 _PRONOUN = re.compile(r"(?<![a-z0-9])(?:no|he|she|it|him|her|they)(?![a-z0-9])")
 # the writer only looking on ("em thấy nó …", "I saw her …"): no subject of the sign
 _LOOKING = re.compile(
-    r" (?:thay|nghe|phat hien|bao|noi|ke|hoi|saw|see|found|noticed|heard|think|thought|says?|said|told|asks?|asked)(?![a-z])"
-)
-# an animal that is an object: after a preposition or a verb of handling it
-_OBJECT = re.compile(
-    r"(?:^| )(?:voi|cho|dat|chan|cung|tam cho|boc|om|walking|walk|moving|move|feeding|feed|with|chasing|herding|petting"
-    r"|by|from|at|near|and|milking|brushing|grooming|the|of) $"
-)
-_POSSESSED = re.compile(
-    r"(?:(?: [a-z0-9]+){0,2}(?: (?:nha|cua|cung))+)?(?: (?:em|toi|minh|tui|tao|anh|chi|co|chu|bac|ong|ba|bo|me|di|cau|thim|mo|hang xom|ban|giao"
-    r"|giup viec|noi|ngoai|ay|trai|gai|chau|sep|dong nghiep|nha))*"
-    # and its age: "con mèo già nhà em 17 tuổi", "chó nhà em 12 tuổi" is the animal's age, not a person's
-    r"(?:(?: da)? (?:\d+|mot|hai|ba|bon|nam|sau|bay|tam|chin|muoi)(?: [a-z0-9]+)? tuoi)?"
+    r" (?:thay|nghe|phat hien|bao|noi|ke|hoi|goi bao|goi dien|nhan tin|saw|see|found|noticed|heard|think|thought|says?|said|told"
+    r"|asks?|asked|called|rang|texted|messaged|phoned)(?![a-z])"
 )
 # a person after a preposition ("the dog I walk for my neighbours", "con chó của bạn em"): no subject
 _PERSON_OBJECT = re.compile(
@@ -1218,16 +1255,19 @@ def _subjects(norm: Normalized, mk: Markers, no_animal: list[tuple[int, int]]) -
     ``no_animal`` (as in ``_about_animal``)."""
     text = norm.text
     found: list[tuple[int, int, str]] = []
+    person_rx = mk.subject_person_english if norm.english else mk.subject_person
+    state_rx, object_rx, possessed_rx = mk.writer_state, mk.animal_object, mk.animal_possessed
+    assert person_rx and state_rx and object_rx and possessed_rx, "the rules file names no subjects"
 
     def add_animal(first: int, last: int, start: int) -> None:
         # the words before it (in the folded text, from the character ``start``) make it an object
-        kind = "object" if _OBJECT.search(text, max(0, start - 20), start) else "animal"
+        kind = "object" if object_rx.search(text, max(0, start - 20), start) else "animal"
         found.append((first, last, kind))
 
     for m in mk.animal.finditer(text):
         if any(m.start() < b and a < m.end() for a, b in no_animal):
             continue
-        own = _POSSESSED.match(text, m.end())
+        own = possessed_rx.match(text, m.end())
         end = own.end() if own else m.end()
         add_animal(_word_index(text, m.start()), _word_index(text, end), m.start())
     if mk.animal_accented is not None:
@@ -1238,11 +1278,11 @@ def _subjects(norm: Normalized, mk: Markers, no_animal: list[tuple[int, int]]) -
             if any(first < b and a < last for a, b in words) or first >= len(starts):
                 continue
             at = starts[last] if last < len(starts) else len(text)
-            own = _POSSESSED.match(text, at - 1) if at > 0 else None
+            own = possessed_rx.match(text, at - 1) if at > 0 else None
             end = _word_index(text, own.end()) if own and own.end() > at - 1 else last
             add_animal(first, max(last, end), starts[first])
     animals = [(a, b) for a, b, _ in found]
-    for m in (_PERSON_EN if norm.english else _PERSON).finditer(text):
+    for m in person_rx.finditer(text):
         first = _word_index(text, m.start())
         if any(a <= first < b for a, b in animals):
             continue
@@ -1251,11 +1291,14 @@ def _subjects(norm: Normalized, mk: Markers, no_animal: list[tuple[int, int]]) -
         word = m.group(0)
         if (
             _is_writer(word, norm.english)
-            and not _STATE.match(text, m.end())
+            and not state_rx.match(text, m.end())
             and not _BODY_BEFORE.search(text, max(0, m.start() - 8), m.start())
         ):
             continue  # the writer acting ("em cho con chó ăn …"), not told of
         found.append((first, _word_index(text, m.end()), "person"))
+    # an animal inside a person's name is no subject ("chủ con mèo", "the dog's owner": the owner is; round 40)
+    persons = [(a, b) for a, b, k in found if k == "person"]
+    found = [x for x in found if x[2] == "person" or not any(a < x[0] < b for a, b in persons)]
     if not norm.english:
         pronouns = [m for m in _PRONOUN.finditer(text) if m.group(0) == "no"]
     else:
@@ -1305,12 +1348,17 @@ def _is_writer(word: str, english: bool) -> bool:
 def _persons_sign(
     alone: Found, paired: Found, subjects: list[tuple[int, int, str]], norm: Normalized
 ) -> bool:
-    """Whether a sign that counted is told of a person: the nearest subject named before it is one (round 39)."""
+    """Whether a sign that counted is told of a person: the nearest subject named before it is one (round 39), or
+    the phrase starts with that person ("đồng nghiệp bị con vẹt mổ trúng mắt"); a sign told before any subject is
+    the first one's named after it ("sudden explosive headache while lifting a dog …, now my neck is stiff": round
+    40)."""
     for _, span in [*alone, *paired]:
         if span is None:
             continue
         at = _word_index(norm.text, span[0])
-        before = [k for a, _, k in subjects if a < at]
+        before = [k for a, _, k in subjects if a <= at]
+        if not before:
+            before = [k for a, _, k in subjects if a > at][:1]
         if before and before[-1] == "person":
             return True
     return False
