@@ -157,15 +157,13 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set (the file is installed by the lead; these gates are the last set's until then): v118-v121, now
-# dev119-dev122 below (round 40) (authors DP-DS: Deaf and hard-of-hearing people texting; mines, quarries and kilns;
-# veterinary clinics, pet shops and farms; electricians and linemen), written blind while round 38 was worked on, tuned
-# on from round 40. Measured once at 3ec1157 (round 37): 1,206/1,240, 19/1,320; round 38 (written without them): 1,208/1,240,
-# 18/1,320; round 39 (a person's signs beside an animal word, aimed at the mechanism v120's misses showed, by a helper
-# who never read the sets, so no longer a blind figure): 1,215/1,240, 18/1,320. The held-out tests before them
-# (v114-v117, v110-v113, v106-v109) are dev115-dev118, dev111-dev114 and dev107-dev110 below.
-HELD_OUT_RECALL = 0.9798
-HELD_OUT_FALSE_ALARMS = 0.0137
+# The held-out set: v122-v125 (authors DT-DW: spas, beauty salons and cosmetic clinics; social workers, shelters and
+# harm-reduction outreach; retirees' morning exercise groups; couples texting about each other), written blind while
+# round 40 was worked on. Measured once at 53e66a0 (the triage of round 39): 1,236/1,240, 17/1,320; round 40
+# (written without them): 1,237/1,240, 17/1,320. The held-out tests before them (v118-v121, v114-v117, v110-v113) are
+# dev119-dev122, dev115-dev118 and dev111-dev114 below.
+HELD_OUT_RECALL = 0.9975
+HELD_OUT_FALSE_ALARMS = 0.0129
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
