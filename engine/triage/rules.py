@@ -415,11 +415,12 @@ def parse_rules(text: str) -> RuleSet:
         neutral=_neutral(m.get("neutral", []) + m.get("greeting", [])),
         greeting=_neutral(m.get("greeting", [])),
         fragment_words=int(m.get("fragment_words", 10)),
-        subject_person=_words_regex(m.get("subject_person", [])),
-        subject_person_english=_words_regex(m.get("subject_person_english", [])),
-        writer_state=_writer_state(m.get("writer_state_before", []), m.get("writer_state", [])),
-        animal_object=_just_before(m.get("animal_object_after", [])),
-        animal_possessed=_possessed(m.get("animal_possessive", []), m.get("animal_owner", [])),
+        # who a sign is told of beside an animal word: required, or a message naming an animal could not be read
+        subject_person=_words_regex(_required(m, "subject_person", "markers")),
+        subject_person_english=_words_regex(_required(m, "subject_person_english", "markers")),
+        writer_state=_writer_state(m.get("writer_state_before", []), _required(m, "writer_state", "markers")),
+        animal_object=_just_before(_required(m, "animal_object_after", "markers")),
+        animal_possessed=_possessed(m.get("animal_possessive", []), _required(m, "animal_owner", "markers")),
     )
     g = _required(data, "glucose", "file")
     glucose = GlucoseRule(
@@ -1257,7 +1258,7 @@ def _subjects(norm: Normalized, mk: Markers, no_animal: list[tuple[int, int]]) -
     found: list[tuple[int, int, str]] = []
     person_rx = mk.subject_person_english if norm.english else mk.subject_person
     state_rx, object_rx, possessed_rx = mk.writer_state, mk.animal_object, mk.animal_possessed
-    assert person_rx and state_rx and object_rx and possessed_rx, "the rules file names no subjects"
+    assert person_rx and state_rx and object_rx and possessed_rx  # required by parse_rules
 
     def add_animal(first: int, last: int, start: int) -> None:
         # the words before it (in the folded text, from the character ``start``) make it an object

@@ -388,6 +388,9 @@ def test_a_broken_rules_file_is_refused_with_the_reason():
         parse_rules(broken)
     with pytest.raises(ValueError, match="bad phrase"):
         parse_rules(text.replace('"muon chet", ', '"muon (chet", ', 1))
+    # who a sign is told of beside an animal word cannot be left out: every message naming a pet needs it
+    with pytest.raises(ValueError, match=r"markers: missing subject_person"):
+        parse_rules(text.replace("\nsubject_person = [", "\nsubject_persons = [", 1))
 
 
 def test_the_trace_names_each_sign_once():
