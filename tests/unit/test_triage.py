@@ -512,10 +512,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev DQ", DEV_DQ, 1.0, 0.028),
         ("dev DR", DEV_DR, 1.0, 0.01),
         ("dev DS", DEV_DS, 1.0, 0.0),
-        ("dev DT", DEV_DT, 1.0, 0.0),
-        ("dev DU", DEV_DU, 1.0, 0.0),
-        ("dev DV", DEV_DV, 1.0, 0.0),
-        ("dev DW", DEV_DW, 1.0, 0.0),
+        ("dev DT", DEV_DT, 1.0, 0.007),
+        ("dev DU", DEV_DU, 1.0, 0.01),
+        ("dev DV", DEV_DV, 1.0, 0.016),
+        ("dev DW", DEV_DW, 1.0, 0.013),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -617,7 +617,7 @@ def test_the_rule_authors_rows_kept_from_the_model_are_read_by_the_rules(row):
 
 
 def test_the_rule_rows_of_every_round_are_there():
-    assert len(RULE_ROWS) >= 23 + 126 + 69 + 38 + 45 + 44 + 43 + 47 + 37
+    assert len(RULE_ROWS) >= 23 + 126 + 69 + 38 + 45 + 44 + 43 + 47 + 38
 
 
 # Round 32's second batch (the scope of a negation in four categories, a reassuring diagnosis): its ten rows are kept here,
