@@ -93,6 +93,7 @@ FREEZES = [
     ("7b029ca", ["dev115", "dev116", "dev117", "dev118"]),
     ("3ec1157", ["dev119", "dev120", "dev121", "dev122"]),
     ("53e66a0", ["dev123", "dev124", "dev125", "dev126"]),
+    ("3496066", ["dev127", "dev128", "dev129", "dev130"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """
