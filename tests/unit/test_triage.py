@@ -157,13 +157,12 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set: v126-v129 (authors DX, DY, DZ, EA: swimming pools, water parks and beaches; airports and flights;
-# house movers, cleaners and handymen; families lodging around a provincial hospital), written blind while round 41
-# was worked on. Measured once at 3496066 (round 40): 1,233/1,240, 26/1,320; round 41 (written without them):
-# 1,233/1,240, 24/1,320. The held-out tests before them (v122-v125, v118-v121, v114-v117) are dev123-dev126,
-# dev119-dev122 and dev115-dev118 below.
-HELD_OUT_RECALL = 0.9943
-HELD_OUT_FALSE_ALARMS = 0.0182
+# The held-out set: v130-v133 (authors EB-EE: street sweepers and sanitation workers; gas and water delivery men;
+# performers and backstage crews; beekeepers and honey sellers), written blind while round 42 was worked on. Measured
+# once at ff5fbf1 (round 41): 1,227/1,240, 28/1,320; round 42 (written without them): 1,227/1,240, 28/1,320.
+# The held-out tests before them (v126-v129, v122-v125, v118-v121) are dev127-dev130, dev123-dev126 and dev119-dev122.
+HELD_OUT_RECALL = 0.9895
+HELD_OUT_FALSE_ALARMS = 0.0213
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
