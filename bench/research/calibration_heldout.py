@@ -48,15 +48,13 @@ from bench.research import retrieval_calibration_fit as calfit
 from bench.research.query_adapter_crossfit import calibration_rows, cross_fitted
 from bench.retrieval_shapes import DiskCachedEmbedder, build_shapes, run_queries, without
 from engine.retrieval import calibration
-from engine.retrieval.calibration import ADAPTED_MODE, FEATURES
+from engine.retrieval.calibration import ADAPTED_MODE
 from engine.retrieval.search import RankedHit, SearchResult
 
 ROWS = Path("/tmp/ret10-rows")
-# The sets shipped before the tenth round (the "shipped" and "keep_hybrid" variants), for the before/after table.
-NINTH_ROUND = {
-    "hybrid": (-6.753, 4.52, 4.685, -0.115, -0.067, -1.549, 10.873, 3.226, 3.146, -5.129, 0.636, 2.97),
-    ADAPTED_MODE: (-7.381, 3.866, 5.648, -0.603, 0.088, -2.291, 15.61, 2.734, 3.445, -4.681, 0.611, 0.0),
-}
+# The sets shipped before the tenth round (the "shipped" and "keep_hybrid" variants), for the before/after table: the
+# tenth round's were not shipped, so these are the product's own, read before ``product_p`` swaps any in.
+NINTH_ROUND = {mode: tuple(calibration.COEFFICIENTS[mode]) for mode in ("hybrid", ADAPTED_MODE)}
 LONG = 20  # words: the query adapter's gate (``search.LEARNED_MIN_WORDS``), so the set that decides
 
 
@@ -125,8 +123,7 @@ def collect(what: list[str], out: Path) -> None:
         elif kind == "heldout-noadapter":
             rows = asyncio.run(collect_heldout(adapter=False))
         elif kind == "dev-hybrid":
-            calfit._top_features = features  # type: ignore[assignment]  # keep the decision inputs too
-            rows = asyncio.run(calfit.collect("hybrid"))
+            rows = asyncio.run(calfit.collect("hybrid", features=features))  # the decision inputs too
         elif kind == "dev-adapted":
             rows = calibration_rows(cross_fitted(DiskCachedEmbedder(), features))
         else:
@@ -137,7 +134,7 @@ def collect(what: list[str], out: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------- fit
 
-SETS = tuple(HELD_OUT_SETS)  # "RQ", "RQ2"
+SETS = tuple(HELD_OUT_SETS)  # every blind set installed: "RQ", "RQ2", "RQ3"
 DEV_SHAPES = ("questions", "questions_kw", "noisy_kw", "answers_only", "full", "mix", "self")
 
 
@@ -184,8 +181,7 @@ def fit_set(
     held_unans: str,
     wrong: float = 1.0,
 ) -> tuple[float, ...]:
-    x = np.array([[float(r["features"].get(f, 0.0)) for f in FEATURES] for r in rows])  # type: ignore[union-attr]
-    y = np.array([bool(r["right"]) for r in rows])
+    x, y, _ = calfit._matrix(rows)
     model = LogisticRegression(C=c, max_iter=5000).fit(
         x, y, sample_weight=weights(rows, unanswerable, held, held_unans, wrong)
     )

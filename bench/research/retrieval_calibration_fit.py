@@ -20,7 +20,7 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -35,7 +35,13 @@ def _top_features(res: SearchResult) -> dict[str, float]:
     return dict(getattr(hit, "features", {}) or {}) if hit is not None else {}
 
 
-async def collect(mode: str, split: str = "dev", shapes: Sequence[str] = SHAPES) -> list[dict[str, object]]:
+async def collect(
+    mode: str,
+    split: str = "dev",
+    shapes: Sequence[str] = SHAPES,
+    features: Callable[[SearchResult], dict[str, float]] = _top_features,
+) -> list[dict[str, object]]:
+    """Per search of ``split`` on ``shapes``: its group, whether the top entry is right, and ``features`` of it."""
     embedder = DiskCachedEmbedder()
     built = build_shapes()
     rows: list[dict[str, object]] = []
@@ -49,7 +55,7 @@ async def collect(mode: str, split: str = "dev", shapes: Sequence[str] = SHAPES)
         if name == "questions":
             runs.append(("nodiac", shape.entries, True))
         for run, entries, strip in runs:
-            outcomes = await run_queries(entries, qs, embedder, strip=strip, mode=mode, collect=_top_features)
+            outcomes = await run_queries(entries, qs, embedder, strip=strip, mode=mode, collect=features)
             for o in outcomes:
                 if o.features:
                     rows.append({"shape": name, "run": run, "right": o.rank == 1, "features": o.features})
