@@ -347,9 +347,222 @@ VARIANTS: list[dict[str, object]] = [
 CHOSEN = VARIANTS[-2]
 
 
+# ------------------------------------------------------------------ eleventh round: leave one blind set out
+
+# The features' length buckets (``short``: a chat line; the query adapter's gate decides the set above it).
+SHORT_BUCKET = 16
+PRIOR_UNANSWERABLE = 0.8
+
+
+def _z(coef: tuple[float, ...], rows: list[dict[str, object]]) -> np.ndarray:
+    x, _, _ = calfit._matrix(rows)
+    return coef[0] + x @ np.array(coef[1:])
+
+
+def _mode(r: dict[str, object]) -> str:
+    return ADAPTED_MODE if r["features"]["_adapted"] else "hybrid"  # type: ignore[index]
+
+
+def _short(r: dict[str, object]) -> float:
+    return float(r["features"]["_words"] < SHORT_BUCKET)  # type: ignore[index]
+
+
+def set_weights(
+    rows: list[dict[str, object]], unanswerable: float, held: float, wrong: float = 1.0
+) -> np.ndarray:
+    """Fitting weights with every blind set counting the same: dev's (shape, run) groups each weigh the same (as
+    ``retrieval_calibration_fit``); the blind sets together weigh ``held`` times dev's total, split equally among
+    the sets in the fit, and inside a set each (shape, run) group the same. Unanswerable runs times
+    ``unanswerable`` (dev's and the sets' alike), answerable searches with a wrong top entry times ``wrong``."""
+    dev = [i for i, r in enumerate(rows) if "set" not in r]
+    w = np.zeros(len(rows))
+    parts: list[tuple[list[int], float]] = [(dev, 1.0)] if dev else []
+    sets = sorted({str(r["set"]) for r in rows if "set" in r})
+    total_dev = float(len(dev)) if dev else float(len(rows))
+    for s in sets:
+        parts.append(([i for i, r in enumerate(rows) if r.get("set") == s], held * total_dev / len(sets)))
+    for idx, total in parts:
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i in idx:
+            groups.setdefault((str(rows[i]["shape"]), str(rows[i]["run"])), []).append(i)
+        mult = {g: (unanswerable if g[1].startswith("unanswerable") else 1.0) for g in groups}
+        norm = sum(mult.values())
+        for g, members in groups.items():
+            for i in members:
+                x = total * mult[g] / norm / len(members)
+                if not g[1].startswith("unanswerable") and not rows[i]["right"]:
+                    x *= wrong
+                w[i] = x
+    return w
+
+
+def fit_loso(
+    rows: dict[str, list[dict[str, object]]], variant: dict[str, object], keep_sets: set[str]
+) -> dict:
+    """One variant fitted on faq-val dev and the blind sets in ``keep_sets``. Returns ``{"coefs": {mode:
+    tuple}, "short": {mode: beta}, "iso": {mode: IsotonicRegression}}`` (the last two only for those variants).
+
+    Kinds: ``refit`` (logistic regression of every feature, C ``c``, unanswerable ``u_hybrid`` / ``u_adapted``,
+    the blind sets weighing ``held`` times dev, ``short``: a bucket feature for messages under ``SHORT_BUCKET``
+    words); ``platt`` (``sigmoid(a + b * z)`` of the ninth round's logit ``z``, per set of coefficients, fitted on
+    the blind sets' rows it decides, plus dev's when ``held`` is finite: the recalibrated coefficients are the
+    ninth round's times b, the intercept a + b * b0); ``isotonic`` (the same rows, a monotone map of the
+    product's probability; research only, it is no coefficient set)."""
+    kind = str(variant.get("kind", "refit"))
+    if kind == "shipped":
+        return {"coefs": dict(NINTH_ROUND)}
+    c = float(variant.get("c", 3.0))
+    held = float(variant.get("held", 1.0))
+    wrong = float(variant.get("wrong", 1.0))
+    u = {"hybrid": float(variant.get("u_hybrid", 0.8)), ADAPTED_MODE: float(variant.get("u_adapted", 1.0))}
+    held_rows = [r for r in rows["heldout"] if r["set"] in keep_sets]
+    out: dict = {"coefs": {}, "short": {}, "iso": {}}
+    for mode in ("hybrid", ADAPTED_MODE):
+        mine = [r for r in held_rows if _mode(r) == mode]
+        if kind == "refit":
+            # As the tenth round: ``hybrid`` on every search without the adapter, ``hybrid_adapted`` on every
+            # search with one (dev cross-fitted, the sets through the shipped adapter).
+            dev = rows["dev-hybrid"] if mode == "hybrid" else rows["dev-adapted"]
+            sets = rows["heldout-noadapter"] if mode == "hybrid" else rows["heldout"]
+            fit_rows = list(dev) + ([r for r in sets if r["set"] in keep_sets] if held > 0 else [])
+            x, y, _ = calfit._matrix(fit_rows)
+            if variant.get("short"):
+                x = np.column_stack([x, [_short(r) for r in fit_rows]])
+            model = LogisticRegression(C=c, max_iter=5000).fit(
+                x, y, sample_weight=set_weights(fit_rows, u[mode], held, wrong)
+            )
+            out["coefs"][mode] = (
+                float(model.intercept_[0]),
+                *(float(b) for b in model.coef_[0][: len(calibration.FEATURES)]),
+            )
+            if variant.get("short"):
+                out["short"][mode] = float(model.coef_[0][-1])
+            continue
+        base = NINTH_ROUND[mode]
+        fit_rows = list(mine)
+        if variant.get("with_dev"):
+            fit_rows += rows["dev-hybrid"] if mode == "hybrid" else rows["dev-adapted"]
+        y = np.array([bool(r["right"]) for r in fit_rows])
+        w = set_weights(fit_rows, u[mode], held if variant.get("with_dev") else 1.0, wrong)
+        if variant.get("natural"):  # the sets' own mix of answerable and unanswerable messages
+            w = np.ones(len(fit_rows))
+        if kind == "platt":
+            z = _z(base, fit_rows)
+            xs = np.column_stack([z, [_short(r) for r in fit_rows]]) if variant.get("short") else z[:, None]
+            model = LogisticRegression(C=c, max_iter=5000).fit(xs, y, sample_weight=w)
+            a, b = float(model.intercept_[0]), float(model.coef_[0][0])
+            out["coefs"][mode] = (a + b * base[0], *(b * v for v in base[1:]))
+            if variant.get("short"):
+                out["short"][mode] = float(model.coef_[0][1])
+        elif kind == "isotonic":
+            from sklearn.isotonic import IsotonicRegression
+
+            out["coefs"][mode] = base
+            p = product_p(dict(NINTH_ROUND), fit_rows)
+            out["iso"][mode] = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(
+                p, y, sample_weight=w
+            )
+        else:
+            raise SystemExit(f"unknown kind {kind}")
+    return out
+
+
+def loso_p(fitted: dict, rows: list[dict[str, object]]) -> np.ndarray:
+    """The product's probability (``product_p``) with a fitted variant, its short-bucket term added to the
+    intercept of the messages under ``SHORT_BUCKET`` words, its isotonic map applied after the product's rules."""
+    coefs = fitted["coefs"]
+    short = fitted.get("short") or {}
+    if not short:
+        p = product_p(coefs, rows)
+    else:
+        p = np.zeros(len(rows))
+        for i, r in enumerate(rows):
+            m = _mode(r)
+            cf = coefs[m]
+            cf = (cf[0] + short.get(m, 0.0) * _short(r), *cf[1:])
+            p[i] = product_p({**coefs, m: cf}, [r])[0]
+    iso = fitted.get("iso") or {}
+    if iso:
+        p = np.array(
+            [iso[_mode(r)].predict([p[i]])[0] if _mode(r) in iso else p[i] for i, r in enumerate(rows)]
+        )
+    return p
+
+
+def judge(p: np.ndarray, rows: list[dict[str, object]]) -> dict[str, float]:
+    """A left-out set's figures over its three shapes (typed messages): answered share, precision when answered
+    and false answers pooled over the shapes, the lowest precision and highest false-answer rate of one shape,
+    Brier and log-loss over its answerable and unanswerable searches (p against "the top entry is right"), and
+    the same answered / precision / false answers on the unmarked run of ``questions``."""
+    res: dict[str, float] = {}
+    typed = [i for i, r in enumerate(rows) if r["run"] in ("answerable", "unanswerable")]
+    ans = [i for i in typed if rows[i]["run"] == "answerable"]
+    un = [i for i in typed if rows[i]["run"] == "unanswerable"]
+    took = [i for i in ans if p[i] >= calibration.DEFAULT_THRESHOLD]
+    res["answered"] = len(took) / len(ans)
+    res["precision"] = float(np.mean([rows[i]["right"] for i in took])) if took else 0.0
+    res["false"] = float(np.mean([p[i] >= calibration.DEFAULT_THRESHOLD for i in un]))
+    per = [
+        figures(
+            p[[i for i in typed if rows[i]["shape"] == s]], [rows[i] for i in typed if rows[i]["shape"] == s]
+        )
+        for s in HELD_SHAPES
+    ]
+    res["min_precision"] = min(f["precision"] for f in per)
+    res["max_false"] = max(f["false"] for f in per)
+    y = np.array([float(rows[i]["right"]) for i in typed])
+    q = np.clip(p[typed], 1e-6, 1 - 1e-6)
+    res["brier"] = float(np.mean((q - y) ** 2))
+    res["logloss"] = float(-np.mean(y * np.log(q) + (1 - y) * np.log(1 - q)))
+    # The same with the prior the fits assume (``PRIOR_UNANSWERABLE``: the unanswerable run weighs 0.8 of the
+    # answerable one) instead of the sets' 60 of 460: both are reported, neither is "the" base rate of a clinic.
+    un_w = PRIOR_UNANSWERABLE * len(ans) / max(1, len(un))
+    w = np.array([un_w if rows[i]["run"] == "unanswerable" else 1.0 for i in typed])
+    res["brier_prior"] = float(np.sum(w * (q - y) ** 2) / np.sum(w))
+    res["logloss_prior"] = float(-np.sum(w * (y * np.log(q) + (1 - y) * np.log(1 - q))) / np.sum(w))
+    nd = [i for i, r in enumerate(rows) if r["run"] in ("nodiac", "unanswerable_nodiac")]
+    f = figures(p[nd], [rows[i] for i in nd], ("nodiac", "unanswerable_nodiac"))
+    res["nodiac_answered"], res["nodiac_precision"], res["nodiac_false"] = (
+        f["answered"],
+        f["precision"],
+        f["false"],
+    )
+    return res
+
+
+def loso(rows: dict[str, list[dict[str, object]]], variant: dict[str, object]) -> dict[str, object]:
+    """Each blind set judged by the variant fitted on dev + the other two (rounded figures per set)."""
+    out: dict[str, object] = {}
+    for s in SETS:
+        fitted = fit_loso(rows, variant, {t for t in SETS if t != s})
+        test = [r for r in rows["heldout"] if r["set"] == s]
+        out[s] = {k: round(v, 4) for k, v in judge(loso_p(fitted, test), test).items()}
+    return out
+
+
+LOSO_VARIANTS: list[dict[str, object]] = [
+    {"name": "ninth round (shipped)", "kind": "shipped"},
+    {"name": "refit, dev only", "held": 0.0},
+    {"name": "refit, sets x0.5", "held": 0.5},
+    {"name": "refit, sets x1", "held": 1.0},
+    {"name": "refit, sets x2", "held": 2.0},
+    {"name": "refit, sets x1, C 1", "held": 1.0, "c": 1.0},
+    {"name": "refit, sets x1, C 10", "held": 1.0, "c": 10.0},
+    {"name": "refit, sets x1, unanswerable 1.2 / 1.4", "held": 1.0, "u_hybrid": 1.2, "u_adapted": 1.4},
+    {"name": "refit, sets x1, unanswerable 0.6 / 0.8", "held": 1.0, "u_hybrid": 0.6, "u_adapted": 0.8},
+    {"name": "refit, sets x1, short bucket", "held": 1.0, "short": True},
+    {"name": "platt, sets", "kind": "platt", "c": 100.0},
+    {"name": "platt, sets, natural mix", "kind": "platt", "c": 100.0, "natural": True},
+    {"name": "platt, sets + dev", "kind": "platt", "c": 100.0, "with_dev": True},
+    {"name": "platt, sets, short bucket", "kind": "platt", "c": 100.0, "short": True},
+    {"name": "isotonic, sets", "kind": "isotonic"},
+    {"name": "isotonic, sets, natural mix", "kind": "isotonic", "natural": True},
+]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=("collect", "fit", "final"))
+    ap.add_argument("command", choices=("collect", "fit", "final", "loso"))
     ap.add_argument("--what", default="heldout,dev-hybrid,dev-adapted,heldout-noadapter")
     ap.add_argument("--dir", type=Path, default=ROWS)
     ap.add_argument("--variants", default="", help="a JSON list of variants (default: VARIANTS)")
@@ -358,6 +571,10 @@ def main() -> int:
         collect(args.what.split(","), args.dir)
         return 0
     rows = load(args.dir)
+    if args.command == "loso":
+        for variant in json.loads(args.variants) if args.variants else LOSO_VARIANTS:
+            print(json.dumps({"variant": variant, **loso(rows, variant)}), flush=True)
+        return 0
     if args.command == "final":
         print(json.dumps(fit_variant(rows, CHOSEN)))
         return 0
