@@ -27,6 +27,16 @@ fit without it, each at the product's threshold 0.5 through the product's decisi
 decided the search, the bare-subject floor, the off-topic cap). One JSON line per variant, cells answered /
 precision when answered / false answers.
 
+Eleventh round (``bench/retrieval_shapes_results.md``, "Eleventh round"): with RQ3 collected too, each blind set is
+judged by a fit on faq-val dev + the other two (``loso``; ``fit_loso`` for the kinds: refits with the sets weighted
+equally, ``set_weights``; Platt and isotonic maps of the ninth round's logit), with Brier and log-loss besides the
+decision's figures (``judge``), and the choice itself is made without the judged set (``nested``):
+
+    PYTHONPATH=$PWD python -m bench.research.calibration_heldout loso [--variants JSON] > loso.jsonl
+    PYTHONPATH=$PWD python -m bench.research.calibration_heldout markdown < loso.jsonl  # the results table
+    PYTHONPATH=$PWD python -m bench.research.calibration_heldout nested
+    PYTHONPATH=$PWD python -m bench.research.calibration_heldout reliability  # the ninth round's, per set
+
 Rows are written to ``--dir`` (default /tmp/ret10-rows), one JSON file per kind.
 """
 
@@ -376,9 +386,9 @@ def set_weights(
     ``unanswerable`` (dev's and the sets' alike), answerable searches with a wrong top entry times ``wrong``."""
     dev = [i for i, r in enumerate(rows) if "set" not in r]
     w = np.zeros(len(rows))
-    parts: list[tuple[list[int], float]] = [(dev, 1.0)] if dev else []
-    sets = sorted({str(r["set"]) for r in rows if "set" in r})
     total_dev = float(len(dev)) if dev else float(len(rows))
+    parts: list[tuple[list[int], float]] = [(dev, total_dev)] if dev else []
+    sets = sorted({str(r["set"]) for r in rows if "set" in r})
     for s in sets:
         parts.append(([i for i, r in enumerate(rows) if r.get("set") == s], held * total_dev / len(sets)))
     for idx, total in parts:
@@ -418,11 +428,20 @@ def fit_loso(
     held_rows = [r for r in rows["heldout"] if r["set"] in keep_sets]
     out: dict = {"coefs": {}, "short": {}, "iso": {}}
     for mode in ("hybrid", ADAPTED_MODE):
+        if mode in variant.get("keep", ()):  # this set stays the ninth round's
+            out["coefs"][mode] = NINTH_ROUND[mode]
+            continue
         mine = [r for r in held_rows if _mode(r) == mode]
         if kind == "refit":
             # As the tenth round: ``hybrid`` on every search without the adapter, ``hybrid_adapted`` on every
             # search with one (dev cross-fitted, the sets through the shipped adapter).
-            dev = rows["dev-hybrid"] if mode == "hybrid" else rows["dev-adapted"]
+            dev = (
+                []
+                if variant.get("no_dev")
+                else rows["dev-hybrid"]
+                if mode == "hybrid"
+                else rows["dev-adapted"]
+            )
             sets = rows["heldout-noadapter"] if mode == "hybrid" else rows["heldout"]
             fit_rows = list(dev) + ([r for r in sets if r["set"] in keep_sets] if held > 0 else [])
             x, y, _ = calfit._matrix(fit_rows)
@@ -542,27 +561,113 @@ def loso(rows: dict[str, list[dict[str, object]]], variant: dict[str, object]) -
 
 LOSO_VARIANTS: list[dict[str, object]] = [
     {"name": "ninth round (shipped)", "kind": "shipped"},
-    {"name": "refit, dev only", "held": 0.0},
+    {"name": "refit, dev only (the shipped recipe)", "held": 0.0},
     {"name": "refit, sets x0.5", "held": 0.5},
     {"name": "refit, sets x1", "held": 1.0},
     {"name": "refit, sets x2", "held": 2.0},
     {"name": "refit, sets x1, C 1", "held": 1.0, "c": 1.0},
     {"name": "refit, sets x1, C 10", "held": 1.0, "c": 10.0},
+    {"name": "refit, sets x1, unanswerable 1.0 / 1.0", "held": 1.0, "u_hybrid": 1.0, "u_adapted": 1.0},
     {"name": "refit, sets x1, unanswerable 1.2 / 1.4", "held": 1.0, "u_hybrid": 1.2, "u_adapted": 1.4},
     {"name": "refit, sets x1, unanswerable 0.6 / 0.8", "held": 1.0, "u_hybrid": 0.6, "u_adapted": 0.8},
     {"name": "refit, sets x1, short bucket", "held": 1.0, "short": True},
-    {"name": "platt, sets", "kind": "platt", "c": 100.0},
-    {"name": "platt, sets, natural mix", "kind": "platt", "c": 100.0, "natural": True},
-    {"name": "platt, sets + dev", "kind": "platt", "c": 100.0, "with_dev": True},
-    {"name": "platt, sets, short bucket", "kind": "platt", "c": 100.0, "short": True},
-    {"name": "isotonic, sets", "kind": "isotonic"},
-    {"name": "isotonic, sets, natural mix", "kind": "isotonic", "natural": True},
+    {"name": "refit, sets only (no dev rows)", "held": 1.0, "no_dev": True},
+    {"name": "refit hybrid_adapted only, sets x1", "held": 1.0, "keep": ["hybrid"]},
+    {
+        "name": "refit hybrid_adapted only, sets x1, unanswerable 1.1",
+        "held": 1.0,
+        "u_adapted": 1.1,
+        "keep": ["hybrid"],
+    },
+    {"name": "Platt, sets (the fits' prior)", "kind": "platt", "c": 100.0},
+    {"name": "Platt, sets + dev", "kind": "platt", "c": 100.0, "with_dev": True},
+    {"name": "Platt, sets, short bucket", "kind": "platt", "c": 100.0, "short": True},
+    {"name": "Platt, sets' own mix", "kind": "platt", "c": 100.0, "natural": True},
+    {"name": "isotonic, sets (the fits' prior)", "kind": "isotonic"},
+    {"name": "isotonic, sets' own mix", "kind": "isotonic", "natural": True},
 ]
+
+
+def nested(rows: dict[str, list[dict[str, object]]]) -> dict[str, object]:
+    """The choice itself made without the judged set: for each set left out, every refit of a grid (sets x0.5 /
+    1 / 2, unanswerable 0.8 / 1.0 / 1.2 for ``hybrid`` and 1.0-1.3 for ``hybrid_adapted``, or ``hybrid`` kept) is
+    judged on each of the two other sets by a fit on dev + the third; the one that answers at least as much with
+    precision at least and false answers at most the ninth round's on both, answering most, is chosen (else the
+    ninth round's), fitted on dev + both and judged on the set left out."""
+    import itertools
+
+    def on(fitted: dict, s: str) -> dict[str, float]:
+        test = [r for r in rows["heldout"] if r["set"] == s]
+        return judge(loso_p(fitted, test), test)
+
+    grid: list[dict[str, object]] = []
+    for held, uh, ua, keep in itertools.product(
+        (0.5, 1.0, 2.0), (0.8, 1.0, 1.2), (1.0, 1.1, 1.2, 1.3), (False, True)
+    ):
+        if not keep or uh == 0.8:
+            grid.append({"held": held, "u_hybrid": uh, "u_adapted": ua, "keep": ["hybrid"] if keep else []})
+    base = {s: on({"coefs": dict(NINTH_ROUND)}, s) for s in SETS}
+    out: dict[str, object] = {}
+    for outer in SETS:
+        inner = [t for t in SETS if t != outer]
+        winners = []
+        for v in grid:
+            got = {t: on(fit_loso(rows, v, {u for u in inner if u != t}), t) for t in inner}
+            if all(
+                got[t]["answered"] >= base[t]["answered"]
+                and got[t]["precision"] >= base[t]["precision"]
+                and got[t]["false"] <= base[t]["false"]
+                for t in inner
+            ):
+                winners.append((sum(got[t]["answered"] for t in inner), v))
+        choice = max(winners, key=lambda w: w[0])[1] if winners else {"kind": "shipped"}
+        fig = on(fit_loso(rows, choice, set(inner)), outer)
+        out[outer] = {"winners": len(winners), "choice": choice, **{k: round(v, 4) for k, v in fig.items()}}
+    return out
+
+
+def reliability(rows: dict[str, list[dict[str, object]]]) -> dict[str, list[str]]:
+    """The ninth round's probability per bin on each set (typed messages, the three shapes): mean p, the share
+    right with the unanswerable run weighing ``PRIOR_UNANSWERABLE`` of the answerable one (the fits' prior), and
+    the share right in the sets' own mix (60 unanswerable of 460)."""
+    out: dict[str, list[str]] = {}
+    for s in SETS:
+        test = [r for r in rows["heldout"] if r["set"] == s and r["run"] in ("answerable", "unanswerable")]
+        p = product_p(dict(NINTH_ROUND), test)
+        y = np.array([float(r["right"]) for r in test])
+        n_ans = sum(r["run"] == "answerable" for r in test)
+        un_w = PRIOR_UNANSWERABLE * n_ans / (len(test) - n_ans)
+        w = np.array([un_w if r["run"] == "unanswerable" else 1.0 for r in test])
+        out[s] = []
+        for lo, hi in ((0.0, 0.1), (0.1, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.01)):
+            m = (p >= lo) & (p < hi)
+            out[s].append(
+                f"{lo:.1f}-{min(hi, 1.0):.1f}: n {int(m.sum())}, p {np.average(p[m], weights=w[m]):.2f}, right "
+                f"{np.average(y[m], weights=w[m]):.2f} (prior) / {y[m].mean():.2f} (sets' mix)"
+            )
+    return out
+
+
+def markdown(lines: list[dict[str, object]]) -> str:
+    """The leave-one-set-out table: per set left out, answered / precision / false answers, Brier / log-loss."""
+    head = "| variant | " + " | ".join(f"{s} left out" for s in SETS) + " |"
+    out = [head, "| --- |" + " --- |" * len(SETS)]
+    for d in lines:
+        cells = []
+        for s in SETS:
+            f = d[s]  # type: ignore[index]
+            cells.append(
+                f"{f['answered']:.3f} / {f['precision']:.3f} / {f['false']:.3f} · {f['brier']:.3f} / {f['logloss']:.3f}"
+            )
+        out.append(f"| {d['variant']['name']} | " + " | ".join(cells) + " |")  # type: ignore[index]
+    return "\n".join(out)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=("collect", "fit", "final", "loso"))
+    ap.add_argument(
+        "command", choices=("collect", "fit", "final", "loso", "nested", "markdown", "reliability")
+    )
     ap.add_argument("--what", default="heldout,dev-hybrid,dev-adapted,heldout-noadapter")
     ap.add_argument("--dir", type=Path, default=ROWS)
     ap.add_argument("--variants", default="", help="a JSON list of variants (default: VARIANTS)")
@@ -570,7 +675,16 @@ def main() -> int:
     if args.command == "collect":
         collect(args.what.split(","), args.dir)
         return 0
+    if args.command == "markdown":  # reads loso's JSON lines on stdin
+        print(markdown([json.loads(line) for line in sys.stdin if line.strip()]))
+        return 0
     rows = load(args.dir)
+    if args.command == "reliability":
+        print(json.dumps(reliability(rows), indent=1, ensure_ascii=False))
+        return 0
+    if args.command == "nested":
+        print(json.dumps(nested(rows)))
+        return 0
     if args.command == "loso":
         for variant in json.loads(args.variants) if args.variants else LOSO_VARIANTS:
             print(json.dumps({"variant": variant, **loso(rows, variant)}), flush=True)
