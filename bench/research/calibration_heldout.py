@@ -51,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
 
 from bench.bench_retrieval_heldout import HELD_OUT_SETS, load_held_out
 from bench.bench_retrieval_heldout import SHAPES as HELD_SHAPES
@@ -539,6 +540,14 @@ def judge(p: np.ndarray, rows: list[dict[str, object]]) -> dict[str, float]:
     w = np.array([un_w if rows[i]["run"] == "unanswerable" else 1.0 for i in typed])
     res["brier_prior"] = float(np.sum(w * (q - y) ** 2) / np.sum(w))
     res["logloss_prior"] = float(-np.sum(w * (y * np.log(q) + (1 - y) * np.log(1 - q))) / np.sum(w))
+    # Separation, whatever the operating point (diagnosis only): the AUC of p over the same searches, and the
+    # answered share an oracle threshold chosen on the set itself would reach at precision 0.92.
+    res["auc"] = float(roc_auc_score(y, q))
+    qa, ya = p[ans], np.array([float(rows[i]["right"]) for i in ans])
+    order = np.argsort(-qa)
+    prec = np.cumsum(ya[order]) / np.arange(1, len(ans) + 1)
+    ok = np.nonzero(prec >= 0.92)[0]
+    res["answered_at_092"] = float((ok.max() + 1) / len(ans)) if len(ok) else 0.0
     nd = [i for i, r in enumerate(rows) if r["run"] in ("nodiac", "unanswerable_nodiac")]
     f = figures(p[nd], [rows[i] for i in nd], ("nodiac", "unanswerable_nodiac"))
     res["nodiac_answered"], res["nodiac_precision"], res["nodiac_false"] = (
