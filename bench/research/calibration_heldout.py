@@ -27,6 +27,16 @@ fit without it, each at the product's threshold 0.5 through the product's decisi
 decided the search, the bare-subject floor, the off-topic cap). One JSON line per variant, cells answered /
 precision when answered / false answers.
 
+Eleventh round (``bench/retrieval_shapes_results.md``, "Eleventh round"): with RQ3 collected too, each blind set is
+judged by a fit on faq-val dev + the other two (``loso``; ``fit_loso`` for the kinds: refits with the sets weighted
+equally, ``set_weights``; Platt and isotonic maps of the ninth round's logit), with Brier and log-loss besides the
+decision's figures (``judge``), and the choice itself is made without the judged set (``nested``):
+
+    PYTHONPATH=$PWD python -m bench.research.calibration_heldout loso [--variants JSON] > loso.jsonl
+    PYTHONPATH=$PWD python -m bench.research.calibration_heldout markdown < loso.jsonl  # the results table
+    PYTHONPATH=$PWD python -m bench.research.calibration_heldout nested
+    PYTHONPATH=$PWD python -m bench.research.calibration_heldout reliability  # the ninth round's, per set
+
 Rows are written to ``--dir`` (default /tmp/ret10-rows), one JSON file per kind.
 """
 
@@ -41,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
 
 from bench.bench_retrieval_heldout import HELD_OUT_SETS, load_held_out
 from bench.bench_retrieval_heldout import SHAPES as HELD_SHAPES
@@ -347,9 +358,325 @@ VARIANTS: list[dict[str, object]] = [
 CHOSEN = VARIANTS[-2]
 
 
+# ------------------------------------------------------------------ eleventh round: leave one blind set out
+
+# The features' length buckets (``short``: a chat line; the query adapter's gate decides the set above it).
+SHORT_BUCKET = 16
+PRIOR_UNANSWERABLE = 0.8
+
+
+def _z(coef: tuple[float, ...], rows: list[dict[str, object]]) -> np.ndarray:
+    x, _, _ = calfit._matrix(rows)
+    return coef[0] + x @ np.array(coef[1:])
+
+
+def _mode(r: dict[str, object]) -> str:
+    return ADAPTED_MODE if r["features"]["_adapted"] else "hybrid"  # type: ignore[index]
+
+
+def _short(r: dict[str, object]) -> float:
+    return float(r["features"]["_words"] < SHORT_BUCKET)  # type: ignore[index]
+
+
+def set_weights(
+    rows: list[dict[str, object]], unanswerable: float, held: float, wrong: float = 1.0
+) -> np.ndarray:
+    """Fitting weights with every blind set counting the same: dev's (shape, run) groups each weigh the same (as
+    ``retrieval_calibration_fit``); the blind sets together weigh ``held`` times dev's total, split equally among
+    the sets in the fit, and inside a set each (shape, run) group the same. Unanswerable runs times
+    ``unanswerable`` (dev's and the sets' alike), answerable searches with a wrong top entry times ``wrong``."""
+    dev = [i for i, r in enumerate(rows) if "set" not in r]
+    w = np.zeros(len(rows))
+    total_dev = float(len(dev)) if dev else float(len(rows))
+    parts: list[tuple[list[int], float]] = [(dev, total_dev)] if dev else []
+    sets = sorted({str(r["set"]) for r in rows if "set" in r})
+    for s in sets:
+        parts.append(([i for i, r in enumerate(rows) if r.get("set") == s], held * total_dev / len(sets)))
+    for idx, total in parts:
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i in idx:
+            groups.setdefault((str(rows[i]["shape"]), str(rows[i]["run"])), []).append(i)
+        mult = {g: (unanswerable if g[1].startswith("unanswerable") else 1.0) for g in groups}
+        norm = sum(mult.values())
+        for g, members in groups.items():
+            for i in members:
+                x = total * mult[g] / norm / len(members)
+                if not g[1].startswith("unanswerable") and not rows[i]["right"]:
+                    x *= wrong
+                w[i] = x
+    return w
+
+
+def fit_loso(
+    rows: dict[str, list[dict[str, object]]], variant: dict[str, object], keep_sets: set[str]
+) -> dict:
+    """One variant fitted on faq-val dev and the blind sets in ``keep_sets``. Returns ``{"coefs": {mode:
+    tuple}, "short": {mode: beta}, "iso": {mode: IsotonicRegression}}`` (the last two only for those variants).
+
+    Kinds: ``refit`` (logistic regression of every feature, C ``c``, unanswerable ``u_hybrid`` / ``u_adapted``,
+    the blind sets weighing ``held`` times dev, ``short``: a bucket feature for messages under ``SHORT_BUCKET``
+    words); ``platt`` (``sigmoid(a + b * z)`` of the ninth round's logit ``z``, per set of coefficients, fitted on
+    the blind sets' rows it decides, plus dev's when ``held`` is finite: the recalibrated coefficients are the
+    ninth round's times b, the intercept a + b * b0); ``isotonic`` (the same rows, a monotone map of the
+    product's probability; research only, it is no coefficient set)."""
+    kind = str(variant.get("kind", "refit"))
+    if kind == "shipped":
+        return {"coefs": dict(NINTH_ROUND)}
+    c = float(variant.get("c", 3.0))
+    held = float(variant.get("held", 1.0))
+    wrong = float(variant.get("wrong", 1.0))
+    u = {"hybrid": float(variant.get("u_hybrid", 0.8)), ADAPTED_MODE: float(variant.get("u_adapted", 1.0))}
+    held_rows = [r for r in rows["heldout"] if r["set"] in keep_sets]
+    out: dict = {"coefs": {}, "short": {}, "iso": {}}
+    for mode in ("hybrid", ADAPTED_MODE):
+        if mode in variant.get("keep", ()):  # this set stays the ninth round's
+            out["coefs"][mode] = NINTH_ROUND[mode]
+            continue
+        mine = [r for r in held_rows if _mode(r) == mode]
+        if kind == "refit":
+            # As the tenth round: ``hybrid`` on every search without the adapter, ``hybrid_adapted`` on every
+            # search with one (dev cross-fitted, the sets through the shipped adapter).
+            dev = (
+                []
+                if variant.get("no_dev")
+                else rows["dev-hybrid"]
+                if mode == "hybrid"
+                else rows["dev-adapted"]
+            )
+            sets = rows["heldout-noadapter"] if mode == "hybrid" else rows["heldout"]
+            fit_rows = list(dev) + ([r for r in sets if r["set"] in keep_sets] if held > 0 else [])
+            x, y, _ = calfit._matrix(fit_rows)
+            if variant.get("short"):
+                x = np.column_stack([x, [_short(r) for r in fit_rows]])
+            model = LogisticRegression(C=c, max_iter=5000).fit(
+                x, y, sample_weight=set_weights(fit_rows, u[mode], held, wrong)
+            )
+            out["coefs"][mode] = (
+                float(model.intercept_[0]),
+                *(float(b) for b in model.coef_[0][: len(calibration.FEATURES)]),
+            )
+            if variant.get("short"):
+                out["short"][mode] = float(model.coef_[0][-1])
+            continue
+        base = NINTH_ROUND[mode]
+        fit_rows = list(mine)
+        if variant.get("with_dev"):
+            fit_rows += rows["dev-hybrid"] if mode == "hybrid" else rows["dev-adapted"]
+        y = np.array([bool(r["right"]) for r in fit_rows])
+        w = set_weights(fit_rows, u[mode], held if variant.get("with_dev") else 1.0, wrong)
+        if variant.get("natural"):  # the sets' own mix of answerable and unanswerable messages
+            w = np.ones(len(fit_rows))
+        if kind == "platt":
+            z = _z(base, fit_rows)
+            xs = np.column_stack([z, [_short(r) for r in fit_rows]]) if variant.get("short") else z[:, None]
+            model = LogisticRegression(C=c, max_iter=5000).fit(xs, y, sample_weight=w)
+            a, b = float(model.intercept_[0]), float(model.coef_[0][0])
+            out["coefs"][mode] = (a + b * base[0], *(b * v for v in base[1:]))
+            if variant.get("short"):
+                out["short"][mode] = float(model.coef_[0][1])
+        elif kind == "isotonic":
+            from sklearn.isotonic import IsotonicRegression
+
+            out["coefs"][mode] = base
+            p = product_p(dict(NINTH_ROUND), fit_rows)
+            out["iso"][mode] = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(
+                p, y, sample_weight=w
+            )
+        else:
+            raise SystemExit(f"unknown kind {kind}")
+    return out
+
+
+def loso_p(fitted: dict, rows: list[dict[str, object]]) -> np.ndarray:
+    """The product's probability (``product_p``) with a fitted variant, its short-bucket term added to the
+    intercept of the messages under ``SHORT_BUCKET`` words, its isotonic map applied after the product's rules."""
+    coefs = fitted["coefs"]
+    short = fitted.get("short") or {}
+    if not short:
+        p = product_p(coefs, rows)
+    else:
+        p = np.zeros(len(rows))
+        for i, r in enumerate(rows):
+            m = _mode(r)
+            cf = coefs[m]
+            cf = (cf[0] + short.get(m, 0.0) * _short(r), *cf[1:])
+            p[i] = product_p({**coefs, m: cf}, [r])[0]
+    iso = fitted.get("iso") or {}
+    if iso:
+        p = np.array(
+            [iso[_mode(r)].predict([p[i]])[0] if _mode(r) in iso else p[i] for i, r in enumerate(rows)]
+        )
+    return p
+
+
+def judge(p: np.ndarray, rows: list[dict[str, object]]) -> dict[str, float]:
+    """A left-out set's figures over its three shapes (typed messages): answered share, precision when answered
+    and false answers pooled over the shapes, the lowest precision and highest false-answer rate of one shape,
+    Brier and log-loss over its answerable and unanswerable searches (p against "the top entry is right"), and
+    the same answered / precision / false answers on the unmarked run of ``questions``."""
+    res: dict[str, float] = {}
+    typed = [i for i, r in enumerate(rows) if r["run"] in ("answerable", "unanswerable")]
+    ans = [i for i in typed if rows[i]["run"] == "answerable"]
+    un = [i for i in typed if rows[i]["run"] == "unanswerable"]
+    took = [i for i in ans if p[i] >= calibration.DEFAULT_THRESHOLD]
+    res["answered"] = len(took) / len(ans)
+    res["precision"] = float(np.mean([rows[i]["right"] for i in took])) if took else 0.0
+    res["false"] = float(np.mean([p[i] >= calibration.DEFAULT_THRESHOLD for i in un]))
+    per = [
+        figures(
+            p[[i for i in typed if rows[i]["shape"] == s]], [rows[i] for i in typed if rows[i]["shape"] == s]
+        )
+        for s in HELD_SHAPES
+    ]
+    res["min_precision"] = min(f["precision"] for f in per)
+    res["max_false"] = max(f["false"] for f in per)
+    y = np.array([float(rows[i]["right"]) for i in typed])
+    q = np.clip(p[typed], 1e-6, 1 - 1e-6)
+    res["brier"] = float(np.mean((q - y) ** 2))
+    res["logloss"] = float(-np.mean(y * np.log(q) + (1 - y) * np.log(1 - q)))
+    # The same with the prior the fits assume (``PRIOR_UNANSWERABLE``: the unanswerable run weighs 0.8 of the
+    # answerable one) instead of the sets' 60 of 460: both are reported, neither is "the" base rate of a clinic.
+    un_w = PRIOR_UNANSWERABLE * len(ans) / max(1, len(un))
+    w = np.array([un_w if rows[i]["run"] == "unanswerable" else 1.0 for i in typed])
+    res["brier_prior"] = float(np.sum(w * (q - y) ** 2) / np.sum(w))
+    res["logloss_prior"] = float(-np.sum(w * (y * np.log(q) + (1 - y) * np.log(1 - q))) / np.sum(w))
+    # Separation, whatever the operating point (diagnosis only): the AUC of p over the same searches, and the
+    # answered share an oracle threshold chosen on the set itself would reach at precision 0.92.
+    res["auc"] = float(roc_auc_score(y, q))
+    qa, ya = p[ans], np.array([float(rows[i]["right"]) for i in ans])
+    order = np.argsort(-qa)
+    prec = np.cumsum(ya[order]) / np.arange(1, len(ans) + 1)
+    ok = np.nonzero(prec >= 0.92)[0]
+    res["answered_at_092"] = float((ok.max() + 1) / len(ans)) if len(ok) else 0.0
+    nd = [i for i, r in enumerate(rows) if r["run"] in ("nodiac", "unanswerable_nodiac")]
+    f = figures(p[nd], [rows[i] for i in nd], ("nodiac", "unanswerable_nodiac"))
+    res["nodiac_answered"], res["nodiac_precision"], res["nodiac_false"] = (
+        f["answered"],
+        f["precision"],
+        f["false"],
+    )
+    return res
+
+
+def loso(rows: dict[str, list[dict[str, object]]], variant: dict[str, object]) -> dict[str, object]:
+    """Each blind set judged by the variant fitted on dev + the other two (rounded figures per set)."""
+    out: dict[str, object] = {}
+    for s in SETS:
+        fitted = fit_loso(rows, variant, {t for t in SETS if t != s})
+        test = [r for r in rows["heldout"] if r["set"] == s]
+        out[s] = {k: round(v, 4) for k, v in judge(loso_p(fitted, test), test).items()}
+    return out
+
+
+LOSO_VARIANTS: list[dict[str, object]] = [
+    {"name": "ninth round (shipped)", "kind": "shipped"},
+    {"name": "refit, dev only (the shipped recipe)", "held": 0.0},
+    {"name": "refit, sets x0.5", "held": 0.5},
+    {"name": "refit, sets x1", "held": 1.0},
+    {"name": "refit, sets x2", "held": 2.0},
+    {"name": "refit, sets x1, C 1", "held": 1.0, "c": 1.0},
+    {"name": "refit, sets x1, C 10", "held": 1.0, "c": 10.0},
+    {"name": "refit, sets x1, unanswerable 1.0 / 1.0", "held": 1.0, "u_hybrid": 1.0, "u_adapted": 1.0},
+    {"name": "refit, sets x1, unanswerable 1.2 / 1.4", "held": 1.0, "u_hybrid": 1.2, "u_adapted": 1.4},
+    {"name": "refit, sets x1, unanswerable 0.6 / 0.8", "held": 1.0, "u_hybrid": 0.6, "u_adapted": 0.8},
+    {"name": "refit, sets x1, short bucket", "held": 1.0, "short": True},
+    {"name": "refit, sets only (no dev rows)", "held": 1.0, "no_dev": True},
+    {"name": "refit hybrid_adapted only, sets x1", "held": 1.0, "keep": ["hybrid"]},
+    {
+        "name": "refit hybrid_adapted only, sets x1, unanswerable 1.1",
+        "held": 1.0,
+        "u_adapted": 1.1,
+        "keep": ["hybrid"],
+    },
+    {"name": "Platt, sets (the fits' prior)", "kind": "platt", "c": 100.0},
+    {"name": "Platt, sets + dev", "kind": "platt", "c": 100.0, "with_dev": True},
+    {"name": "Platt, sets, short bucket", "kind": "platt", "c": 100.0, "short": True},
+    {"name": "Platt, sets' own mix", "kind": "platt", "c": 100.0, "natural": True},
+    {"name": "isotonic, sets (the fits' prior)", "kind": "isotonic"},
+    {"name": "isotonic, sets' own mix", "kind": "isotonic", "natural": True},
+]
+
+
+def nested(rows: dict[str, list[dict[str, object]]]) -> dict[str, object]:
+    """The choice itself made without the judged set: for each set left out, every refit of a grid (sets x0.5 /
+    1 / 2, unanswerable 0.8 / 1.0 / 1.2 for ``hybrid`` and 1.0-1.3 for ``hybrid_adapted``, or ``hybrid`` kept) is
+    judged on each of the two other sets by a fit on dev + the third; the one that answers at least as much with
+    precision at least and false answers at most the ninth round's on both, answering most, is chosen (else the
+    ninth round's), fitted on dev + both and judged on the set left out."""
+    import itertools
+
+    def on(fitted: dict, s: str) -> dict[str, float]:
+        test = [r for r in rows["heldout"] if r["set"] == s]
+        return judge(loso_p(fitted, test), test)
+
+    grid: list[dict[str, object]] = []
+    for held, uh, ua, keep in itertools.product(
+        (0.5, 1.0, 2.0), (0.8, 1.0, 1.2), (1.0, 1.1, 1.2, 1.3), (False, True)
+    ):
+        if not keep or uh == 0.8:
+            grid.append({"held": held, "u_hybrid": uh, "u_adapted": ua, "keep": ["hybrid"] if keep else []})
+    base = {s: on({"coefs": dict(NINTH_ROUND)}, s) for s in SETS}
+    out: dict[str, object] = {}
+    for outer in SETS:
+        inner = [t for t in SETS if t != outer]
+        winners = []
+        for v in grid:
+            got = {t: on(fit_loso(rows, v, {u for u in inner if u != t}), t) for t in inner}
+            if all(
+                got[t]["answered"] >= base[t]["answered"]
+                and got[t]["precision"] >= base[t]["precision"]
+                and got[t]["false"] <= base[t]["false"]
+                for t in inner
+            ):
+                winners.append((sum(got[t]["answered"] for t in inner), v))
+        choice = max(winners, key=lambda w: w[0])[1] if winners else {"kind": "shipped"}
+        fig = on(fit_loso(rows, choice, set(inner)), outer)
+        out[outer] = {"winners": len(winners), "choice": choice, **{k: round(v, 4) for k, v in fig.items()}}
+    return out
+
+
+def reliability(rows: dict[str, list[dict[str, object]]]) -> dict[str, list[str]]:
+    """The ninth round's probability per bin on each set (typed messages, the three shapes): mean p, the share
+    right with the unanswerable run weighing ``PRIOR_UNANSWERABLE`` of the answerable one (the fits' prior), and
+    the share right in the sets' own mix (60 unanswerable of 460)."""
+    out: dict[str, list[str]] = {}
+    for s in SETS:
+        test = [r for r in rows["heldout"] if r["set"] == s and r["run"] in ("answerable", "unanswerable")]
+        p = product_p(dict(NINTH_ROUND), test)
+        y = np.array([float(r["right"]) for r in test])
+        n_ans = sum(r["run"] == "answerable" for r in test)
+        un_w = PRIOR_UNANSWERABLE * n_ans / (len(test) - n_ans)
+        w = np.array([un_w if r["run"] == "unanswerable" else 1.0 for r in test])
+        out[s] = []
+        for lo, hi in ((0.0, 0.1), (0.1, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.01)):
+            m = (p >= lo) & (p < hi)
+            out[s].append(
+                f"{lo:.1f}-{min(hi, 1.0):.1f}: n {int(m.sum())}, p {np.average(p[m], weights=w[m]):.2f}, right "
+                f"{np.average(y[m], weights=w[m]):.2f} (prior) / {y[m].mean():.2f} (sets' mix)"
+            )
+    return out
+
+
+def markdown(lines: list[dict[str, object]]) -> str:
+    """The leave-one-set-out table: per set left out, answered / precision / false answers, Brier / log-loss."""
+    head = "| variant | " + " | ".join(f"{s} left out" for s in SETS) + " |"
+    out = [head, "| --- |" + " --- |" * len(SETS)]
+    for d in lines:
+        cells = []
+        for s in SETS:
+            f = d[s]  # type: ignore[index]
+            cells.append(
+                f"{f['answered']:.3f} / {f['precision']:.3f} / {f['false']:.3f} · {f['brier']:.3f} / {f['logloss']:.3f}"
+            )
+        out.append(f"| {d['variant']['name']} | " + " | ".join(cells) + " |")  # type: ignore[index]
+    return "\n".join(out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=("collect", "fit", "final"))
+    ap.add_argument(
+        "command", choices=("collect", "fit", "final", "loso", "nested", "markdown", "reliability")
+    )
     ap.add_argument("--what", default="heldout,dev-hybrid,dev-adapted,heldout-noadapter")
     ap.add_argument("--dir", type=Path, default=ROWS)
     ap.add_argument("--variants", default="", help="a JSON list of variants (default: VARIANTS)")
@@ -357,7 +684,20 @@ def main() -> int:
     if args.command == "collect":
         collect(args.what.split(","), args.dir)
         return 0
+    if args.command == "markdown":  # reads loso's JSON lines on stdin
+        print(markdown([json.loads(line) for line in sys.stdin if line.strip()]))
+        return 0
     rows = load(args.dir)
+    if args.command == "reliability":
+        print(json.dumps(reliability(rows), indent=1, ensure_ascii=False))
+        return 0
+    if args.command == "nested":
+        print(json.dumps(nested(rows)))
+        return 0
+    if args.command == "loso":
+        for variant in json.loads(args.variants) if args.variants else LOSO_VARIANTS:
+            print(json.dumps({"variant": variant, **loso(rows, variant)}), flush=True)
+        return 0
     if args.command == "final":
         print(json.dumps(fit_variant(rows, CHOSEN)))
         return 0
