@@ -145,7 +145,7 @@ def collect(what: list[str], out: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------- fit
 
-SETS = tuple(HELD_OUT_SETS)  # every blind set installed: "RQ", "RQ2", "RQ3"
+SETS = tuple(HELD_OUT_SETS)  # every blind set installed: "RQ", "RQ2", "RQ3", "RQ4" (RQ4 judged nothing yet)
 DEV_SHAPES = ("questions", "questions_kw", "noisy_kw", "answers_only", "full", "mix", "self")
 
 
