@@ -94,6 +94,7 @@ FREEZES = [
     ("3ec1157", ["dev119", "dev120", "dev121", "dev122"]),
     ("53e66a0", ["dev123", "dev124", "dev125", "dev126"]),
     ("3496066", ["dev127", "dev128", "dev129", "dev130"]),
+    ("ff5fbf1", ["dev131", "dev132", "dev133", "dev134"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """
