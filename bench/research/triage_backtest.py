@@ -96,6 +96,7 @@ FREEZES = [
     ("3496066", ["dev127", "dev128", "dev129", "dev130"]),
     ("ff5fbf1", ["dev131", "dev132", "dev133", "dev134"]),
     ("4fc269e", ["dev135", "dev136", "dev137", "dev138"]),
+    ("b9ea67f", ["dev139", "dev140", "dev141", "dev142"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """
