@@ -44,12 +44,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
@@ -475,8 +477,6 @@ def fit_loso(
             if variant.get("short"):
                 out["short"][mode] = float(model.coef_[0][1])
         elif kind == "isotonic":
-            from sklearn.isotonic import IsotonicRegression
-
             out["coefs"][mode] = base
             p = product_p(dict(NINTH_ROUND), fit_rows)
             out["iso"][mode] = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(
@@ -603,7 +603,6 @@ def nested(rows: dict[str, list[dict[str, object]]]) -> dict[str, object]:
     judged on each of the two other sets by a fit on dev + the third; the one that answers at least as much with
     precision at least and false answers at most the ninth round's on both, answering most, is chosen (else the
     ninth round's), fitted on dev + both and judged on the set left out."""
-    import itertools
 
     def on(fitted: dict, s: str) -> dict[str, float]:
         test = [r for r in rows["heldout"] if r["set"] == s]
