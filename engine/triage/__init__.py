@@ -15,6 +15,7 @@ from functools import cache, lru_cache
 
 from engine.triage import answer as _answer
 from engine.triage.model import DOUBT, THRESHOLD, LazyModel
+from engine.triage.normalize import strip_invisible
 from engine.triage.numbers import glucose_hits
 from engine.triage.rules import Hit, RuleSet, default_rules, match, parse_rules
 
@@ -93,12 +94,14 @@ def triage(text: str, rules: RuleSet | None = None, *, model: LazyModel | None =
     they find an emergency from words alone (no glucose reading) and the model puts it under ``model.DOUBT``, it
     is doubted instead (``Triage.doubted``). While the model is not ready, the rules decide alone.
     With the product's rules and model the verdict is cached per text: the channel's guard and the flow's own
-    check read the same message one after the other."""
+    check read the same message one after the other. Invisible characters (soft hyphens, zero-width and bidi
+    marks) are dropped at the door, so a message with them is the same message, cached once."""
+    text = strip_invisible(text)
     if rules is None:
         if default_model().ready:
-            return _triage_cached(text or "")
-        return _triage(text or "", default_rules(), default_model())
-    return _triage(text or "", rules, model)
+            return _triage_cached(text)
+        return _triage(text, default_rules(), default_model())
+    return _triage(text, rules, model)
 
 
 @cache
@@ -107,7 +110,8 @@ def default_model() -> LazyModel:
     return LazyModel(default_rules())
 
 
-@lru_cache(maxsize=1024)
+# A few thousand verdicts: a guard and a flow reading the same message, and the clinic's busiest hour (a few MB).
+@lru_cache(maxsize=4096)
 def _triage_cached(text: str) -> Triage:
     return _triage(text, default_rules(), default_model())
 

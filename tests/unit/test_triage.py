@@ -607,8 +607,7 @@ def test_real_patient_messages_raise_few_false_alarms_and_every_flag_was_reviewe
     assert not lost, f"real emergencies no longer flagged: {lost}"
 
 
-# Five examples: each one triages every held-out emergency (1,240), so every row gets five different insertions (fewer
-# than eight to keep the suite under its time as the tuning sets grow).
+# Five examples: each one triages every held-out emergency (1,240), so every row gets five different insertions.
 @needs_held_out
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
@@ -630,8 +629,7 @@ def test_invisible_characters_anywhere_change_nothing(data):
 
 @functools.cache
 def held_out_emergency_verdicts() -> dict[str, tuple[str, ...]]:
-    """Each held-out emergency's categories without invisible characters, computed once for every example
-    (triage's own cache holds fewer texts than one example triages, so it would recompute them each time)."""
+    """Each held-out emergency's categories without invisible characters, computed once for every example."""
     return {row["text"]: triage(row["text"]).categories for row in TEST_SET if row["emergency"]}
 
 
