@@ -59,6 +59,7 @@ from bench.bench_retrieval_heldout import HELD_OUT_SETS, load_held_out
 from bench.bench_retrieval_heldout import SHAPES as HELD_SHAPES
 from bench.research import retrieval_calibration_fit as calfit
 from bench.research.query_adapter_crossfit import calibration_rows, cross_fitted
+from bench.research.separation_features import recording
 from bench.retrieval_shapes import DiskCachedEmbedder, build_shapes, run_queries, without
 from engine.retrieval import calibration
 from engine.retrieval.calibration import ADAPTED_MODE
@@ -132,6 +133,11 @@ async def collect_heldout(adapter: bool) -> list[dict[str, object]]:
 
 def collect(what: list[str], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    with recording():  # the twelfth round's candidate features too, under x_ keys (the probability unchanged)
+        _collect(what, out)
+
+
+def _collect(what: list[str], out: Path) -> None:
     for kind in what:
         path = out / f"{kind}.json"
         if kind == "heldout":
@@ -383,6 +389,28 @@ def _short(r: dict[str, object]) -> float:
     return float(r["features"]["_words"] < SHORT_BUCKET)  # type: ignore[index]
 
 
+def extra_value(r: dict[str, object], name: str) -> float:
+    """A twelfth-round candidate feature of a row (``separation_features``; 0 when the row lacks it): a recorded
+    ``x_`` key, or a derived one: ``sib`` (``x_own - x_rival``), ``num`` (``x_num_match - x_num_conflict``),
+    ``rival_only`` (the rival's own words said and none of the candidate's), ``short`` (under ``SHORT_BUCKET``
+    words), ``tiny`` (under 8 words); ``a*b`` multiplies two of them."""
+    if "*" in name:
+        a, b = name.split("*", 1)
+        return extra_value(r, a) * extra_value(r, b)
+    f = r["features"]  # type: ignore[index]
+    if name == "sib":
+        return float(f.get("x_own", 0.0) - f.get("x_rival", 0.0))
+    if name == "num":
+        return float(f.get("x_num_match", 0.0) - f.get("x_num_conflict", 0.0))
+    if name == "rival_only":
+        return float(f.get("x_rival", 0.0) > 0 and f.get("x_own", 0.0) == 0 and f.get("x_own_any", 0.0) > 0)
+    if name == "short":
+        return _short(r)
+    if name == "tiny":
+        return float(f["_words"] < 8)
+    return float(f.get(name, 0.0))
+
+
 def set_weights(
     rows: list[dict[str, object]], unanswerable: float, held: float, wrong: float = 1.0
 ) -> np.ndarray:
@@ -449,17 +477,24 @@ def fit_loso(
                 else rows["dev-adapted"]
             )
             sets = rows["heldout-noadapter"] if mode == "hybrid" else rows["heldout"]
+            if variant.get("dev_drop"):  # a dev shape left out (judged on it)
+                dev = [r for r in dev if r["shape"] != variant["dev_drop"]]
             fit_rows = list(dev) + ([r for r in sets if r["set"] in keep_sets] if held > 0 else [])
             x, y, _ = calfit._matrix(fit_rows)
+            extra = list(variant.get("extra", ()))  # twelfth round: candidate features (``extra_value``)
+            if extra:
+                x = np.column_stack([x, [[extra_value(r, n) for n in extra] for r in fit_rows]])
             if variant.get("short"):
                 x = np.column_stack([x, [_short(r) for r in fit_rows]])
             model = LogisticRegression(C=c, max_iter=5000).fit(
                 x, y, sample_weight=set_weights(fit_rows, u[mode], held, wrong)
             )
-            out["coefs"][mode] = (
-                float(model.intercept_[0]),
-                *(float(b) for b in model.coef_[0][: len(calibration.FEATURES)]),
-            )
+            n = len(calibration.FEATURES)
+            out["coefs"][mode] = (float(model.intercept_[0]), *(float(b) for b in model.coef_[0][:n]))
+            if extra:
+                out.setdefault("extra", {})[mode] = {
+                    name: float(b) for name, b in zip(extra, model.coef_[0][n : n + len(extra)], strict=True)
+                }
             if variant.get("short"):
                 out["short"][mode] = float(model.coef_[0][-1])
             continue
@@ -495,14 +530,17 @@ def loso_p(fitted: dict, rows: list[dict[str, object]]) -> np.ndarray:
     intercept of the messages under ``SHORT_BUCKET`` words, its isotonic map applied after the product's rules."""
     coefs = fitted["coefs"]
     short = fitted.get("short") or {}
-    if not short:
+    extra = fitted.get("extra") or {}
+    if not short and not extra:
         p = product_p(coefs, rows)
     else:
         p = np.zeros(len(rows))
         for i, r in enumerate(rows):
             m = _mode(r)
             cf = coefs[m]
-            cf = (cf[0] + short.get(m, 0.0) * _short(r), *cf[1:])
+            shift = short.get(m, 0.0) * _short(r)
+            shift += sum(b * extra_value(r, name) for name, b in extra.get(m, {}).items())
+            cf = (cf[0] + shift, *cf[1:])
             p[i] = product_p({**coefs, m: cf}, [r])[0]
     iso = fitted.get("iso") or {}
     if iso:
