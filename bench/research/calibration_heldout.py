@@ -71,7 +71,23 @@ ROWS = Path("/tmp/ret10-rows")
 FIT_SETS = ("RQ", "RQ2", "RQ3", "RQ4")
 # The sets shipped before the tenth round (the "shipped" and "keep_hybrid" variants), for the before/after table: the
 # tenth round's were not shipped, so these are the product's own, read before ``product_p`` swaps any in.
-NINTH_ROUND = {mode: tuple(calibration.COEFFICIENTS[mode]) for mode in ("hybrid", ADAPTED_MODE)}
+# Written out since the twelfth round changed the product's (its features padded with zeros for the twelfth
+# round's, ``NINTH_FEATURES`` being the ones the ninth round read).
+NINTH_FEATURES = calibration.FEATURES[:11]
+_NINTH = {
+    "hybrid": (-6.753, 4.52, 4.685, -0.115, -0.067, -1.549, 10.873, 3.226, 3.146, -5.129, 0.636, 2.97),
+    ADAPTED_MODE: (-7.381, 3.866, 5.648, -0.603, 0.088, -2.291, 15.61, 2.734, 3.445, -4.681, 0.611, 0.0),
+}
+NINTH_ROUND = {m: c + (0.0,) * (len(calibration.FEATURES) + 1 - len(c)) for m, c in _NINTH.items()}
+# The twelfth round's candidate features as recorded (``separation_features``) -> the product's names.
+RECORDED_AS = {
+    "num_match": "x_num_match",
+    "num_conflict": "x_num_conflict",
+    "sparse_rank": "x_srank",
+    "dense_rank": "x_drank",
+    "entry_cov_gap": "x_ecov_gap",
+    "query_cov_gap": "x_qcov_gap",
+}
 LONG = 20  # words: the query adapter's gate (``search.LEARNED_MIN_WORDS``), so the set that decides
 
 
@@ -167,6 +183,12 @@ def load(out: Path) -> dict[str, list[dict[str, object]]]:
         rows[kind] = json.loads((out / f"{kind}.json").read_text())
         for r in rows[kind]:
             r["group_shape"] = f"{r['set']}/{r['shape']}"
+    for kind_rows in rows.values():  # rows recorded before the product had the twelfth round's features
+        for r in kind_rows:
+            f = r["features"]
+            for name, recorded in RECORDED_AS.items():
+                if name not in f and f:
+                    f[name] = f.get(recorded, 0.0)
     return rows
 
 
@@ -466,6 +488,27 @@ def fit_loso(
             out["coefs"][mode] = NINTH_ROUND[mode]
             continue
         mine = [r for r in held_rows if _mode(r) == mode]
+        if kind == "offset":
+            # Twelfth round: the ninth round's logit kept (rescaled, ``sigmoid(a + b * z + sum(beta * extra))``)
+            # and only the ``extra`` features' weights fitted, on the refit's rows and weights.
+            dev = rows["dev-hybrid"] if mode == "hybrid" else rows["dev-adapted"]
+            if variant.get("dev_drop"):
+                dev = [r for r in dev if r["shape"] != variant["dev_drop"]]
+            sets = rows["heldout-noadapter"] if mode == "hybrid" else rows["heldout"]
+            fit_rows = list(dev) + ([r for r in sets if r["set"] in keep_sets] if held > 0 else [])
+            base = NINTH_ROUND[mode]
+            extra = list(variant.get("extra", ()))
+            x = np.column_stack([_z(base, fit_rows), [[extra_value(r, n) for n in extra] for r in fit_rows]])
+            y = np.array([bool(r["right"]) for r in fit_rows])
+            model = LogisticRegression(C=c, max_iter=5000).fit(
+                x, y, sample_weight=set_weights(fit_rows, u[mode], held, wrong)
+            )
+            a, b = float(model.intercept_[0]), float(model.coef_[0][0])
+            out["coefs"][mode] = (a + b * base[0], *(b * v for v in base[1:]))
+            out.setdefault("extra", {})[mode] = {
+                name: float(beta) for name, beta in zip(extra, model.coef_[0][1:], strict=True)
+            }
+            continue
         if kind == "refit":
             # As the tenth round: ``hybrid`` on every search without the adapter, ``hybrid_adapted`` on every
             # search with one (dev cross-fitted, the sets through the shipped adapter).
@@ -481,6 +524,7 @@ def fit_loso(
                 dev = [r for r in dev if r["shape"] != variant["dev_drop"]]
             fit_rows = list(dev) + ([r for r in sets if r["set"] in keep_sets] if held > 0 else [])
             x, y, _ = calfit._matrix(fit_rows)
+            x = x[:, : len(NINTH_FEATURES)]  # the ninth round's features, then ``extra``
             extra = list(variant.get("extra", ()))  # twelfth round: candidate features (``extra_value``)
             if extra:
                 x = np.column_stack([x, [[extra_value(r, n) for n in extra] for r in fit_rows]])
@@ -489,8 +533,9 @@ def fit_loso(
             model = LogisticRegression(C=c, max_iter=5000).fit(
                 x, y, sample_weight=set_weights(fit_rows, u[mode], held, wrong)
             )
-            n = len(calibration.FEATURES)
-            out["coefs"][mode] = (float(model.intercept_[0]), *(float(b) for b in model.coef_[0][:n]))
+            n = len(NINTH_FEATURES)
+            pad = (0.0,) * (len(calibration.FEATURES) - n)
+            out["coefs"][mode] = (float(model.intercept_[0]), *(float(b) for b in model.coef_[0][:n]), *pad)
             if extra:
                 out.setdefault("extra", {})[mode] = {
                     name: float(b) for name, b in zip(extra, model.coef_[0][n : n + len(extra)], strict=True)
