@@ -59,15 +59,35 @@ from bench.bench_retrieval_heldout import HELD_OUT_SETS, load_held_out
 from bench.bench_retrieval_heldout import SHAPES as HELD_SHAPES
 from bench.research import retrieval_calibration_fit as calfit
 from bench.research.query_adapter_crossfit import calibration_rows, cross_fitted
+from bench.research.separation_features import recording
 from bench.retrieval_shapes import DiskCachedEmbedder, build_shapes, run_queries, without
 from engine.retrieval import calibration
 from engine.retrieval.calibration import ADAPTED_MODE
 from engine.retrieval.search import RankedHit, SearchResult
 
 ROWS = Path("/tmp/ret10-rows")
+# The blind sets rows are collected from and fitted on. RQ5 is not among them on purpose: it judges the twelfth
+# round (measured once by the lead at the merge), so no row of it is collected, fitted or looked at here.
+FIT_SETS = ("RQ", "RQ2", "RQ3", "RQ4")
 # The sets shipped before the tenth round (the "shipped" and "keep_hybrid" variants), for the before/after table: the
 # tenth round's were not shipped, so these are the product's own, read before ``product_p`` swaps any in.
-NINTH_ROUND = {mode: tuple(calibration.COEFFICIENTS[mode]) for mode in ("hybrid", ADAPTED_MODE)}
+# Written out since the twelfth round changed the product's (its features padded with zeros for the twelfth
+# round's, ``NINTH_FEATURES`` being the ones the ninth round read).
+NINTH_FEATURES = calibration.FEATURES[:11]
+_NINTH = {
+    "hybrid": (-6.753, 4.52, 4.685, -0.115, -0.067, -1.549, 10.873, 3.226, 3.146, -5.129, 0.636, 2.97),
+    ADAPTED_MODE: (-7.381, 3.866, 5.648, -0.603, 0.088, -2.291, 15.61, 2.734, 3.445, -4.681, 0.611, 0.0),
+}
+NINTH_ROUND = {m: c + (0.0,) * (len(calibration.FEATURES) + 1 - len(c)) for m, c in _NINTH.items()}
+# The twelfth round's candidate features as recorded (``separation_features``) -> the product's names.
+RECORDED_AS = {
+    "num_match": "x_num_match",
+    "num_conflict": "x_num_conflict",
+    "sparse_rank": "x_srank",
+    "dense_rank": "x_drank",
+    "entry_cov_gap": "x_ecov_gap",
+    "query_cov_gap": "x_qcov_gap",
+}
 LONG = 20  # words: the query adapter's gate (``search.LEARNED_MIN_WORDS``), so the set that decides
 
 
@@ -91,8 +111,8 @@ async def collect_heldout(adapter: bool) -> list[dict[str, object]]:
     embedder = DiskCachedEmbedder()
     built = build_shapes()
     rows: list[dict[str, object]] = []
-    for set_name, folder in HELD_OUT_SETS.items():
-        answerable, unanswerable = load_held_out(folder)
+    for set_name in FIT_SETS:
+        answerable, unanswerable = load_held_out(HELD_OUT_SETS[set_name])
         for name in HELD_SHAPES:
             entries = built[name].entries
             removed = without(entries, {q.gold for q in unanswerable})
@@ -129,6 +149,11 @@ async def collect_heldout(adapter: bool) -> list[dict[str, object]]:
 
 def collect(what: list[str], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    with recording():  # the twelfth round's candidate features too, under x_ keys (the probability unchanged)
+        _collect(what, out)
+
+
+def _collect(what: list[str], out: Path) -> None:
     for kind in what:
         path = out / f"{kind}.json"
         if kind == "heldout":
@@ -147,7 +172,7 @@ def collect(what: list[str], out: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------- fit
 
-SETS = tuple(HELD_OUT_SETS)  # every blind set installed: "RQ", "RQ2", "RQ3", "RQ4" (RQ4 judged nothing yet)
+SETS = FIT_SETS  # the blind sets a fit may read (RQ5, which judges the twelfth round, is not one)
 DEV_SHAPES = ("questions", "questions_kw", "noisy_kw", "answers_only", "full", "mix", "self")
 
 
@@ -158,6 +183,12 @@ def load(out: Path) -> dict[str, list[dict[str, object]]]:
         rows[kind] = json.loads((out / f"{kind}.json").read_text())
         for r in rows[kind]:
             r["group_shape"] = f"{r['set']}/{r['shape']}"
+    for kind_rows in rows.values():  # rows recorded before the product had the twelfth round's features
+        for r in kind_rows:
+            f = r["features"]
+            for name, recorded in RECORDED_AS.items():
+                if name not in f and f:
+                    f[name] = f.get(recorded, 0.0)
     return rows
 
 
@@ -380,6 +411,28 @@ def _short(r: dict[str, object]) -> float:
     return float(r["features"]["_words"] < SHORT_BUCKET)  # type: ignore[index]
 
 
+def extra_value(r: dict[str, object], name: str) -> float:
+    """A twelfth-round candidate feature of a row (``separation_features``; 0 when the row lacks it): a recorded
+    ``x_`` key, or a derived one: ``sib`` (``x_own - x_rival``), ``num`` (``x_num_match - x_num_conflict``),
+    ``rival_only`` (the rival's own words said and none of the candidate's), ``short`` (under ``SHORT_BUCKET``
+    words), ``tiny`` (under 8 words); ``a*b`` multiplies two of them."""
+    if "*" in name:
+        a, b = name.split("*", 1)
+        return extra_value(r, a) * extra_value(r, b)
+    f = r["features"]  # type: ignore[index]
+    if name == "sib":
+        return float(f.get("x_own", 0.0) - f.get("x_rival", 0.0))
+    if name == "num":
+        return float(f.get("x_num_match", 0.0) - f.get("x_num_conflict", 0.0))
+    if name == "rival_only":
+        return float(f.get("x_rival", 0.0) > 0 and f.get("x_own", 0.0) == 0 and f.get("x_own_any", 0.0) > 0)
+    if name == "short":
+        return _short(r)
+    if name == "tiny":
+        return float(f["_words"] < 8)
+    return float(f.get(name, 0.0))
+
+
 def set_weights(
     rows: list[dict[str, object]], unanswerable: float, held: float, wrong: float = 1.0
 ) -> np.ndarray:
@@ -435,6 +488,27 @@ def fit_loso(
             out["coefs"][mode] = NINTH_ROUND[mode]
             continue
         mine = [r for r in held_rows if _mode(r) == mode]
+        if kind == "offset":
+            # Twelfth round: the ninth round's logit kept (rescaled, ``sigmoid(a + b * z + sum(beta * extra))``)
+            # and only the ``extra`` features' weights fitted, on the refit's rows and weights.
+            dev = rows["dev-hybrid"] if mode == "hybrid" else rows["dev-adapted"]
+            if variant.get("dev_drop"):
+                dev = [r for r in dev if r["shape"] != variant["dev_drop"]]
+            sets = rows["heldout-noadapter"] if mode == "hybrid" else rows["heldout"]
+            fit_rows = list(dev) + ([r for r in sets if r["set"] in keep_sets] if held > 0 else [])
+            base = NINTH_ROUND[mode]
+            extra = list(variant.get("extra", ()))
+            x = np.column_stack([_z(base, fit_rows), [[extra_value(r, n) for n in extra] for r in fit_rows]])
+            y = np.array([bool(r["right"]) for r in fit_rows])
+            model = LogisticRegression(C=c, max_iter=5000).fit(
+                x, y, sample_weight=set_weights(fit_rows, u[mode], held, wrong)
+            )
+            a, b = float(model.intercept_[0]), float(model.coef_[0][0])
+            out["coefs"][mode] = (a + b * base[0], *(b * v for v in base[1:]))
+            out.setdefault("extra", {})[mode] = {
+                name: float(beta) for name, beta in zip(extra, model.coef_[0][1:], strict=True)
+            }
+            continue
         if kind == "refit":
             # As the tenth round: ``hybrid`` on every search without the adapter, ``hybrid_adapted`` on every
             # search with one (dev cross-fitted, the sets through the shipped adapter).
@@ -446,17 +520,26 @@ def fit_loso(
                 else rows["dev-adapted"]
             )
             sets = rows["heldout-noadapter"] if mode == "hybrid" else rows["heldout"]
+            if variant.get("dev_drop"):  # a dev shape left out (judged on it)
+                dev = [r for r in dev if r["shape"] != variant["dev_drop"]]
             fit_rows = list(dev) + ([r for r in sets if r["set"] in keep_sets] if held > 0 else [])
             x, y, _ = calfit._matrix(fit_rows)
+            x = x[:, : len(NINTH_FEATURES)]  # the ninth round's features, then ``extra``
+            extra = list(variant.get("extra", ()))  # twelfth round: candidate features (``extra_value``)
+            if extra:
+                x = np.column_stack([x, [[extra_value(r, n) for n in extra] for r in fit_rows]])
             if variant.get("short"):
                 x = np.column_stack([x, [_short(r) for r in fit_rows]])
             model = LogisticRegression(C=c, max_iter=5000).fit(
                 x, y, sample_weight=set_weights(fit_rows, u[mode], held, wrong)
             )
-            out["coefs"][mode] = (
-                float(model.intercept_[0]),
-                *(float(b) for b in model.coef_[0][: len(calibration.FEATURES)]),
-            )
+            n = len(NINTH_FEATURES)
+            pad = (0.0,) * (len(calibration.FEATURES) - n)
+            out["coefs"][mode] = (float(model.intercept_[0]), *(float(b) for b in model.coef_[0][:n]), *pad)
+            if extra:
+                out.setdefault("extra", {})[mode] = {
+                    name: float(b) for name, b in zip(extra, model.coef_[0][n : n + len(extra)], strict=True)
+                }
             if variant.get("short"):
                 out["short"][mode] = float(model.coef_[0][-1])
             continue
@@ -492,14 +575,17 @@ def loso_p(fitted: dict, rows: list[dict[str, object]]) -> np.ndarray:
     intercept of the messages under ``SHORT_BUCKET`` words, its isotonic map applied after the product's rules."""
     coefs = fitted["coefs"]
     short = fitted.get("short") or {}
-    if not short:
+    extra = fitted.get("extra") or {}
+    if not short and not extra:
         p = product_p(coefs, rows)
     else:
         p = np.zeros(len(rows))
         for i, r in enumerate(rows):
             m = _mode(r)
             cf = coefs[m]
-            cf = (cf[0] + short.get(m, 0.0) * _short(r), *cf[1:])
+            shift = short.get(m, 0.0) * _short(r)
+            shift += sum(b * extra_value(r, name) for name, b in extra.get(m, {}).items())
+            cf = (cf[0] + shift, *cf[1:])
             p[i] = product_p({**coefs, m: cf}, [r])[0]
     iso = fitted.get("iso") or {}
     if iso:
