@@ -396,8 +396,9 @@ DEV_EM = load_labelled(LABELLED / "dev142.jsonl")
 # The hundred-and-forty-second to hundred-and-forty-fifth held-out sets, then tuned on and learnt from (round 46),
 # guarded at what they give: v142 (author EN, coastal salt farmers), v143 (EO, swiftlet-nest keepers and cleaners),
 # v144 (EP, lobster-cage and pearl farmers and hookah divers), v145 (EQ, old men's songbird clubs and a tea stall).
-# Measured once at a5f5c85 (round 44): 1,227/1,240, 14/1,320; round 45 (written without them) 1,227/1,240, 13/1,320
-# (docs/triage.md, "Round 46").
+# Measured once at a5f5c85 (round 44): 1,227/1,240, 14/1,320; round 45 (written without them) 1,227/1,240, 13/1,320;
+# the model retrained on them 1,228/1,240, 13/1,320; round 46 1,240/1,240, 2/1,320 (rules alone 1,177 -> 1,190 of 1,240,
+# 32 -> 21 false alarms) (docs/triage.md, "Round 46").
 DEV_EN = load_labelled(LABELLED / "dev143.jsonl")
 DEV_EO = load_labelled(LABELLED / "dev144.jsonl")
 DEV_EP = load_labelled(LABELLED / "dev145.jsonl")
@@ -583,10 +584,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev EK", DEV_EK, 1.0, 0.022),
         ("dev EL", DEV_EL, 1.0, 0.013),
         ("dev EM", DEV_EM, 1.0, 0.016),
-        ("dev EN", DEV_EN, 1.0, 0.02),
-        ("dev EO", DEV_EO, 1.0, 0.02),
-        ("dev EP", DEV_EP, 1.0, 0.02),
-        ("dev EQ", DEV_EQ, 1.0, 0.02),
+        ("dev EN", DEV_EN, 1.0, 0.004),
+        ("dev EO", DEV_EO, 1.0, 0.004),
+        ("dev EP", DEV_EP, 1.0, 0.0),
+        ("dev EQ", DEV_EQ, 1.0, 0.0),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
