@@ -157,12 +157,12 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set: v142-v145 (authors EN-EQ: salt farmers; swiftlet-nest keepers; lobster and pearl farmers and divers;
-# songbird clubs and a tea stall), written blind while round 45 was worked on. Measured
-# once at a5f5c85 (round 44): 1,227/1,240, 14/1,320; round 45 (written without them): 1,227/1,240, 13/1,320.
-# The held-out tests before them (v138-v141, v134-v137, v130-v133) are dev139-dev142, dev135-dev138 and dev131-dev134.
-HELD_OUT_RECALL = 0.9895
-HELD_OUT_FALSE_ALARMS = 0.0099
+# The held-out set: v146-v149 (authors ER-EU: martial-arts and boxing clubs; sanitation workers and recyclers;
+# night-market food vendors; Central Highlands coffee farmers), written blind while round 46 was worked on. Measured
+# once at 190c10d (round 45): 1,233/1,240, 10/1,320; round 46 (written without them): 1,234/1,240, 10/1,320.
+# The held-out tests before them (v142-v145, v138-v141, v134-v137) are dev143-dev146, dev139-dev142 and dev135-dev138.
+HELD_OUT_RECALL = 0.9951
+HELD_OUT_FALSE_ALARMS = 0.0076
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
