@@ -8,8 +8,8 @@ top entry's title on 1.4 % of right top entries and 11.2 % of wrong ones (``benc
 ``quantities`` reads the numbers with a unit of a folded text (with or without diacritics: "2 tháng" and
 "2 thang" alike), each as a kind and an interval in one unit per kind:
 
-- time (ages, durations, weeks of pregnancy): ngày, tuần, tháng, tuổi, năm, giờ, phút, in days, so "24 tháng" is
-  "2 tuổi" and "4 tuần" is "1 tháng" (equal within 10 %);
+- time (ages, durations, weeks of pregnancy): ngày (hôm), tuần, tháng, tuổi, năm, giờ, phút, in days, so "24
+  tháng" is "2 tuổi" and "4 tuần" is "1 tháng" (equal within 10 %), and "3 tuổi rưỡi" is "3,5 tuổi";
 - mass (mg, mcg, gram, kg, in mg), volume (ml, cc, lít, in ml): "5 ml" against "5 mg" is no conflict, another kind;
 - concentrations as written (mmol/l, mg/dl: one kind each), temperature ("39 độ", 34-43 only);
 - counts written as an ordinal: "mũi (thứ) 2", "lần thứ 2", "liều thứ 2", "độ 2" (a grade), "thứ hai".
@@ -43,6 +43,7 @@ TOLERANCE = 0.1
 
 _UNITS: dict[str, tuple[str, float]] = {
     "ngay": ("time", 1.0),
+    "hom": ("time", 1.0),
     "tuan": ("time", 7.0),
     "thang": ("time", 30.0),
     "tuoi": ("time", 365.0),
@@ -68,7 +69,14 @@ _UNIT = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
 # "2-3 tuổi", "2 đến 3 tuổi", "2 tới 3 tuổi" (a range), or "2 tuổi"; a bound word may come before.
 _BOUND = r"(?:(duoi|tren|tu|truoc|sau|hon|qua|toi da|toi thieu|it nhat|khong qua)\s+)?"
 _PAIR = re.compile(
-    r"(?<![\w.,])" + _BOUND + _NUM + r"(?:\s*(?:-|–|den|toi)\s*" + _NUM + r")?\s*(" + _UNIT + r")(?![\w/])"
+    r"(?<![\w.,])"
+    + _BOUND
+    + _NUM
+    + r"(?:\s*(?:-|–|den|toi)\s*"
+    + _NUM
+    + r")?\s*("
+    + _UNIT
+    + r")(?![\w/])(\s+ruoi(?!\w))?"
 )
 _ORDINAL_WORDS = {"nhat": 1, "hai": 2, "ba": 3, "tu": 4, "nam": 5, "sau": 6}
 _COUNT = re.compile(
@@ -103,10 +111,12 @@ def quantities(text: str) -> set[Quantity]:
     """The numbers with a unit and the ordinal counts of a text (folded here): "Bé 2 tháng" -> time 60-60."""
     folded = fold(text)
     out: set[Quantity] = set()
-    for bound, a, b, unit in _PAIR.findall(folded):
+    for bound, a, b, unit, half in _PAIR.findall(folded):
         kind, scale = _UNITS[unit]
         low = _number(a)
         high = _number(b) if b else low
+        if half:  # "3 tuổi rưỡi": three and a half years
+            low, high = low + 0.5, high + 0.5
         if kind == "temperature" and not (34 <= low <= 43):
             continue  # "độ" after a number is a temperature only in a fever's range
         if bound in _UPPER and not b:

@@ -42,3 +42,10 @@ def test_nothing_moves_without_a_conflict_or_when_the_runner_up_is_far_behind():
     assert rerank(ranked, "con cần tiêm gì", titles)[1] == 0
     far = [Fused(1, 0.90), Fused(2, 0.30)]
     assert rerank(far, "con 2 tháng cần tiêm gì", titles, margin=0.15)[1] == 0
+
+
+def test_half_units_and_days_written_as_hom_are_read():
+    assert not conflicts(quantities("be 3 tuoi ruoi hay non"), quantities("Trẻ 3,5 tuổi bị nôn"))
+    assert not conflicts(
+        quantities("con 2 tháng, 3 hôm chưa ị"), quantities("Bé rặn đỏ mặt 3 ngày không đi ngoài")
+    )
