@@ -9,7 +9,7 @@ top entry's title on 1.4 % of right top entries and 11.2 % of wrong ones (``benc
 "2 thang" alike), each as a kind and an interval in one unit per kind:
 
 - time (ages, durations, weeks of pregnancy): ngày (hôm), tuần, tháng, tuổi, năm, giờ, phút, in days, so "24
-  tháng" is "2 tuổi" and "4 tuần" is "1 tháng" (equal within 10 %), and "3 tuổi rưỡi" is "3,5 tuổi";
+  tháng" is "2 tuổi" and "4 tuần" is "1 tháng" (equal within 10 %), and "3 tuổi rưỡi" is 3 to 3,5 tuổi;
 - mass (mg, mcg, gram, kg, in mg), volume (ml, cc, lít, in ml): "5 ml" against "5 mg" is no conflict, another kind;
 - concentrations as written (mmol/l, mg/dl: one kind each), temperature ("39 độ", 34-43 only);
 - counts written as an ordinal: "mũi (thứ) 2", "lần thứ 2", "liều thứ 2", "độ 2" (a grade), "thứ hai".
@@ -115,8 +115,8 @@ def quantities(text: str) -> set[Quantity]:
         kind, scale = _UNITS[unit]
         low = _number(a)
         high = _number(b) if b else low
-        if half:  # "3 tuổi rưỡi": three and a half years
-            low, high = low + 0.5, high + 0.5
+        if half:  # "4 tháng rưỡi": four to four and a half months (a title's "4 tháng" or "4,5 tháng" agrees)
+            high += 0.5
         if kind == "temperature" and not (34 <= low <= 43):
             continue  # "độ" after a number is a temperature only in a fever's range
         if bound in _UPPER and not b:

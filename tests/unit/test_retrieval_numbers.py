@@ -49,3 +49,5 @@ def test_half_units_and_days_written_as_hom_are_read():
     assert not conflicts(
         quantities("con 2 tháng, 3 hôm chưa ị"), quantities("Bé rặn đỏ mặt 3 ngày không đi ngoài")
     )
+    assert not conflicts(quantities("con 4 tháng rưỡi bỏ bú đêm"), quantities("Bé 4 tháng tuổi bỏ bú đêm"))
+    assert conflicts(quantities("be 5 thang ruoi di ngoai co mau"), quantities("Bé 3 tháng rưỡi đi ngoài"))
