@@ -3,7 +3,9 @@
 One search: clean the message (``engine.text.clean_query``), score it on the role's in-memory sparse index,
 embed it (an unmarked message gets its marks back from the KB's own spelling first, see
 ``engine.text.DiacriticRestorer``) and ask the store for its nearest entries (pgvector in production), fuse the two lists
-(``fusion.fuse``), and calibrate (``calibration.probability``) so ``SearchResult.score`` is the estimated
+(``fusion.fuse``), lower a top-window entry whose title's number conflicts with the message's ("2 tuổi" for
+"con 2 tháng") when the top one does (``numbers.rerank``; the trace's ``features["numbers"]`` marks a move), and
+calibrate (``calibration.probability``) so ``SearchResult.score`` is the estimated
 probability that the top hit is right. A message of ``fusion.LEARNED_MIN_WORDS`` words or more is searched in the
 dense leg with its vector moved by the query adapter (``query_adapter``: towards the short FAQ question a long
 story means) when switched on (``query_adapter``: the QUERY_ADAPTER setting, on in the product) and the running
