@@ -34,8 +34,9 @@ from dataclasses import dataclass, replace
 from engine.retrieval.fusion import Fused
 from engine.text import fold
 
-# A rerank moves a candidate at most this many places up (to the first), and only when its fused score is within
-# MARGIN of the top's; chosen on faq-val dev and RQ-RQ4 (``bench/research/number_rerank.py``).
+# The window (the first WINDOW candidates) and the fused-score penalty of a conflicting one. Set before measuring
+# and measured once on faq-val dev and RQ-RQ4 (``bench/research/number_rerank.py``, thirteenth round in
+# ``bench/retrieval_shapes_results.md``), not tuned: the fused scores of siblings sit within 0.15 of each other.
 WINDOW = 3
 MARGIN = 0.15
 # Times within this share of each other are equal ("24 tháng" and "2 tuổi"); other kinds must be equal.
