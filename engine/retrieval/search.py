@@ -3,7 +3,9 @@
 One search: clean the message (``engine.text.clean_query``), score it on the role's in-memory sparse index,
 embed it (an unmarked message gets its marks back from the KB's own spelling first, see
 ``engine.text.DiacriticRestorer``) and ask the store for its nearest entries (pgvector in production), fuse the two lists
-(``fusion.fuse``), and calibrate (``calibration.probability``) so ``SearchResult.score`` is the estimated
+(``fusion.fuse``), lower a top-window entry whose title's number conflicts with the message's ("2 tuổi" for
+"con 2 tháng") when the top one does (``numbers.rerank``; the trace's ``features["numbers"]`` marks a move), and
+calibrate (``calibration.probability``) so ``SearchResult.score`` is the estimated
 probability that the top hit is right. A message of ``fusion.LEARNED_MIN_WORDS`` words or more is searched in the
 dense leg with its vector moved by the query adapter (``query_adapter``: towards the short FAQ question a long
 story means) when switched on (``query_adapter``: the QUERY_ADAPTER setting, on in the product) and the running
@@ -47,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from engine.embedding import model_name
+from engine.retrieval import numbers
 from engine.retrieval.adaptation import RoleCalibration, kb_fingerprint
 from engine.retrieval.calibration import ADAPTED_MODE, FEATURES, dense_feature, probability
 from engine.retrieval.fusion import (
@@ -57,8 +60,9 @@ from engine.retrieval.fusion import (
     Fused,
     fuse,
 )
+from engine.retrieval.numbers import rerank as number_rerank
 from engine.retrieval.query_adapter import QueryAdapter, adapter_for
-from engine.retrieval.sparse import SparseIndex, entry_fields
+from engine.retrieval.sparse import SparseIndex, entry_fields, entry_title
 from engine.text import DiacriticRestorer, clean_query, fold, has_diacritics, split_words
 from engine.types import Embedder, Hit, KBEntry, KBStore
 
@@ -68,6 +72,11 @@ MODES = ("hybrid", "sparse", "dense")
 # Messages of fusion.LEARNED_MIN_WORDS words or more; shorter ones use "score". "score" and "rrf" for comparison
 # (bench/research/retrieval_ranking_ablation.py, bench/research/retrieval_fusion_research.py).
 FUSION_METHOD = "learned"
+# ``numbers.rerank`` after fusion (a close runner-up whose number agrees with the message above a top entry whose
+# title's number conflicts), and its window and fused-score margin.
+NUMBER_RERANK = True
+NUMBER_WINDOW = numbers.WINDOW
+NUMBER_MARGIN = numbers.MARGIN
 DENSE_RECHECK_SECONDS = 30.0
 CALIBRATION_RECHECK_SECONDS = 30.0  # how often a role's stored calibration is read again
 # How long a message typed without diacritics waits for its KB's spelling restorer, built in the background once
@@ -490,6 +499,17 @@ class KBSearch:
                 if i in index.position and index.entries[index.position[i]].code not in exclude
             }
         ranked = sorted(best.values(), key=lambda f: -f.score)
+        # A close runner-up whose title agrees with the message's number ("2 tháng") above a top entry whose
+        # title states another ("2 tuổi"): ``numbers.rerank``.
+        moved = 0
+        if NUMBER_RERANK and len(ranked) > 1:
+            titles = [
+                entry_title(index.entries[index.position[f.entry_id]]) if f.entry_id in index.position else ""
+                for f in ranked[:NUMBER_WINDOW]
+            ]
+            ranked, moved = number_rerank(
+                ranked, texts[0], titles, window=NUMBER_WINDOW, margin=NUMBER_MARGIN
+            )
         # words no entry uses, or none writes as the message does (``SparseIndex.misspelled``): the off-topic guard
         unknown = index.unknown_count(texts[0])
         chat = index.chat_words(texts[0])  # function words the KB lacks: neither known nor unknown
@@ -518,6 +538,10 @@ class KBSearch:
                 all_scores = sparse_scores[cand.entry_id]
                 cand.sparse_rank = int(np.count_nonzero(all_scores > cand.sparse_score)) + 1
             feats = candidate_features(index, ranked, i, entry, query_words, mode)
+            if moved:  # for the trace only (the probability reads ``calibration.FEATURES``)
+                trace_feats = {**feats, "numbers": 1.0 if i == 0 else -1.0 if i == 1 else 0.0}
+            else:
+                trace_feats = feats
             evidence = {
                 "unknown_words": unknown,
                 "sparse": cand.sparse_score,
@@ -536,7 +560,7 @@ class KBSearch:
                     dense_score=cand.dense_score,
                     sparse_rank=cand.sparse_rank,
                     dense_rank=cand.dense_rank,
-                    features=feats,
+                    features=trace_feats,
                     raw_score=raw,
                     calibration="role" if adjust is not None else "global",
                     coefficients=cal_mode,

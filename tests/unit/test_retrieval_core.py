@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
+from engine.retrieval import search as search_module
 from engine.retrieval.fusion import fuse
 from engine.retrieval.search import KBSearch
 from engine.retrieval.sparse import SparseIndex
@@ -369,3 +370,40 @@ def test_function_words_a_small_kb_lacks_are_not_unknown():
     assert index.unknown_count("nhiễm toan ceton là gì ạ, em hỏi hoài") == 1  # "hỏi"
     assert index.unknown_count("bị ho lâu ngày") == 4
     assert index.chat_words("hở") == {"ho"} and index.chat_words("ho") == set()
+
+
+def _peds() -> list[KBEntry]:
+    role = "patient_peds"
+    return [
+        KBEntry(
+            1, role, "P1", "Tiêm phòng cho bé 2 tháng tuổi gồm những mũi nào?", "6 trong 1, phế cầu, rota."
+        ),
+        KBEntry(
+            2, role, "P2", "Tiêm phòng cho trẻ 2 tuổi gồm những mũi nào?", "Viêm não Nhật Bản, thương hàn."
+        ),
+        KBEntry(
+            3, role, "P3", "Trẻ bị sốt sau tiêm phòng phải làm sao?", "Chườm ấm, hạ sốt khi trên 38,5 độ."
+        ),
+        KBEntry(4, role, "P4", "Bé bị hăm tã phải làm sao?", "Giữ khô thoáng."),
+        KBEntry(5, role, "P5", "Trẻ biếng ăn phải làm gì?", "Chia nhỏ bữa."),
+        KBEntry(6, role, "P6", "Bé ho về đêm có sao không?", "Theo dõi, khám nếu sốt."),
+    ]
+
+
+async def test_numbers_a_sibling_pair_differing_by_age_the_messages_age_ranks_its_entry_first():
+    search = KBSearch(ListKBStore(_peds()), None, k=3, version_check_seconds=0)
+    # 24 months is two years; the words alone favour the entry that says "tháng"
+    for message in (
+        "con em được 24 tháng rồi, cần tiêm phòng những mũi nào",
+        "con em duoc 24 thang roi, can tiem phong nhung mui nao",
+    ):
+        search_module.NUMBER_RERANK = False
+        try:
+            before = await search.search("patient_peds", message, mode="sparse")
+        finally:
+            search_module.NUMBER_RERANK = True
+        after = await search.search("patient_peds", message, mode="sparse")
+        assert before.hits[0].entry.code == "P1"  # the fused ranking alone
+        assert after.hits[0].entry.code == "P2"  # the age the message states
+        assert after.hits[0].trace()["features"]["numbers"] == 1.0  # the trace says why
+        assert after.hits[1].entry.code == "P1" and after.hits[1].features["numbers"] == -1.0
