@@ -157,12 +157,12 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set: v146-v149 (authors ER-EU: martial-arts and boxing clubs; sanitation workers and recyclers;
-# night-market food vendors; Central Highlands coffee farmers), written blind while round 46 was worked on. Measured
-# once at 190c10d (round 45): 1,233/1,240, 10/1,320; round 46 (written without them): 1,234/1,240, 10/1,320.
-# The held-out tests before them (v142-v145, v138-v141, v134-v137) are dev143-dev146, dev139-dev142 and dev135-dev138.
-HELD_OUT_RECALL = 0.9951
-HELD_OUT_FALSE_ALARMS = 0.0076
+# The held-out set: v150-v153 (authors EV-EY: floating-market traders and ferry crews; mountain boarding schools;
+# brick kilns, quarries and sand dredgers; kindergartens and home daycare), written blind before round 47. Measured
+# once at cf44248 (round 46): 1,236/1,240, 12/1,320; round 47 (written without them): 1,235/1,240, 12/1,320.
+# The held-out tests before them (v146-v149, v142-v145, v138-v141) are dev147-dev150, dev143-dev146 and dev139-dev142.
+HELD_OUT_RECALL = 0.9959
+HELD_OUT_FALSE_ALARMS = 0.0091
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
