@@ -21,7 +21,7 @@ both state, none of the title's quantities agrees with one of the message's.
 ``rerank`` (``KBSearch``, after fusion): when the top candidate's title conflicts with the message, every
 conflicting candidate among the first ``WINDOW`` loses ``MARGIN`` of fused score, so one that does not conflict
 and was within ``MARGIN`` of the top comes first. Nothing moves when the message states no number, or the top entry does not conflict.
-The trace shows the move (``RankedHit.features["numbers"]``: 1 for the entry moved up, -1 for the former top, now second).
+The trace shows the move (``RankedHit.features["numbers"]``: 1 for the entry moved up, -1 for the former top, wherever it now stands).
 """
 
 from __future__ import annotations

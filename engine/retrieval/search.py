@@ -60,7 +60,6 @@ from engine.retrieval.fusion import (
     Fused,
     fuse,
 )
-from engine.retrieval.numbers import rerank as number_rerank
 from engine.retrieval.query_adapter import QueryAdapter, adapter_for
 from engine.retrieval.sparse import SparseIndex, entry_fields, entry_title
 from engine.text import DiacriticRestorer, clean_query, fold, has_diacritics, split_words
@@ -501,13 +500,13 @@ class KBSearch:
         ranked = sorted(best.values(), key=lambda f: -f.score)
         # A close runner-up whose title agrees with the message's number ("2 tháng") above a top entry whose
         # title states another ("2 tuổi"): ``numbers.rerank``.
-        moved = 0
+        moved, former_top = 0, ranked[0].entry_id if ranked else None
         if NUMBER_RERANK and len(ranked) > 1:
             titles = [
                 entry_title(index.entries[index.position[f.entry_id]]) if f.entry_id in index.position else ""
                 for f in ranked[:NUMBER_WINDOW]
             ]
-            ranked, moved = number_rerank(
+            ranked, moved = numbers.rerank(
                 ranked, texts[0], titles, window=NUMBER_WINDOW, margin=NUMBER_MARGIN
             )
         # words no entry uses, or none writes as the message does (``SparseIndex.misspelled``): the off-topic guard
@@ -539,7 +538,8 @@ class KBSearch:
                 cand.sparse_rank = int(np.count_nonzero(all_scores > cand.sparse_score)) + 1
             feats = candidate_features(index, ranked, i, entry, query_words, mode)
             if moved:  # for the trace only (the probability reads ``calibration.FEATURES``)
-                trace_feats = {**feats, "numbers": 1.0 if i == 0 else -1.0 if i == 1 else 0.0}
+                mark = 1.0 if i == 0 else -1.0 if cand.entry_id == former_top else 0.0
+                trace_feats = {**feats, "numbers": mark}
             else:
                 trace_feats = feats
             evidence = {
