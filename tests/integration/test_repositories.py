@@ -7,7 +7,7 @@ import numpy as np
 
 from db import conversations, kb, users
 from db.conversations import StoredTurn
-from db.stores import PgMemoryStore
+from db.stores import PgKBStore, PgMemoryStore
 from engine.types import KBEntry
 
 
@@ -89,8 +89,6 @@ async def test_kb_entry_embedding_and_knn_nearest_first(db: asyncpg.Pool) -> Non
 async def test_dense_search_plans_agree(db: asyncpg.Pool) -> None:
     """In-memory exact (the store's copy), SQL exact and HNSW give the same nearest entries of the role,
     never another role's, never an inactive one."""
-    from db.stores import PgKBStore
-
     rng = np.random.default_rng(11)
     vectors = rng.normal(size=(300, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)

