@@ -1,7 +1,8 @@
 """Emergency triage: recall per category on the held-out test set, false alarms on ordinary messages (every
 labelled set's non-emergencies, and the 1,326 real forum messages of ``../shared/eval/faq-val``, each flag
 labelled by hand in ``tests/data/triage_faqval_flags.jsonl``), and the latency of the check, which runs on every
-inbound message.
+inbound message, and how long a process takes to build the rules afresh and to load them as kept by an earlier
+process (``engine/triage/compiled.py``).
 
 Sets (docs/triage.md says who wrote each and how it was used):
 - ``tests/data/triage_heldout.jsonl`` — the held-out test set: written by an author who never saw the rules,
@@ -17,12 +18,15 @@ from __future__ import annotations
 
 import json
 import statistics
+import tempfile
 import time
 from pathlib import Path
 
-from engine.triage import default_model, default_rules, triage
+from engine.triage import alternation, default_model, default_rules, triage
+from engine.triage.compiled import PatternStore
 from engine.triage.evaluation import evaluate, load_labelled
 from engine.triage.model import DATA_DIR
+from engine.triage.rules import RULES_FILE, parse_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -33,6 +37,21 @@ FLAGS = DATA / "triage_faqval_flags.jsonl"
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def rules_start_up() -> dict[str, float]:
+    """Seconds to build the product's rules in a process with nothing kept, then in one that finds them kept."""
+    text, code = RULES_FILE.read_text(encoding="utf-8"), Path(alternation.__file__)
+    with tempfile.TemporaryDirectory() as folder:
+        started = time.perf_counter()
+        store = PatternStore(Path(folder), factoring_code=code)
+        parse_rules(text, store=store)
+        store.save()
+        built = time.perf_counter() - started
+        started = time.perf_counter()
+        parse_rules(text, store=PatternStore(Path(folder), factoring_code=code))
+        loaded = time.perf_counter() - started
+    return {"rules_built_s": round(built, 2), "rules_loaded_s": round(loaded, 2)}
 
 
 def main() -> int:
@@ -117,6 +136,10 @@ def main() -> int:
                 f"    {label:<14} p50 {row['p50']} ms, p95 {row['p95']} ms, p99 {row['p99']} ms, max {row['max']} ms"
             )
     print(f"model fitted in {fit_s:.2f} s (once per process, in the background at start-up)")
+    start_up = rules_start_up()
+    results |= start_up
+    print(f"rules built in {start_up['rules_built_s']:.2f} s with nothing kept; loaded in "
+          f"{start_up['rules_loaded_s']:.2f} s where an earlier process kept them")  # fmt: skip
     out = Path(__file__).resolve().parent / "results" / "triage.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(results, indent=2, ensure_ascii=False))

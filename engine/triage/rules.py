@@ -43,20 +43,25 @@ written out once per word first, so at each word only the phrases that can start
 ``match`` 5 to 7 times faster; compiling the file, once per process, about 2 s slower: docs/triage.md). The
 factored pattern finds exactly what the plain list finds, from every position: the same phrase, text and place
 (``tests/unit/test_triage_alternation.py``; ``python -m bench.triage_matcher compare`` runs every labelled
-message through a copy of the plain matcher and this one).
+message through a copy of the plain matcher and this one). Factoring and compiling the lists takes seconds, so
+both are kept between processes (``compiled.py``, in ``engine/triage/__pycache__``): a process whose rules were
+compiled before loads them in a fraction of a second.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from engine.text import fold
+from engine.triage import alternation
 from engine.triage.alternation import factor
+from engine.triage.compiled import PatternStore
 from engine.triage.normalize import CLAUSE_JOIN, SENTENCE_BREAK, Normalized, fold_words, is_english, normalize
 
 RULES_FILE = Path(__file__).parent / "emergencies.toml"
@@ -115,7 +120,18 @@ def compile_phrases(phrases: list[str], *, folded: bool = True) -> re.Pattern[st
     closin"): no Vietnamese syllable ends in "ing", and only the rules' own words are read so, never "insulin"."""
     if not phrases:
         return None
-    return re.compile(_WORD_EDGE.format(factor(phrase_patterns(phrases, folded=folded))))
+    store = _STORE.get() or patterns()
+    return store.compile(_WORD_EDGE.format(store.factored(phrase_patterns(phrases, folded=folded), factor)))
+
+
+@cache
+def patterns() -> PatternStore:
+    """This process's factored and compiled phrase lists, kept between processes (``compiled.py``)."""
+    return PatternStore(factoring_code=Path(alternation.__file__))
+
+
+# The store of the ``parse_rules`` call under way, when it was given one (a test's own folder, or none at all).
+_STORE: ContextVar[PatternStore | None] = ContextVar("triage_pattern_store", default=None)
 
 
 def phrase_patterns(phrases: list[str], *, folded: bool = True) -> list[str]:
@@ -325,7 +341,10 @@ def _ending(phrases: list[str]) -> re.Pattern[str] | None:
 
 def _neutral(phrases: list[str]) -> re.Pattern[str] | None:
     """Neutral sentence shapes, read from the start of a sentence to its end (``_neutral_spans`` anchors them)."""
-    return None if not phrases else re.compile("(?:" + factor(phrase_patterns(phrases)) + ")")
+    if not phrases:
+        return None
+    store = _STORE.get() or patterns()
+    return store.compile("(?:" + store.factored(phrase_patterns(phrases), factor) + ")")
 
 
 def _regex_alternation(items: list[str]) -> str:
@@ -363,8 +382,17 @@ def _possessed(possessive: list[str], owner: list[str]) -> re.Pattern[str] | Non
     )
 
 
-def parse_rules(text: str) -> RuleSet:
-    """Parse and compile the rules file; a clear ``ValueError`` names the first thing wrong."""
+def parse_rules(text: str, *, store: PatternStore | None = None) -> RuleSet:
+    """Parse and compile the rules file; a clear ``ValueError`` names the first thing wrong. The phrase lists
+    are factored and compiled through ``store`` (by default this process's, ``patterns``)."""
+    token = _STORE.set(store)
+    try:
+        return _parse_rules(text)
+    finally:
+        _STORE.reset(token)
+
+
+def _parse_rules(text: str) -> RuleSet:
     data = tomllib.loads(text)
     words = {k.lower(): fold(v) for k, v in data.get("words", {}).items()}
     m = data.get("markers", {})
@@ -495,8 +523,10 @@ def parse_rules(text: str) -> RuleSet:
 
 @cache
 def default_rules() -> RuleSet:
-    """The product's rules, parsed once per process."""
-    return parse_rules(RULES_FILE.read_text(encoding="utf-8"))
+    """The product's rules, parsed once per process (their patterns compiled once per machine: ``patterns``)."""
+    rules = parse_rules(RULES_FILE.read_text(encoding="utf-8"))
+    patterns().save()
+    return rules
 
 
 class _Message:
