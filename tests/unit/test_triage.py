@@ -415,7 +415,8 @@ DEV_EU = load_labelled(LABELLED / "dev150.jsonl")
 # The hundred-and-fifty-fourth to hundred-and-fifty-seventh blind sets, tuned on and learnt from (round 49), guarded
 # at what they give: v154 (author EZ, pagoda and parish communities), v155 (FA, factory workers in the industrial
 # zones), v156 (FB, university students in dorms and rented rooms), v157 (FC, families who try folk and herbal
-# remedies first). Measured once at 27ce7ae (round 47): 1,234/1,240, 20/1,320 (docs/triage.md, "Round 49").
+# remedies first). Measured once at 27ce7ae (round 47): 1,234/1,240, 20/1,320; round 49 1,240/1,240, 15/1,320
+# (docs/triage.md, "Round 49").
 DEV_EZ = load_labelled(LABELLED / "dev155.jsonl")
 DEV_FA = load_labelled(LABELLED / "dev156.jsonl")
 DEV_FB = load_labelled(LABELLED / "dev157.jsonl")
@@ -609,10 +610,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev ES", DEV_ES, 1.0, 0.0),
         ("dev ET", DEV_ET, 1.0, 0.01),
         ("dev EU", DEV_EU, 1.0, 0.004),
-        ("dev EZ", DEV_EZ, 1.0, 0.02),
-        ("dev FA", DEV_FA, 1.0, 0.02),
-        ("dev FB", DEV_FB, 1.0, 0.02),
-        ("dev FC", DEV_FC, 1.0, 0.02),
+        ("dev EZ", DEV_EZ, 1.0, 0.007),
+        ("dev FA", DEV_FA, 1.0, 0.007),
+        ("dev FB", DEV_FB, 1.0, 0.019),
+        ("dev FC", DEV_FC, 1.0, 0.016),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
