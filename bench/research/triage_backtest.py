@@ -100,6 +100,7 @@ FREEZES = [
     ("a5f5c85", ["dev143", "dev144", "dev145", "dev146"]),
     ("190c10d", ["dev147", "dev148", "dev149", "dev150"]),
     ("cf44248", ["dev151", "dev152", "dev153", "dev154"]),
+    ("27ce7ae", ["dev155", "dev156", "dev157", "dev158"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """
