@@ -99,6 +99,7 @@ FREEZES = [
     ("b9ea67f", ["dev139", "dev140", "dev141", "dev142"]),
     ("a5f5c85", ["dev143", "dev144", "dev145", "dev146"]),
     ("190c10d", ["dev147", "dev148", "dev149", "dev150"]),
+    ("27ce7ae", ["dev159", "dev160", "dev161", "dev162"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """
