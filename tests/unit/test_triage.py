@@ -713,7 +713,9 @@ def test_the_rule_authors_rows_kept_from_the_model_are_read_by_the_rules(row):
 
 
 def test_the_rule_rows_of_every_round_are_there():
-    assert len(RULE_ROWS) >= 23 + 126 + 69 + 38 + 45 + 44 + 43 + 47 + 39 + 25 + 61 + 49 + 15 + 3 + 57 + 37 + 43
+    assert (
+        len(RULE_ROWS) >= 23 + 126 + 69 + 38 + 45 + 44 + 43 + 47 + 39 + 25 + 61 + 49 + 15 + 3 + 57 + 37 + 43
+    )
 
 
 # Round 32's second batch (the scope of a negation in four categories, a reassuring diagnosis): its ten rows are kept here,
