@@ -157,12 +157,14 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set: v150-v153 (authors EV-EY: floating-market traders and ferry crews; mountain boarding schools;
-# brick kilns, quarries and sand dredgers; kindergartens and home daycare), written blind before round 47. Measured
-# once at cf44248 (round 46): 1,236/1,240, 12/1,320; round 47 (written without them): 1,235/1,240, 12/1,320.
-# The held-out tests before them (v146-v149, v142-v145, v138-v141) are dev147-dev150, dev143-dev146 and dev139-dev142.
-HELD_OUT_RECALL = 0.9959
-HELD_OUT_FALSE_ALARMS = 0.0091
+# The held-out set: v162-v165 (authors FH-FK: wholesale night-market porters and traders; people living with mental
+# illness and their families; people living with physical disabilities and their carers; office workers), written
+# blind while rounds 48-50 were worked. Measured once at 8f8d5b8 (round 47's rules and model): 1,231/1,240, 18/1,320;
+# with rounds 48-50 (written without them) 1,232/1,240, 16/1,320; then the lead, reading two of the misses, found
+# that any message with "deadline" hid every sign, and fixed it: 1,234/1,240, 16/1,320 (no longer blind for those two).
+# The held-out tests before them (v150-v153, v146-v149, v142-v145) are dev151-dev154, dev147-dev150 and dev143-dev146.
+HELD_OUT_RECALL = 0.9951
+HELD_OUT_FALSE_ALARMS = 0.0122
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
