@@ -67,10 +67,10 @@ class PatternStore:
             found = self._known_factored.get(key)
         if found is None:
             found = factor(list(phrases))
-            with self._lock:
+        with self._lock:
+            if key not in self._known_factored:
                 self._known_factored[key] = found
                 self.compiled += 1
-        with self._lock:
             self._used_factored[key] = found
         return found
 
@@ -87,11 +87,18 @@ class PatternStore:
                 with self._lock:
                     self._used[key] = entry
                 return built
-        entry = _program(pattern, int(flags))
+        try:
+            entry = _program(pattern, int(flags))
+            built = _build(pattern, entry)
+        except re.error:
+            raise  # a wrong pattern in the rules: the same error re.compile gives
+        except Exception as exc:  # internals not as this module expects (another Python): plain re.compile
+            log.warning("triage.compiled internals unusable, compiling with re error=%r", exc)
+            return re.compile(pattern, flags)
         with self._lock:
             self._known[key] = self._used[key] = entry
             self.compiled += 1
-        return _build(pattern, entry)
+        return built
 
     def save(self) -> None:
         """Write the patterns used since loading, when any had to be compiled (atomically; never raises)."""

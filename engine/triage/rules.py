@@ -120,7 +120,7 @@ def compile_phrases(phrases: list[str], *, folded: bool = True) -> re.Pattern[st
     closin"): no Vietnamese syllable ends in "ing", and only the rules' own words are read so, never "insulin"."""
     if not phrases:
         return None
-    store = _STORE.get() or patterns()
+    store = _store()
     return store.compile(_WORD_EDGE.format(store.factored(phrase_patterns(phrases, folded=folded), factor)))
 
 
@@ -132,6 +132,10 @@ def patterns() -> PatternStore:
 
 # The store of the ``parse_rules`` call under way, when it was given one (a test's own folder, or none at all).
 _STORE: ContextVar[PatternStore | None] = ContextVar("triage_pattern_store", default=None)
+
+
+def _store() -> PatternStore:
+    return _STORE.get() or patterns()
 
 
 def phrase_patterns(phrases: list[str], *, folded: bool = True) -> list[str]:
@@ -343,7 +347,7 @@ def _neutral(phrases: list[str]) -> re.Pattern[str] | None:
     """Neutral sentence shapes, read from the start of a sentence to its end (``_neutral_spans`` anchors them)."""
     if not phrases:
         return None
-    store = _STORE.get() or patterns()
+    store = _store()
     return store.compile("(?:" + store.factored(phrase_patterns(phrases), factor) + ")")
 
 
