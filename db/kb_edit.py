@@ -103,6 +103,19 @@ async def record(
     return int(value)
 
 
+def _content(fields: dict[str, Any]) -> tuple[Any, ...]:
+    """An entry's text columns in the order both writes below bind them ($ topic … urgent)."""
+    return (
+        fields["topic"],
+        fields["subtopic"],
+        fields["question"],
+        fields["answer"],
+        list(fields["keywords"]),
+        fields["explanation"],
+        bool(fields["urgent"]),
+    )
+
+
 async def update_content(
     db: Executor,
     entry_id: int,
@@ -126,13 +139,7 @@ async def update_content(
         WHERE id = $1
         """,
         entry_id,
-        fields["topic"],
-        fields["subtopic"],
-        fields["question"],
-        fields["answer"],
-        list(fields["keywords"]),
-        fields["explanation"],
-        bool(fields["urgent"]),
+        *_content(fields),
         search_text,
         content_hash,
         embedding is not None,
@@ -169,13 +176,7 @@ async def insert_entry(
         """,
         role,
         code,
-        fields["topic"],
-        fields["subtopic"],
-        fields["question"],
-        fields["answer"],
-        list(fields["keywords"]),
-        fields["explanation"],
-        bool(fields["urgent"]),
+        *_content(fields),
         search_text,
         content_hash,
         embedding,
