@@ -18,6 +18,7 @@ each set left out; ``--dev``: each dev shape left out), one JSON line per varian
 
     PYTHONPATH=$PWD python -m bench.research.agreement_fit --diag
     PYTHONPATH=$PWD python -m bench.research.agreement_fit --variants JSON [--dev]
+    PYTHONPATH=$PWD python -m bench.research.agreement_fit --nested '["x_qcov_share", ...]'
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.research.calibration_heldout import load
-from bench.research.separation_fit import by_dev_shape, by_set
+from bench.research.separation_fit import by_dev_shape, by_set, nested
 
 
 def _key(r: dict, with_set: bool) -> tuple:
@@ -113,10 +114,16 @@ def main() -> int:
     ap.add_argument("--variants", default="")
     ap.add_argument("--dev", action="store_true")
     ap.add_argument("--diag", action="store_true")
+    ap.add_argument(
+        "--nested", default="", help="a JSON list of extra features: separation_fit's nested choice"
+    )
     args = ap.parse_args()
     rows = augment(load(args.dir))
     if args.diag:
         print(json.dumps(diag(rows), indent=1))
+        return 0
+    if args.nested:
+        print(json.dumps(nested(rows, json.loads(args.nested))))
         return 0
     for variant in json.loads(args.variants):
         res = by_dev_shape(rows, variant) if args.dev else by_set(rows, variant)
