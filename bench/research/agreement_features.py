@@ -10,6 +10,9 @@ under ``x_``-prefixed keys of the top hit's features, so ``calibration.probabili
   their top entries compared (``agreement``);
 - ``x_qcov_best``: the best ``query_cov`` (idf-weighted share of the message's known words found in an entry's
   fields) among the first ``WINDOW`` candidates, and ``x_qcov_share``: the top entry's over that best;
+- ``x_tcov`` / ``x_tcov_share``: the same coverage over the entry's title fields only (question, keywords, topic;
+  an answer-only entry's title, ``entry_title``), and the top entry's over the best among the first ``WINDOW``:
+  a long answer covers many of a message's words by chance, a title does not;
 - ``x_keycov``: the share of the message's ``KEY`` highest-idf known words found in the top entry's fields (a
   right answer covers the message's key terms), ``x_keycov_best`` the best among the first ``WINDOW``;
 - ``x_nq``: the message states a quantity (``numbers.quantities``), ``x_nmatch``: the top entry's title states
@@ -26,7 +29,7 @@ from bench.research import separation_features
 from engine.retrieval import numbers
 from engine.retrieval import search as search_mod
 from engine.retrieval.sparse import entry_fields, entry_title
-from engine.text import split_words
+from engine.text import fold, split_words
 
 WINDOW = 10
 KEY = 3
@@ -37,6 +40,18 @@ def _fields(index, entry_id: int) -> set[str]:  # type: ignore[no-untyped-def]
     if pos is None:
         return set()
     return set(split_words(" ".join(entry_fields(index.entries[pos]).values())))
+
+
+def _title_fields(index, entry_id: int) -> set[str]:  # type: ignore[no-untyped-def]
+    pos = index.position.get(entry_id)
+    if pos is None:
+        return set()
+    entry = index.entries[pos]
+    f = entry_fields(entry)
+    text = " ".join((f["question"], f["keywords"], f["topic"]))
+    if not entry.question.strip():
+        text += " " + entry_title(entry)
+    return set(split_words(fold(text)))
 
 
 def extras(index, ranked, entry, query: dict[str, float], message: str) -> dict[str, float]:  # type: ignore[no-untyped-def]
@@ -53,6 +68,9 @@ def extras(index, ranked, entry, query: dict[str, float], message: str) -> dict[
     per = [_fields(index, f.entry_id) for f in ranked[:WINDOW]]
     mine = _fields(index, entry.id)
     best = max((cov(f) for f in per), default=0.0)
+    tper = [_title_fields(index, f.entry_id) for f in ranked[:WINDOW]]
+    tmine = _title_fields(index, entry.id)
+    tbest = max((cov(f) for f in tper), default=0.0)
     said = numbers.quantities(message)
     title = numbers.quantities(entry_title(entry))
     return {
@@ -60,6 +78,8 @@ def extras(index, ranked, entry, query: dict[str, float], message: str) -> dict[
         "x_qhash": float(zlib.crc32(message.encode("utf-8"))),
         "x_qcov_best": best,
         "x_qcov_share": cov(mine) / best if best > 0 else 0.0,
+        "x_tcov": cov(tmine),
+        "x_tcov_share": cov(tmine) / tbest if tbest > 0 else 0.0,
         "x_keycov": kcov(mine),
         "x_keycov_best": max((kcov(f) for f in per), default=0.0),
         "x_nq": float(bool(said)),
