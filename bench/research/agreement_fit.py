@@ -9,6 +9,9 @@ by ``x_qhash`` (and ``qid`` for the sets):
 - ``x_adapt_dis``: a search the query adapter decided (``_adapted``) whose top entry differs from the same message's
   top searched without the adapter (dev: ``dev-hybrid`` against ``dev-adapted``; the sets: ``heldout-noadapter``
   against ``heldout``); 0 on every other search;
+- ``x_fcov_share``: ``x_tcov_share`` (title fields), or ``x_qcov_share`` (every field) when the top entry has no
+  question: the bench's KBs have questions on every entry or on none, so this is "title coverage, or all fields on
+  an answer-only KB";
 - ``x_spell_dis``: (diagnosis only; ``questions`` alone has both runs) the typed message's top differs from the
   same message's top with every mark removed.
 
@@ -54,6 +57,11 @@ def augment(rows: dict) -> dict:
                 f["x_adapt_dis"] = float(
                     bool(f.get("_adapted")) and other is not None and other != f.get("x_top")
                 )
+    for kind_rows in rows.values():  # title coverage, or all fields for an entry without a question
+        for r in kind_rows:
+            f = r["features"]
+            if "x_tcov_share" in f:
+                f["x_fcov_share"] = f["x_qcov_share"] if f.get("no_question") else f["x_tcov_share"]
     for kind in rows:
         by_id: dict[tuple, object] = {}
         for r in rows[kind]:
