@@ -58,17 +58,18 @@ from sklearn.metrics import roc_auc_score
 from bench.bench_retrieval_heldout import HELD_OUT_SETS, load_held_out
 from bench.bench_retrieval_heldout import SHAPES as HELD_SHAPES
 from bench.research import retrieval_calibration_fit as calfit
+from bench.research.agreement_features import recording
 from bench.research.query_adapter_crossfit import calibration_rows, cross_fitted
-from bench.research.separation_features import recording
 from bench.retrieval_shapes import DiskCachedEmbedder, build_shapes, run_queries, without
 from engine.retrieval import calibration
 from engine.retrieval.calibration import ADAPTED_MODE
 from engine.retrieval.search import RankedHit, SearchResult
 
 ROWS = Path("/tmp/ret10-rows")
-# The blind sets rows are collected from and fitted on. RQ5 is not among them on purpose: it judges the twelfth
-# round (measured once by the lead at the merge), so no row of it is collected, fitted or looked at here.
-FIT_SETS = ("RQ", "RQ2", "RQ3", "RQ4")
+# The blind sets rows are collected from and fitted on. RQ6 is not among them on purpose: it judges the fourteenth
+# round (measured once by the lead at the merge), so no row of it is collected, fitted or looked at here (RQ5
+# joined in the fourteenth round, after it had judged the thirteenth).
+FIT_SETS = ("RQ", "RQ2", "RQ3", "RQ4", "RQ5")
 # The sets shipped before the tenth round (the "shipped" and "keep_hybrid" variants), for the before/after table: the
 # tenth round's were not shipped, so these are the product's own, read before ``product_p`` swaps any in.
 # Written out since the twelfth round changed the product's (its features padded with zeros for the twelfth
@@ -149,7 +150,8 @@ async def collect_heldout(adapter: bool) -> list[dict[str, object]]:
 
 def collect(what: list[str], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    with recording():  # the twelfth round's candidate features too, under x_ keys (the probability unchanged)
+    # the twelfth and fourteenth rounds' candidate features too, under x_ keys (the probability unchanged)
+    with recording():
         _collect(what, out)
 
 
@@ -172,7 +174,7 @@ def _collect(what: list[str], out: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------- fit
 
-SETS = FIT_SETS  # the blind sets a fit may read (RQ5, which judges the twelfth round, is not one)
+SETS = FIT_SETS  # the blind sets a fit may read (RQ6, which judges the fourteenth round, is not one)
 DEV_SHAPES = ("questions", "questions_kw", "noisy_kw", "answers_only", "full", "mix", "self")
 
 

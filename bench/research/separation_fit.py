@@ -3,9 +3,10 @@ from a wrong one better, with each blind set of ``calibration_heldout.FIT_SETS``
 
 Rows: ``python -m bench.research.calibration_heldout collect --dir /tmp/ret12-rows`` (records the ``x_`` features).
 Each variant is a ``calibration_heldout.fit_loso`` refit (its ``extra`` features added as columns), fitted on faq-val
-dev (+ ``self``) and three sets, judged on the fourth through the product's decision; the ninth round's shipped
-coefficients are the baseline in every row. ``--dev``: each faq-val dev shape left out instead (fit on the other
-shapes + the four sets), judged on its cross-fitted rows.
+dev (+ ``self``) and the other sets, judged on the one left out through the product's decision (four sets in the
+twelfth round, RQ-RQ5 since the fourteenth: ``agreement_fit``); the ninth round's shipped coefficients are the
+baseline in every row. ``--dev``: each faq-val dev shape left out instead (fit on the other shapes + every set),
+judged on its cross-fitted rows.
 
     PYTHONPATH=$PWD python -m bench.research.separation_fit [--dir DIR] [--variants JSON] [--dev]
 """
