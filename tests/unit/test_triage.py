@@ -445,7 +445,8 @@ DEV_FG = load_labelled(LABELLED / "dev162.jsonl")
 # (rounds 48-50), then tuned on and learnt from (round 52), guarded at what they give: v166 (author FL, Khmer and Cham
 # families writing Vietnamese as a second language), v167 (FM, elderly people living alone and their far-away
 # children), v168 (FN, construction sites and workers' camps), v169 (FO, city parents of babies and toddlers, with the
-# grandparents who help). At ef5dd5b 1,236/1,240, 22/1,320 (rules alone 1,174, 39) (docs/triage.md, "Round 52").
+# grandparents who help). At ef5dd5b 1,236/1,240, 22/1,320 (rules alone 1,174, 39); round 52 1,240/1,240, 1/1,320
+# (docs/triage.md, "Round 52").
 DEV_FL = load_labelled(LABELLED / "dev167.jsonl")
 DEV_FM = load_labelled(LABELLED / "dev168.jsonl")
 DEV_FN = load_labelled(LABELLED / "dev169.jsonl")
@@ -654,10 +655,13 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev FE", DEV_FE, 1.0, 0.0),
         ("dev FF", DEV_FF, 1.0, 0.0),
         ("dev FG", DEV_FG, 1.0, 0.004),
-        ("dev FL", DEV_FL, 1.0, 1.0),
-        ("dev FM", DEV_FM, 1.0, 1.0),
-        ("dev FN", DEV_FN, 1.0, 1.0),
-        ("dev FO", DEV_FO, 1.0, 1.0),
+        # one false alarm left: a sugar of 2.9 yesterday, treated and fine today (the glucose reader; round 52)
+        ("dev FL", DEV_FL, 1.0, 0.004),
+        # the farewell ("mẹ em vừa nhắn tin chào từ biệt … em gọi mãi mẹ không nghe máy") is caught by the model retrained
+        # on dev167-dev170, not by a rule (left to round 51's family); the lead checks it after the merge
+        ("dev FM", DEV_FM, 1.0, 0.0),
+        ("dev FN", DEV_FN, 1.0, 0.0),
+        ("dev FO", DEV_FO, 1.0, 0.0),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -758,7 +762,7 @@ def test_the_rule_authors_rows_kept_from_the_model_are_read_by_the_rules(row):
 
 def test_the_rule_rows_of_every_round_are_there():
     assert (
-        len(RULE_ROWS)
+        len(RULE_ROWS) - 48  # round 52's rows (triage_rule_rows_r53.jsonl)
         >= 23 + 126 + 69 + 38 + 45 + 44 + 43 + 47 + 39 + 25 + 61 + 49 + 15 + 3 + 57 + 37 + 53 + 33 + 44 + 4
     )
 
