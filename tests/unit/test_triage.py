@@ -451,6 +451,16 @@ DEV_FH = load_labelled(LABELLED / "dev163.jsonl")
 DEV_FI = load_labelled(LABELLED / "dev164.jsonl")
 DEV_FJ = load_labelled(LABELLED / "dev165.jsonl")
 DEV_FK = load_labelled(LABELLED / "dev166.jsonl")
+# The hundred-and-sixty-sixth to hundred-and-sixty-ninth blind sets, written before round 52, measured once at ef5dd5b
+# (rounds 48-50), then tuned on and learnt from (round 52), guarded at what they give: v166 (author FL, Khmer and Cham
+# families writing Vietnamese as a second language), v167 (FM, elderly people living alone and their far-away
+# children), v168 (FN, construction sites and workers' camps), v169 (FO, city parents of babies and toddlers, with the
+# grandparents who help). At ef5dd5b 1,236/1,240, 22/1,320 (rules alone 1,174, 39); round 52 1,240/1,240, 1/1,320
+# (docs/triage.md, "Round 52").
+DEV_FL = load_labelled(LABELLED / "dev167.jsonl")
+DEV_FM = load_labelled(LABELLED / "dev168.jsonl")
+DEV_FN = load_labelled(LABELLED / "dev169.jsonl")
+DEV_FO = load_labelled(LABELLED / "dev170.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -659,6 +669,13 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev FI", DEV_FI, 1.0, 0.0),
         ("dev FJ", DEV_FJ, 1.0, 0.007),
         ("dev FK", DEV_FK, 1.0, 0.004),
+        # one false alarm left: a sugar of 2.9 yesterday, treated and fine today (the glucose reader; round 52)
+        ("dev FL", DEV_FL, 1.0, 0.004),
+        # the farewell ("mẹ em vừa nhắn tin chào từ biệt … em gọi mãi mẹ không nghe máy") is caught by the model retrained
+        # on dev167-dev170, not by a rule (left to round 51's family); the lead checks it after the merge
+        ("dev FM", DEV_FM, 1.0, 0.0),
+        ("dev FN", DEV_FN, 1.0, 0.0),
+        ("dev FO", DEV_FO, 1.0, 0.0),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -762,6 +779,7 @@ def test_the_rule_rows_of_every_round_are_there():
         len(RULE_ROWS)
         >= (23 + 126 + 69 + 38 + 45 + 44 + 43 + 47 + 39 + 25 + 61 + 49 + 15 + 3 + 57 + 37 + 53 + 33 + 44 + 4)
         + 62  # round 51 (tests/data/triage_rule_rows_r52.jsonl)
+        + 50  # round 52 (tests/data/triage_rule_rows_r53.jsonl)
     )
 
 
