@@ -102,6 +102,7 @@ FREEZES = [
     ("cf44248", ["dev151", "dev152", "dev153", "dev154"]),
     ("27ce7ae", ["dev155", "dev156", "dev157", "dev158"]),
     ("27ce7ae", ["dev159", "dev160", "dev161", "dev162"]),
+    ("b1b5781", ["dev171", "dev172", "dev173", "dev174"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """
