@@ -461,6 +461,16 @@ DEV_FL = load_labelled(LABELLED / "dev167.jsonl")
 DEV_FM = load_labelled(LABELLED / "dev168.jsonl")
 DEV_FN = load_labelled(LABELLED / "dev169.jsonl")
 DEV_FO = load_labelled(LABELLED / "dev170.jsonl")
+# The hundred-and-seventieth to hundred-and-seventy-third blind sets, written before round 53, measured once at b1b5781
+# (rounds 48-50 and the deadline fix), then tuned on and learnt from (round 53), guarded at what they give: v170
+# (author FP, people living with cancer in chemotherapy or radiotherapy and their families), v171 (FQ, patients at home
+# after dental surgery and the clinic's diabetic patients), v172 (FR, rural adults newly on insulin or sulfonylureas),
+# v173 (FS, live-in domestic helpers, nannies and carers). At b1b5781 1,233/1,240, 15/1,320 (rules alone 1,165, 36);
+# round 53 1,240/1,240, 6/1,320 (docs/triage.md, "Round 53").
+DEV_FP = load_labelled(LABELLED / "dev171.jsonl")
+DEV_FQ = load_labelled(LABELLED / "dev172.jsonl")
+DEV_FR = load_labelled(LABELLED / "dev173.jsonl")
+DEV_FS = load_labelled(LABELLED / "dev174.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -676,6 +686,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev FM", DEV_FM, 1.0, 0.0),
         ("dev FN", DEV_FN, 1.0, 0.0),
         ("dev FO", DEV_FO, 1.0, 0.0),
+        ("dev FP", DEV_FP, 1.0, 0.004),
+        ("dev FQ", DEV_FQ, 1.0, 0.007),
+        ("dev FR", DEV_FR, 1.0, 0.004),
+        ("dev FS", DEV_FS, 1.0, 0.007),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -780,6 +794,7 @@ def test_the_rule_rows_of_every_round_are_there():
         >= (23 + 126 + 69 + 38 + 45 + 44 + 43 + 47 + 39 + 25 + 61 + 49 + 15 + 3 + 57 + 37 + 53 + 33 + 44 + 4)
         + 62  # round 51 (tests/data/triage_rule_rows_r52.jsonl)
         + 50  # round 52 (tests/data/triage_rule_rows_r53.jsonl)
+        + 41  # round 53 (tests/data/triage_rule_rows_r54.jsonl)
     )
 
 
