@@ -35,18 +35,20 @@ WINDOW = 10
 KEY = 3
 
 
-def _fields(index, entry_id: int) -> set[str]:  # type: ignore[no-untyped-def]
+def _entry(index, entry_id: int):  # type: ignore[no-untyped-def]
     pos = index.position.get(entry_id)
-    if pos is None:
-        return set()
-    return set(split_words(" ".join(entry_fields(index.entries[pos]).values())))
+    return None if pos is None else index.entries[pos]
+
+
+def _fields(index, entry_id: int) -> set[str]:  # type: ignore[no-untyped-def]
+    entry = _entry(index, entry_id)
+    return set() if entry is None else set(split_words(" ".join(entry_fields(entry).values())))
 
 
 def _title_fields(index, entry_id: int) -> set[str]:  # type: ignore[no-untyped-def]
-    pos = index.position.get(entry_id)
-    if pos is None:
+    entry = _entry(index, entry_id)
+    if entry is None:
         return set()
-    entry = index.entries[pos]
     f = entry_fields(entry)
     text = " ".join((f["question"], f["keywords"], f["topic"]))
     if not entry.question.strip():

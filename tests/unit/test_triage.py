@@ -680,8 +680,8 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev FK", DEV_FK, 1.0, 0.004),
         # one false alarm left: a sugar of 2.9 yesterday, treated and fine today (the glucose reader; round 52)
         ("dev FL", DEV_FL, 1.0, 0.004),
-        # the farewell ("mẹ em vừa nhắn tin chào từ biệt … em gọi mãi mẹ không nghe máy") is caught by the model retrained
-        # on dev167-dev170, not by a rule (left to round 51's family); the lead checks it after the merge
+        # the farewell ("mẹ em vừa nhắn tin chào từ biệt … em gọi mãi mẹ không nghe máy") is read by round 51's rule for the
+        # family since the merge (round 52 left it to round 51)
         ("dev FM", DEV_FM, 1.0, 0.0),
         ("dev FN", DEV_FN, 1.0, 0.0),
         ("dev FO", DEV_FO, 1.0, 0.0),
