@@ -475,7 +475,7 @@ DEV_FS = load_labelled(LABELLED / "dev174.jsonl")
 # they give: v174 (author FT, Mekong Delta fruit-orchard families and their hired pickers), v175 (FU, forest rangers,
 # firefighters and volunteer rescue teams), v176 (FV, the urban poor of the big cities), v177 (FW, parents and carers of
 # children and young adults with autism or developmental disabilities). At 2eefd2c 1,238/1,240, 24/1,320 (rules alone
-# 1,152, 45); round 54: docs/triage.md, "Round 54".
+# 1,152, 45); round 54 1,240/1,240, 14/1,320 (docs/triage.md, "Round 54").
 DEV_FT = load_labelled(LABELLED / "dev175.jsonl")
 DEV_FU = load_labelled(LABELLED / "dev176.jsonl")
 DEV_FV = load_labelled(LABELLED / "dev177.jsonl")
@@ -699,10 +699,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev FQ", DEV_FQ, 1.0, 0.0091),
         ("dev FR", DEV_FR, 1.0, 0.004),
         ("dev FS", DEV_FS, 1.0, 0.0091),
-        ("dev FT", DEV_FT, 1.0, 0.03),
-        ("dev FU", DEV_FU, 1.0, 0.03),
-        ("dev FV", DEV_FV, 1.0, 0.03),
-        ("dev FW", DEV_FW, 1.0, 0.03),
+        ("dev FT", DEV_FT, 1.0, 0.0122),
+        ("dev FU", DEV_FU, 1.0, 0.0152),
+        ("dev FV", DEV_FV, 1.0, 0.0091),
+        ("dev FW", DEV_FW, 1.0, 0.0061),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
