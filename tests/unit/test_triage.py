@@ -470,6 +470,16 @@ DEV_FP = load_labelled(LABELLED / "dev171.jsonl")
 DEV_FQ = load_labelled(LABELLED / "dev172.jsonl")
 DEV_FR = load_labelled(LABELLED / "dev173.jsonl")
 DEV_FS = load_labelled(LABELLED / "dev174.jsonl")
+# The hundred-and-seventy-fourth to hundred-and-seventy-seventh blind sets (the held-out test of rounds 51-53), measured
+# once at b1b5781 and again at 2eefd2c (rounds 51-53 merged), then tuned on and learnt from (round 54), guarded at what
+# they give: v174 (author FT, Mekong Delta fruit-orchard families and their hired pickers), v175 (FU, forest rangers,
+# firefighters and volunteer rescue teams), v176 (FV, the urban poor of the big cities), v177 (FW, parents and carers of
+# children and young adults with autism or developmental disabilities). At 2eefd2c 1,238/1,240, 24/1,320 (rules alone
+# 1,152, 45); round 54 1,240/1,240, 14/1,320 (docs/triage.md, "Round 54").
+DEV_FT = load_labelled(LABELLED / "dev175.jsonl")
+DEV_FU = load_labelled(LABELLED / "dev176.jsonl")
+DEV_FV = load_labelled(LABELLED / "dev177.jsonl")
+DEV_FW = load_labelled(LABELLED / "dev178.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -689,6 +699,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev FQ", DEV_FQ, 1.0, 0.0091),
         ("dev FR", DEV_FR, 1.0, 0.004),
         ("dev FS", DEV_FS, 1.0, 0.0091),
+        ("dev FT", DEV_FT, 1.0, 0.0122),
+        ("dev FU", DEV_FU, 1.0, 0.0152),
+        ("dev FV", DEV_FV, 1.0, 0.0091),
+        ("dev FW", DEV_FW, 1.0, 0.0061),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -794,6 +808,7 @@ def test_the_rule_rows_of_every_round_are_there():
         + 62  # round 51 (tests/data/triage_rule_rows_r52.jsonl)
         + 50  # round 52 (tests/data/triage_rule_rows_r53.jsonl)
         + 41  # round 53 (tests/data/triage_rule_rows_r54.jsonl)
+        + 48  # round 54 (tests/data/triage_rule_rows_r55.jsonl)
     )
 
 
