@@ -105,6 +105,7 @@ FREEZES = [
     ("8f8d5b8", ["dev163", "dev164", "dev165", "dev166"]),
     ("b1b5781", ["dev167", "dev168", "dev169", "dev170"]),
     ("b1b5781", ["dev171", "dev172", "dev173", "dev174"]),
+    ("2eefd2c", ["dev179", "dev180", "dev181", "dev182"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """
