@@ -474,7 +474,8 @@ DEV_FS = load_labelled(LABELLED / "dev174.jsonl")
 # (author FX, cooks, kitchen hands, servers and owners of restaurants, wedding caterers and canteen kitchens), v179 (FY,
 # families caring at home for a bedridden elder with dementia or after a stroke), v180 (FZ, shrimp and catfish pond
 # farmers of the Mekong Delta and their hands), v181 (GA, night-shift security guards, parking attendants, watchmen and
-# night porters). At 2eefd2c 1,234/1,240, 24/1,320 (rules alone 1,154, 59) (docs/triage.md, "Round 55").
+# night porters). At 2eefd2c 1,234/1,240, 24/1,320 (rules alone 1,154, 59); round 55 1,240/1,240, 17/1,320 (docs/triage.md,
+# "Round 55").
 DEV_FX = load_labelled(LABELLED / "dev179.jsonl")
 DEV_FY = load_labelled(LABELLED / "dev180.jsonl")
 DEV_FZ = load_labelled(LABELLED / "dev181.jsonl")
@@ -698,10 +699,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev FQ", DEV_FQ, 1.0, 0.0091),
         ("dev FR", DEV_FR, 1.0, 0.004),
         ("dev FS", DEV_FS, 1.0, 0.0091),
-        ("dev FX", DEV_FX, 1.0, 0.02),
-        ("dev FY", DEV_FY, 1.0, 0.02),
-        ("dev FZ", DEV_FZ, 1.0, 0.03),
-        ("dev GA", DEV_GA, 1.0, 0.03),
+        ("dev FX", DEV_FX, 1.0, 0.0122),
+        ("dev FY", DEV_FY, 1.0, 0.0122),
+        ("dev FZ", DEV_FZ, 1.0, 0.0122),
+        ("dev GA", DEV_GA, 1.0, 0.0152),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
