@@ -12,7 +12,7 @@ only (a text with marks is embedded as typed in every variant):
 - ``keep@T``: syllables whose confidence is under T left unmarked, the rest restored;
 - ``raw+restored``: the mean of the vectors of the restored and the unmarked text;
 - ``top2@T``: the mean of the vectors of the restored text and the text with every syllable under T switched
-  to its second reading;
+  to its second reading (``top2plain@T``: the mean not renormalised);
 - ``keep+restored@T``: the mean of the vectors of ``restored`` and ``keep@T``.
 
 A mean of two vectors is renormalised (the e5 vectors are unit length), so the dense cosine keeps its scale.
@@ -52,7 +52,8 @@ from engine.retrieval.sparse import SparseIndex
 from engine.text import _WORD, clean_query, fold, has_diacritics, nfc, split_words, strip_diacritics
 
 SETS = ("RQ", "RQ2", "RQ3", "RQ4", "RQ5")  # never RQ6: it judges the round
-SEP = "\x1f"  # joins the texts whose vectors are averaged
+SEP = "\x1f"  # joins the texts whose vectors are averaged (the mean renormalised)
+SEP_PLAIN = "\x1e"  # the same, the mean not renormalised (its cosines are the mean of the texts' cosines)
 THRESHOLD = 0.5
 
 
@@ -126,9 +127,9 @@ def variant_text(name: str, readings: Readings, text: str) -> str:
         return _fill(text, [c if s >= t else w for w, c, s, _ in read])
     if base == "raw+restored":
         return restored + SEP + text
-    if base == "top2":
+    if base in ("top2", "top2plain"):
         alt = _fill(text, [c if s >= t else o for _, c, s, o in read])
-        return restored if alt == restored else restored + SEP + alt
+        return restored if alt == restored else restored + (SEP if base == "top2" else SEP_PLAIN) + alt
     if base == "keep+restored":
         kept = _fill(text, [c if s >= t else w for w, c, s, _ in read])
         return restored if kept == restored else restored + SEP + kept
@@ -148,25 +149,31 @@ class MeanEmbedder:
         return self.inner.passage_vectors(texts)
 
     async def embed_query(self, text: str) -> np.ndarray:
-        parts = text.split(SEP)
+        plain = SEP_PLAIN in text
+        parts = text.split(SEP_PLAIN if plain else SEP)
         vecs = self.inner.query_vectors(parts)
+        if len(parts) == 1:
+            return vecs[0]
         v = vecs.mean(axis=0)
-        return (v / np.linalg.norm(v)).astype(np.float32) if len(parts) > 1 else vecs[0]
+        return v.astype(np.float32) if plain else (v / np.linalg.norm(v)).astype(np.float32)
 
 
 def install(name: str) -> None:
+    """Every search embeds ``name``'s text(s) for an unmarked message (``KBSearch`` averages several vectors)."""
     cache: dict[int, Readings] = {}
 
-    def embedding_text(index: SparseIndex, text: str) -> str:
+    def embedding_texts(index: SparseIndex, text: str) -> tuple[str, ...]:
         if has_diacritics(text):
-            return text
+            return (text,)
         r = cache.get(id(index))
         if r is None:
-            fields = (f for e in index.entries for f in (e.question, " ; ".join(e.keywords), e.topic, e.answer))
+            fields = (
+                f for e in index.entries for f in (e.question, " ; ".join(e.keywords), e.topic, e.answer)
+            )
             r = cache[id(index)] = Readings(f for f in fields if f)
-        return variant_text(name, r, text)
+        return tuple(variant_text(name, r, text).split(SEP))
 
-    search_module._embedding_text = embedding_text
+    search_module._embedding_texts = embedding_texts
 
 
 def data() -> dict[str, tuple[list, list[EvalQuery], list[EvalQuery]]]:
@@ -284,7 +291,10 @@ async def main_async(args) -> None:
                 base[name] = runs
             results[variant][name] = summary(runs)
             every.setdefault(variant, {})[name] = runs
-        pooled = {run: [o for s in SETS for o in every[variant][s][run]] for run in ("typed", "stripped", "declined")}
+        pooled = {
+            run: [o for s in SETS for o in every[variant][s][run]]
+            for run in ("typed", "stripped", "declined")
+        }
         results[variant]["all"] = summary(pooled)
         print(variant, json.dumps(results[variant]), flush=True)
         Path(args.out).write_text(json.dumps(results, indent=1))

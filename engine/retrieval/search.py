@@ -77,6 +77,11 @@ NUMBER_RERANK = True
 NUMBER_WINDOW = numbers.WINDOW
 NUMBER_MARGIN = numbers.MARGIN
 DENSE_RECHECK_SECONDS = 30.0
+# An unmarked message whose restoration has a word the restorer is less sure of than this (the share of the KB's
+# spellings in that word's context that agree with its choice, ``DiacriticRestorer.readings``) is embedded twice,
+# as restored and with each such word's second reading, and searched with the mean vector; None: the restored
+# text alone. Fifteenth round of ``bench/retrieval_shapes_results.md``.
+UNSURE_BELOW: float | None = 0.6
 CALIBRATION_RECHECK_SECONDS = 30.0  # how often a role's stored calibration is read again
 # How long a message typed without diacritics waits for its KB's spelling restorer, built in the background once
 # per KB version (milliseconds for a clinic's KB, seconds for 100,000 entries): embedded unrestored, the e5 model
@@ -440,7 +445,7 @@ class KBSearch:
             or time.monotonic() - self._embed_failed_at < DENSE_RECHECK_SECONDS
         ):
             return
-        texts = [_embedding_text(state.index, c) for c in (clean_query(q) for q in queries) if c]
+        texts = [t for c in (clean_query(q) for q in queries) if c for t in _embedding_texts(state.index, c)]
         if texts:
             prefetch(texts)
 
@@ -588,6 +593,19 @@ class KBSearch:
             used,
         )
 
+    async def _embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        """The query vector of ``_embedding_texts``: one text's vector, or the renormalised mean of the vectors
+        of a restored message and its alternative reading (asked for in one model call where the embedder
+        batches prefetched queries)."""
+        if len(texts) == 1:
+            return await self.embedder.embed_query(texts[0])
+        prefetch = getattr(self.embedder, "prefetch_queries", None)
+        if prefetch is not None:
+            prefetch(list(texts))
+        vectors = [np.asarray(await self.embedder.embed_query(t), dtype=np.float32) for t in texts]
+        mean = np.mean(vectors, axis=0)
+        return (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+
     async def _search_all(
         self,
         role: str,
@@ -632,7 +650,7 @@ class KBSearch:
             t_embed = time.perf_counter()
             # Started first: the model runs in a thread without the GIL while the sparse leg scores here
             # (the yield lets the task hand the text to that thread before the sparse leg holds the loop).
-            embedding = asyncio.ensure_future(self.embedder.embed_query(_embedding_text(index, text)))
+            embedding = asyncio.ensure_future(self._embed_query(_embedding_texts(index, text)))
             await asyncio.sleep(0)
         sparse: list[tuple[int, float]] = []
         scores: np.ndarray | None = None
@@ -716,11 +734,18 @@ class KBSearch:
         return fused, scores
 
 
-def _embedding_text(index: SparseIndex, text: str) -> str:
-    """What the model embeds for a cleaned query: the embedding model reads unmarked Vietnamese poorly, so an
-    unmarked message gets the KB's own spelling back (``engine.text.DiacriticRestorer``) once it is ready."""
+def _embedding_texts(index: SparseIndex, text: str) -> tuple[str, ...]:
+    """What the model embeds for a cleaned query (the vector is their mean): the embedding model reads unmarked
+    Vietnamese poorly, so an unmarked message gets the KB's own spelling back (``engine.text.DiacriticRestorer``)
+    once it is ready; where the restorer is unsure of a word (``UNSURE_BELOW``), the text with that word's second
+    reading too."""
     restorer = index.restorer
-    return restorer.restore(text) if restorer and not has_diacritics(text) else text
+    if restorer is None or has_diacritics(text):
+        return (text,)
+    if UNSURE_BELOW is None:
+        return (restorer.restore(text),)
+    restored, alternative = restorer.restore_both(text, UNSURE_BELOW)
+    return (restored,) if alternative is None else (restored, alternative)
 
 
 class _DenseFailed(Exception):
