@@ -2,7 +2,8 @@
 
 One search: clean the message (``engine.text.clean_query``), score it on the role's in-memory sparse index,
 embed it (an unmarked message gets its marks back from the KB's own spelling first, see
-``engine.text.DiacriticRestorer``) and ask the store for its nearest entries (pgvector in production), fuse the two lists
+``engine.text.DiacriticRestorer``; where the restorer is unsure of a word, ``UNSURE_BELOW``, the text with that
+word's second reading is embedded too and the mean of the two vectors searched) and ask the store for its nearest entries (pgvector in production), fuse the two lists
 (``fusion.fuse``), lower a top-window entry whose title's number conflicts with the message's ("2 tuổi" for
 "con 2 tháng") when the top one does (``numbers.rerank``; the trace's ``features["numbers"]`` marks a move), and
 calibrate (``calibration.probability``) so ``SearchResult.score`` is the estimated
@@ -81,7 +82,7 @@ DENSE_RECHECK_SECONDS = 30.0
 # spellings in that word's context that agree with its choice, ``DiacriticRestorer.readings``) is embedded twice,
 # as restored and with each such word's second reading, and searched with the mean vector; None: the restored
 # text alone. Fifteenth round of ``bench/retrieval_shapes_results.md``.
-UNSURE_BELOW: float | None = 0.6
+UNSURE_BELOW: float | None = 0.8
 CALIBRATION_RECHECK_SECONDS = 30.0  # how often a role's stored calibration is read again
 # How long a message typed without diacritics waits for its KB's spelling restorer, built in the background once
 # per KB version (milliseconds for a clinic's KB, seconds for 100,000 entries): embedded unrestored, the e5 model
