@@ -12,7 +12,8 @@ only (a text with marks is embedded as typed in every variant):
 - ``keep@T``: syllables whose confidence is under T left unmarked, the rest restored;
 - ``raw+restored``: the mean of the vectors of the restored and the unmarked text;
 - ``top2@T``: the mean of the vectors of the restored text and the text with every syllable under T switched
-  to its second reading (``top2plain@T``: the mean not renormalised);
+  to its second reading (``top2plain@T``: the mean not renormalised; ``top2short@T``: only for messages under
+  ``fusion.LEARNED_MIN_WORDS`` words, the others restored alone);
 - ``keep+restored@T``: the mean of the vectors of ``restored`` and ``keep@T``.
 
 A mean of two vectors is renormalised (the e5 vectors are unit length), so the dense cosine keeps its scale.
@@ -48,6 +49,7 @@ from bench.retrieval_shapes import (
     run_queries,
     without,
 )
+from engine.retrieval.fusion import LEARNED_MIN_WORDS
 from engine.retrieval.sparse import SparseIndex
 from engine.text import _WORD, clean_query, fold, has_diacritics, nfc, split_words, strip_diacritics
 
@@ -127,6 +129,12 @@ def variant_text(name: str, readings: Readings, text: str) -> str:
         return _fill(text, [c if s >= t else w for w, c, s, _ in read])
     if base == "raw+restored":
         return restored + SEP + text
+    if (
+        base == "top2short"
+    ):  # top2 for messages under fusion.LEARNED_MIN_WORDS words only (cheap to embed twice)
+        if len(read) >= LEARNED_MIN_WORDS:
+            return restored
+        base = "top2"
     if base in ("top2", "top2plain"):
         alt = _fill(text, [c if s >= t else o for _, c, s, o in read])
         return restored if alt == restored else restored + (SEP if base == "top2" else SEP_PLAIN) + alt

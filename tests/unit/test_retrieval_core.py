@@ -423,13 +423,14 @@ async def test_an_unmarked_word_the_restorer_is_unsure_of_is_read_both_ways(e5, 
         "Đau mắt đỏ",
     ]
     entries = [KBEntry(i + 1, "r", f"E{i}", q, "...") for i, q in enumerate(questions)]
+    monkeypatch.setattr(search_module, "UNSURE_BELOW", 0.8)  # the fifteenth round's setting (off by default)
     embedder = RecordingEmbedder(e5)
     kb = KBSearch(ListKBStore(entries, e5.passage), embedder, k=3, version_check_seconds=0)
     res = await kb.search("r", "toi bi mat ngu lau roi", mode="dense")
     assert embedder.texts == ["tối bị mất ngủ lau roi", "tôi bị mất ngủ lau roi"]
     assert res.hits[0].entry.code == "E7"  # "Mất ngủ kéo dài"
 
-    monkeypatch.setattr(search_module, "UNSURE_BELOW", None)  # the restored text alone, as before
+    monkeypatch.setattr(search_module, "UNSURE_BELOW", None)  # the default: the restored text alone
     embedder.texts.clear()
     res = await kb.search("r", "toi bi mat ngu lau roi", mode="dense")
     assert embedder.texts == ["tối bị mất ngủ lau roi"]
