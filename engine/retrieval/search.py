@@ -3,7 +3,8 @@
 One search: clean the message (``engine.text.clean_query``), score it on the role's in-memory sparse index,
 embed it (an unmarked message gets its marks back from the KB's own spelling first, see
 ``engine.text.DiacriticRestorer``; with ``UNSURE_BELOW`` set, off by default, where the restorer is unsure of a
-word the text with that word's second reading is embedded too and the mean of the two vectors searched) and ask the store for its nearest entries (pgvector in production), fuse the two lists
+word the text with that word's second reading is embedded too and the mean of the two vectors searched) and ask
+the store for its nearest entries (pgvector in production), fuse the two lists
 (``fusion.fuse``), lower a top-window entry whose title's number conflicts with the message's ("2 tuổi" for
 "con 2 tháng") when the top one does (``numbers.rerank``; the trace's ``features["numbers"]`` marks a move), and
 calibrate (``calibration.probability``) so ``SearchResult.score`` is the estimated
@@ -82,8 +83,8 @@ DENSE_RECHECK_SECONDS = 30.0
 # spellings in that word's context that agree with its choice, ``DiacriticRestorer.readings``) is embedded twice,
 # as restored and with each such word's second reading, and searched with the mean vector; None (the default):
 # the restored text alone. 0.8 lowers the no-diacritics loss on faq-val dev and on every blind set RQ-RQ5 but
-# embeds almost every long unmarked message twice (search time of unmarked messages p50 / p95 about 2.7x), over the
-# issue's latency budget, so it is off until the lead decides. Fifteenth round of ``bench/retrieval_shapes_results.md``.
+# embeds almost every long unmarked message twice (their search time about doubles: p95 +81 %), over the issue's
+# +50 % latency budget, so it is off until the lead decides. Fifteenth round of ``bench/retrieval_shapes_results.md``.
 UNSURE_BELOW: float | None = None
 CALIBRATION_RECHECK_SECONDS = 30.0  # how often a role's stored calibration is read again
 # How long a message typed without diacritics waits for its KB's spelling restorer, built in the background once
