@@ -357,6 +357,13 @@ class DiacriticRestorer:
     token takes the spelling its neighbours' bigrams vote for, else its own most frequent one, else stays as
     typed. Used for the dense leg only: the embedding model reads unmarked Vietnamese poorly, while the KB's
     own words are exactly the ones worth restoring.
+
+    ``confidences`` says how sure each choice is: the share of its context's spellings in the corpus that agree
+    with it (every spelling of the two neighbouring bigrams, counted on the token's side, else of the syllable
+    alone; 1.0 for a token left as typed). ``restore(text, keep_below=c)`` leaves a token whose choice is less
+    sure than ``c`` unmarked, as typed. On faq-val dev and the blind sets RQ-RQ5, choices under 0.6 (about 6 %
+    of a message's syllables) are wrong about 70 % of the time, those at 0.95 or more (about 79 %) 4-5 %
+    (``bench/research/restoration_confidence.py``; fifteenth round of ``bench/retrieval_shapes_results.md``).
     """
 
     def __init__(self, texts: Iterable[str], max_tokens_per_text: int = 40) -> None:
@@ -368,34 +375,88 @@ class DiacriticRestorer:
             uni.update(words)
             bi.update(pairwise(words))
         self.unigrams: dict[str, tuple[str, int]] = {}
+        # Only for the folded keys with more than one spelling (most have one): every spelling's count (per side
+        # of a bigram, that side's spellings), which ``readings`` reads.
+        self.unigram_spellings: dict[str, dict[str, int]] = {}
         for word, n in uni.items():
             f = fold(word)
+            if (held := self.unigrams.get(f)) is not None:
+                self.unigram_spellings.setdefault(f, {held[0]: held[1]})[word] = n
             if n > self.unigrams.get(f, ("", 0))[1]:
                 self.unigrams[f] = (word, n)
         self.bigrams: dict[tuple[str, str], tuple[tuple[str, str], int]] = {}
+        self.bigram_totals: dict[tuple[str, str], int] = {}
+        self.bigram_sides: dict[tuple[str, str, int], dict[str, int]] = {}
         for pair, n in bi.items():
             key = (fold(pair[0]), fold(pair[1]))
+            if (held := self.bigrams.get(key)) is not None:
+                self.bigram_totals[key] = self.bigram_totals.get(key, held[1]) + n
+                for side in (0, 1):
+                    if pair[side] != held[0][side] or (*key, side) in self.bigram_sides:
+                        counts = self.bigram_sides.setdefault((*key, side), {})
+                        if not counts:  # the spellings seen before this one all had the held pair's
+                            counts[held[0][side]] = self.bigram_totals[key] - n
+                        counts[pair[side]] = counts.get(pair[side], 0) + n
             if n > self.bigrams.get(key, (("", ""), 0))[1]:
                 self.bigrams[key] = (pair, n)
 
-    def restore(self, text: str) -> str:
+    def _spellings(self, key: tuple[str, str], side: int) -> dict[str, int]:
+        """Every spelling of one side of a folded bigram the corpus has, with its count."""
+        best, n = self.bigrams[key]
+        return self.bigram_sides.get((*key, side)) or {best[side]: self.bigram_totals.get(key, n)}
+
+    def readings(self, text: str) -> list[tuple[re.Match[str], str, float, str]]:
+        """Per word of ``text``: its match, the spelling ``restore`` chooses, how sure that is (see the class)
+        and the second reading (the context's most frequent other spelling; the choice when there is none)."""
         words = [m for m in _WORD.finditer(text)]
         folded = [fold(m.group(0)) for m in words]
-        chosen: list[str] = []
+        out: list[tuple[re.Match[str], str, float, str]] = []
         for i, f in enumerate(folded):
-            votes: Counter[str] = Counter()
-            if i > 0 and (best := self.bigrams.get((folded[i - 1], f))):
-                votes[best[0][1]] += best[1]
-            if i + 1 < len(folded) and (best := self.bigrams.get((f, folded[i + 1]))):
-                votes[best[0][0]] += best[1]
+            votes: Counter[str] = Counter()  # the choice: each neighbouring bigram's best pair votes
+            context: Counter[str] = (
+                Counter()
+            )  # the confidence: those bigrams' every spelling (or the syllable's)
+            for key, side in (
+                ((folded[i - 1], f), 1) if i > 0 else (None, 1),
+                ((f, folded[i + 1]), 0) if i + 1 < len(folded) else (None, 0),
+            ):
+                if key is not None and (best := self.bigrams.get(key)) is not None:
+                    votes[best[0][side]] += best[1]
+                    context.update(self._spellings(key, side))
             if not votes and (uni := self.unigrams.get(f)):
                 votes[uni[0]] += uni[1]
+                context.update(self.unigram_spellings.get(f) or {uni[0]: uni[1]})
             word = words[i].group(0)
-            chosen.append(votes.most_common(1)[0][0] if votes and word.isascii() else word)
-        out, last = [], 0
-        for m, word in zip(words, chosen, strict=True):
-            out.append(text[last : m.start()])
-            out.append(word)
-            last = m.end()
-        out.append(text[last:])
-        return "".join(out)
+            if not votes or not word.isascii():
+                out.append((words[i], word, 1.0, word))
+                continue
+            choice = votes.most_common(1)[0][0]
+            others = [(n, s) for s, n in context.items() if s != choice]
+            second = max(others)[1] if others else choice
+            out.append((words[i], choice, context[choice] / sum(context.values()), second))
+        return out
+
+    def restore(self, text: str, keep_below: float = 0.0) -> str:
+        """``text`` in the corpus's spelling; a word whose choice is less sure than ``keep_below`` stays as typed."""
+        return _fill(text, [c if s >= keep_below else m.group(0) for m, c, s, _ in self.readings(text)])
+
+    def restore_both(self, text: str, unsure_below: float) -> tuple[str, str | None]:
+        """``restore(text)`` and the same with every word whose choice is less sure than ``unsure_below`` given
+        its second reading instead; None for the second when that changes nothing (every choice sure, or no
+        other spelling known). The dense leg embeds both and averages the vectors (``engine.retrieval.search``)."""
+        read = self.readings(text)
+        restored = _fill(text, [c for _, c, _, _ in read])
+        if all(s >= unsure_below or o == c for _, c, s, o in read):
+            return restored, None
+        return restored, _fill(text, [c if s >= unsure_below else o for _, c, s, o in read])
+
+
+def _fill(text: str, chosen: Sequence[str]) -> str:
+    """``text`` with its i-th word (``_WORD``) replaced by ``chosen[i]``."""
+    out, last = [], 0
+    for m, word in zip(_WORD.finditer(text), chosen, strict=True):
+        out.append(text[last : m.start()])
+        out.append(word)
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out)

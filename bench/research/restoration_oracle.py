@@ -178,7 +178,7 @@ def main() -> int:
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--search", action="store_true", help="also search the unmarked run (5 x 702 searches)")
     args = ap.parse_args()
-    product = search_module._embedding_text
+    product = search_module._embedding_texts
     embedder = DiskCachedEmbedder()
     print("variant | syllables as typed | P@1 / hit@10 typed | P@1 / hit@10 without marks | nodiac loss")
     for variant in args.variants.split(","):
@@ -187,14 +187,14 @@ def main() -> int:
             print(f"{variant} | {accuracy:.4f} | | |", flush=True)
             continue
 
-        def embedded(index: SparseIndex, text: str, texts: dict[str, str] = texts) -> str:
-            return texts.get(text) or product(index, text)
+        def embedded(index: SparseIndex, text: str, texts: dict[str, str] = texts) -> tuple[str, ...]:
+            return (texts[text],) if text in texts else product(index, text)
 
-        search_module._embedding_text = embedded
+        search_module._embedding_texts = embedded
         try:
             runs = cross_fitted(embedder, lambda res: {}, shapes=["questions"])["questions"]
         finally:
-            search_module._embedding_text = product
+            search_module._embedding_texts = product
         figures = {
             run: (
                 sum(o.rank == 1 for o in runs[run]) / len(runs[run]),

@@ -18,7 +18,9 @@ The file holds a second map, ``weights_unmarked``, fitted on the same dev messag
 and then restored as search restores an unmarked message (``engine.text.DiacriticRestorer``): a message typed
 without marks is moved by it (its vector is that of the restored text, which the typed map moved less well:
 the no-diacritics loss, cross-validated within dev, 0.011 with one map -> 0.007 with two,
-``bench.research.query_adapter_nodiac``).
+``bench.research.query_adapter_nodiac``). With ``engine.retrieval.search.UNSURE_BELOW`` set (fifteenth round; off
+by default) the vector it moves is, where the restorer is unsure of a word, the mean of the restored text's and of
+the text with that word's second reading; the map was not refitted on those (measured as it is).
 
 Switched by ``KBSearch(query_adapter=...)``, which the product sets from the ``QUERY_ADAPTER`` setting (on by
 default): on the test half of faq-val it meets the hit@10 and keyword P@1 targets and every group of messages

@@ -2,7 +2,9 @@
 
 One search: clean the message (``engine.text.clean_query``), score it on the role's in-memory sparse index,
 embed it (an unmarked message gets its marks back from the KB's own spelling first, see
-``engine.text.DiacriticRestorer``) and ask the store for its nearest entries (pgvector in production), fuse the two lists
+``engine.text.DiacriticRestorer``; with ``UNSURE_BELOW`` set, off by default, where the restorer is unsure of a
+word the text with that word's second reading is embedded too and the mean of the two vectors searched) and ask
+the store for its nearest entries (pgvector in production), fuse the two lists
 (``fusion.fuse``), lower a top-window entry whose title's number conflicts with the message's ("2 tuổi" for
 "con 2 tháng") when the top one does (``numbers.rerank``; the trace's ``features["numbers"]`` marks a move), and
 calibrate (``calibration.probability``) so ``SearchResult.score`` is the estimated
@@ -77,6 +79,13 @@ NUMBER_RERANK = True
 NUMBER_WINDOW = numbers.WINDOW
 NUMBER_MARGIN = numbers.MARGIN
 DENSE_RECHECK_SECONDS = 30.0
+# An unmarked message whose restoration has a word the restorer is less sure of than this (the share of the KB's
+# spellings in that word's context that agree with its choice, ``DiacriticRestorer.readings``) is embedded twice,
+# as restored and with each such word's second reading, and searched with the mean vector; None (the default):
+# the restored text alone. 0.8 lowers the no-diacritics loss on faq-val dev and on every blind set RQ-RQ5 but
+# embeds almost every long unmarked message twice (their search time about doubles: p95 +81 %), over the issue's
+# +50 % latency budget, so it is off until the lead decides. Fifteenth round of ``bench/retrieval_shapes_results.md``.
+UNSURE_BELOW: float | None = None
 CALIBRATION_RECHECK_SECONDS = 30.0  # how often a role's stored calibration is read again
 # How long a message typed without diacritics waits for its KB's spelling restorer, built in the background once
 # per KB version (milliseconds for a clinic's KB, seconds for 100,000 entries): embedded unrestored, the e5 model
@@ -440,7 +449,7 @@ class KBSearch:
             or time.monotonic() - self._embed_failed_at < DENSE_RECHECK_SECONDS
         ):
             return
-        texts = [_embedding_text(state.index, c) for c in (clean_query(q) for q in queries) if c]
+        texts = [t for c in (clean_query(q) for q in queries) if c for t in _embedding_texts(state.index, c)]
         if texts:
             prefetch(texts)
 
@@ -588,6 +597,19 @@ class KBSearch:
             used,
         )
 
+    async def _embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        """The query vector of ``_embedding_texts``: one text's vector, or the renormalised mean of the vectors
+        of a restored message and its alternative reading (asked for in one model call where the embedder
+        batches prefetched queries)."""
+        if len(texts) == 1:
+            return await self.embedder.embed_query(texts[0])
+        prefetch = getattr(self.embedder, "prefetch_queries", None)
+        if prefetch is not None:
+            prefetch(list(texts))
+        vectors = [np.asarray(await self.embedder.embed_query(t), dtype=np.float32) for t in texts]
+        mean = np.mean(vectors, axis=0)
+        return (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+
     async def _search_all(
         self,
         role: str,
@@ -632,7 +654,7 @@ class KBSearch:
             t_embed = time.perf_counter()
             # Started first: the model runs in a thread without the GIL while the sparse leg scores here
             # (the yield lets the task hand the text to that thread before the sparse leg holds the loop).
-            embedding = asyncio.ensure_future(self.embedder.embed_query(_embedding_text(index, text)))
+            embedding = asyncio.ensure_future(self._embed_query(_embedding_texts(index, text)))
             await asyncio.sleep(0)
         sparse: list[tuple[int, float]] = []
         scores: np.ndarray | None = None
@@ -716,11 +738,18 @@ class KBSearch:
         return fused, scores
 
 
-def _embedding_text(index: SparseIndex, text: str) -> str:
-    """What the model embeds for a cleaned query: the embedding model reads unmarked Vietnamese poorly, so an
-    unmarked message gets the KB's own spelling back (``engine.text.DiacriticRestorer``) once it is ready."""
+def _embedding_texts(index: SparseIndex, text: str) -> tuple[str, ...]:
+    """What the model embeds for a cleaned query (the vector is their mean): the embedding model reads unmarked
+    Vietnamese poorly, so an unmarked message gets the KB's own spelling back (``engine.text.DiacriticRestorer``)
+    once it is ready; where the restorer is unsure of a word (``UNSURE_BELOW``), the text with that word's second
+    reading too."""
     restorer = index.restorer
-    return restorer.restore(text) if restorer and not has_diacritics(text) else text
+    if restorer is None or has_diacritics(text):
+        return (text,)
+    if UNSURE_BELOW is None:
+        return (restorer.restore(text),)
+    restored, alternative = restorer.restore_both(text, UNSURE_BELOW)
+    return (restored,) if alternative is None else (restored, alternative)
 
 
 class _DenseFailed(Exception):

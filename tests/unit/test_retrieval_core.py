@@ -404,3 +404,34 @@ async def test_numbers_a_sibling_pair_differing_by_age_the_messages_age_ranks_it
         assert after.hits[0].entry.code == "P2"  # the age the message states
         assert after.hits[0].trace()["features"]["numbers"] == 1.0  # the trace says why
         assert after.hits[1].entry.code == "P1" and after.hits[1].features["numbers"] == -1.0
+
+
+async def test_an_unmarked_word_the_restorer_is_unsure_of_is_read_both_ways(e5, monkeypatch):
+    """In this KB "toi bi" is "tối bị" (evening) as often as "tôi bị" (I), so the restorer turns "toi bi mat
+    ngu lau roi" ("I have had insomnia a long time") into "tối bị mất ngủ..." ("in the evening ..."), only half
+    sure of "tối". The dense leg embeds that and the text with "tôi" and searches with the mean vector: the
+    insomnia entry comes first, where the restored text alone found the evening headache."""
+    questions = [
+        "Bổ sung canxi cho bé thế nào?",
+        "Thuốc bổ cho người già",
+        "Ăn gì bổ máu?",
+        "Bổ sung sắt khi mang thai",
+        "Ho về đêm, tối nằm ho nhiều",
+        "Buổi tối bị đau đầu",
+        "Bố tôi bị tiểu đường nên ăn gì?",
+        "Mất ngủ kéo dài",
+        "Đau mắt đỏ",
+    ]
+    entries = [KBEntry(i + 1, "r", f"E{i}", q, "...") for i, q in enumerate(questions)]
+    monkeypatch.setattr(search_module, "UNSURE_BELOW", 0.8)  # the fifteenth round's setting (off by default)
+    embedder = RecordingEmbedder(e5)
+    kb = KBSearch(ListKBStore(entries, e5.passage), embedder, k=3, version_check_seconds=0)
+    res = await kb.search("r", "toi bi mat ngu lau roi", mode="dense")
+    assert embedder.texts == ["tối bị mất ngủ lau roi", "tôi bị mất ngủ lau roi"]
+    assert res.hits[0].entry.code == "E7"  # "Mất ngủ kéo dài"
+
+    monkeypatch.setattr(search_module, "UNSURE_BELOW", None)  # the default: the restored text alone
+    embedder.texts.clear()
+    res = await kb.search("r", "toi bi mat ngu lau roi", mode="dense")
+    assert embedder.texts == ["tối bị mất ngủ lau roi"]
+    assert res.hits[0].entry.code == "E5"  # "Buổi tối bị đau đầu"

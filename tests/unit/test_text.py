@@ -93,3 +93,20 @@ def test_diacritic_restorer_uses_corpus_spelling():
     )
     assert restorer.restore("rang bi e buot , dau rang khon") == "răng bị ê buốt , đau răng khôn"
     assert restorer.restore("xyz qua") == "xyz qua"  # unknown words stay as typed
+
+
+def test_diacritic_restorer_says_how_sure_it_is_and_knows_the_second_reading():
+    """In this KB "mat" alone is "mắt" twice and "mất" once: the restorer takes "mắt", two thirds sure,
+    with "mất" as its second reading; "mat ngu" is always "mất ngủ", so in that context it is sure."""
+    restorer = DiacriticRestorer(["Mắt bị đỏ", "Mắt mờ", "Mất ngủ kéo dài"])
+    [(_, choice, sure, second)] = restorer.readings("mat")
+    assert (choice, round(sure, 2), second) == ("mắt", 0.67, "mất")
+    assert [(c, s, o) for _, c, s, o in restorer.readings("mat ngu")] == [
+        ("mất", 1.0, "mất"),
+        ("ngủ", 1.0, "ngủ"),
+    ]
+    assert restorer.restore("mat") == "mắt"
+    assert restorer.restore("mat", keep_below=0.8) == "mat"  # unsure: left as typed
+    # the restored text, and the same with every unsure word's second reading (none when all are sure)
+    assert restorer.restore_both("dau mat", 0.8) == ("dau mắt", "dau mất")
+    assert restorer.restore_both("mat ngu", 0.8) == ("mất ngủ", None)

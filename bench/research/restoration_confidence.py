@@ -1,0 +1,322 @@
+"""What the dense leg should embed for a message typed without diacritics when the restorer is unsure (issue 21,
+fifteenth round; research, not the product).
+
+``engine.text.DiacriticRestorer`` gives an unmarked message the KB's spelling back before the dense leg embeds it;
+it keeps only each folded syllable's and bigram's most frequent spelling, so it cannot say how sure it is. Here a
+restorer built from the same texts keeps every spelling's count (``Readings``): a syllable's confidence is the
+share of its context's votes (the two neighbouring bigrams, else the syllable alone) that the product's choice
+has, and its second reading the best other spelling. Variants of the text(s) embedded, each for unmarked texts
+only (a text with marks is embedded as typed in every variant):
+
+- ``restored``: the product;
+- ``keep@T``: syllables whose confidence is under T left unmarked, the rest restored;
+- ``raw+restored``: the mean of the vectors of the restored and the unmarked text;
+- ``top2@T``: the mean of the vectors of the restored text and the text with every syllable under T switched
+  to its second reading (``top2plain@T``: the mean not renormalised; ``top2short@T``: only for messages under
+  ``fusion.LEARNED_MIN_WORDS`` words, the others restored alone);
+- ``keep+restored@T``: the mean of the vectors of ``restored`` and ``keep@T``.
+
+A mean of two vectors is renormalised (the e5 vectors are unit length), so the dense cosine keeps its scale.
+
+Measured on the ``questions`` shape: faq-val dev (the shipped adapter, fitted on every dev pair, so in-sample for
+the typed map) and the blind sets RQ–RQ5 (never RQ6): P@1 as typed and with every mark removed, the loss, the
+answered share and precision when answered of both runs, false answers on the unanswerable messages. Messages
+whose text carries marks are searched once (the ``restored`` run) and shared by every variant. With ``--wer``
+only the restorer's syllable error rate on the stripped messages whose marked form is known, by confidence bin.
+
+    PYTHONPATH=$PWD python -m bench.research.restoration_confidence [--variants restored,keep@0.6] [--wer]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections import Counter
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+
+import engine.retrieval.search as search_module
+from bench.bench_retrieval_heldout import HELD_OUT_SETS, load_held_out
+from bench.retrieval_shapes import (
+    DiskCachedEmbedder,
+    EvalQuery,
+    QueryOutcome,
+    build_shapes,
+    run_queries,
+    without,
+)
+from engine.retrieval.fusion import LEARNED_MIN_WORDS
+from engine.retrieval.sparse import SparseIndex
+from engine.text import _WORD, clean_query, fold, has_diacritics, nfc, split_words, strip_diacritics
+
+SETS = ("RQ", "RQ2", "RQ3", "RQ4", "RQ5")  # never RQ6: it judges the round
+SEP = "\x1f"  # joins the texts whose vectors are averaged (the mean renormalised)
+SEP_PLAIN = "\x1e"  # the same, the mean not renormalised (its cosines are the mean of the texts' cosines)
+THRESHOLD = 0.5
+
+
+class Readings:
+    """Every spelling's count per folded syllable and bigram of a KB's texts (as ``DiacriticRestorer`` learns)."""
+
+    def __init__(self, texts, max_tokens_per_text: int = 40) -> None:
+        self.uni: dict[str, Counter[str]] = {}
+        self.bi: dict[tuple[str, str], Counter[tuple[str, str]]] = {}
+        for text in texts:
+            words = split_words(nfc(text).lower())[:max_tokens_per_text]
+            for w in words:
+                self.uni.setdefault(fold(w), Counter())[w] += 1
+            for a, b in pairwise(words):
+                self.bi.setdefault((fold(a), fold(b)), Counter())[(a, b)] += 1
+
+    def read(self, text: str) -> list[tuple[str, str, float, str]]:
+        """Per word of ``text``: (as typed, the product's choice, its confidence, the second reading)."""
+        words = [m.group(0) for m in _WORD.finditer(text)]
+        folded = [fold(w) for w in words]
+        out = []
+        for i, f in enumerate(folded):
+            votes: Counter[str] = Counter()  # the product's: each neighbouring bigram's best pair
+            dist: Counter[str] = Counter()  # every pair's count
+            if i > 0 and (c := self.bi.get((folded[i - 1], f))):
+                pair, n = c.most_common(1)[0]
+                votes[pair[1]] += n
+                for p, m in c.items():
+                    dist[p[1]] += m
+            if i + 1 < len(folded) and (c := self.bi.get((f, folded[i + 1]))):
+                pair, n = c.most_common(1)[0]
+                votes[pair[0]] += n
+                for p, m in c.items():
+                    dist[p[0]] += m
+            if not votes and (c := self.uni.get(f)):
+                best, n = c.most_common(1)[0]
+                votes[best] += n
+                dist = Counter(c)
+            word = words[i]
+            if not votes or not word.isascii():
+                out.append((word, word, 1.0, word))
+                continue
+            choice = votes.most_common(1)[0][0]
+            total = sum(dist.values())
+            share = dist[choice] / total if total else 1.0
+            others = [(m, s) for s, m in dist.items() if s != choice]
+            second = max(others)[1] if others else choice
+            out.append((word, choice, share, second))
+        return out
+
+
+def _fill(text: str, chosen: list[str]) -> str:
+    out, last = [], 0
+    for m, word in zip(_WORD.finditer(text), chosen, strict=True):
+        out.append(text[last : m.start()])
+        out.append(word)
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+def variant_text(name: str, readings: Readings, text: str) -> str:
+    """The text(s) embedded for an unmarked cleaned message (several joined by ``SEP``: their mean vector)."""
+    read = readings.read(text)
+    restored = _fill(text, [c for _, c, _, _ in read])
+    if name == "restored":
+        return restored
+    base, _, arg = name.partition("@")
+    t = float(arg) if arg else 0.0
+    if base == "keep":
+        return _fill(text, [c if s >= t else w for w, c, s, _ in read])
+    if base == "raw+restored":
+        return restored + SEP + text
+    if (
+        base == "top2short"
+    ):  # top2 for messages under fusion.LEARNED_MIN_WORDS words only (cheap to embed twice)
+        if len(read) >= LEARNED_MIN_WORDS:
+            return restored
+        base = "top2"
+    if base in ("top2", "top2plain"):
+        alt = _fill(text, [c if s >= t else o for _, c, s, o in read])
+        return restored if alt == restored else restored + (SEP if base == "top2" else SEP_PLAIN) + alt
+    if base == "keep+restored":
+        kept = _fill(text, [c if s >= t else w for w, c, s, _ in read])
+        return restored if kept == restored else restored + SEP + kept
+    raise ValueError(name)
+
+
+class MeanEmbedder:
+    """The bench's cached embedder; a query text joined by ``SEP`` is the renormalised mean of its parts."""
+
+    def __init__(self, inner: DiskCachedEmbedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self.passage_vectors = inner.passage_vectors
+
+    async def embed_passages(self, texts):
+        return self.inner.passage_vectors(texts)
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        plain = SEP_PLAIN in text
+        parts = text.split(SEP_PLAIN if plain else SEP)
+        vecs = self.inner.query_vectors(parts)
+        if len(parts) == 1:
+            return vecs[0]
+        v = vecs.mean(axis=0)
+        return v.astype(np.float32) if plain else (v / np.linalg.norm(v)).astype(np.float32)
+
+
+def install(name: str) -> None:
+    """Every search embeds ``name``'s text(s) for an unmarked message (``KBSearch`` averages several vectors)."""
+    cache: dict[int, Readings] = {}
+
+    def embedding_texts(index: SparseIndex, text: str) -> tuple[str, ...]:
+        if has_diacritics(text):
+            return (text,)
+        r = cache.get(id(index))
+        if r is None:
+            fields = (
+                f for e in index.entries for f in (e.question, " ; ".join(e.keywords), e.topic, e.answer)
+            )
+            r = cache[id(index)] = Readings(f for f in fields if f)
+        return tuple(variant_text(name, r, text).split(SEP))
+
+    search_module._embedding_texts = embedding_texts
+
+
+def data() -> dict[str, tuple[list, list[EvalQuery], list[EvalQuery]]]:
+    """Per set (dev, RQ..RQ5): the KB entries, answerable and unanswerable queries."""
+    shape = build_shapes()["questions"]
+    out = {}
+    dev = shape.queries["dev"]
+    out["dev"] = (shape.entries, dev, dev)  # dev's unanswerable run: every dev gold removed
+    for s in SETS:
+        assert s != "RQ6"
+        ans, un = load_held_out(HELD_OUT_SETS[s])
+        out[s] = (shape.entries, ans, un)
+    return out
+
+
+async def run_set(name, entries, ans, un, emb, variant, base=None):
+    """Runs typed / stripped / declined; with ``base`` (the ``restored`` outcomes) only unmarked texts searched."""
+
+    def unmarked(qs, strip=False):
+        return [q for q in qs if strip or not has_diacritics(clean_query(q.text))]
+
+    golds = {q.gold for q in un}
+    removed = without(entries, golds)
+    runs = {}
+    for run, kb, qs, strip in (
+        ("typed", entries, ans, False),
+        ("stripped", entries, ans, True),
+        ("declined", removed, un, False),
+    ):
+        todo = qs if base is None else unmarked(qs, strip)
+        got = await run_queries(kb, todo, emb, strip=strip, query_adapter=True)
+        if base is not None:
+            by = {o.query_id: o for o in got}
+            got = [by.get(o.query_id, o) for o in base[run]]
+        runs[run] = got
+    return runs
+
+
+def summary(runs: dict[str, list[QueryOutcome]]) -> dict[str, float]:
+    def p1(os):
+        return sum(o.rank == 1 for o in os) / len(os)
+
+    def ans(os):
+        a = [o for o in os if o.top and o.score >= THRESHOLD]
+        return len(a) / len(os), sum(o.rank == 1 for o in a) / max(1, len(a))
+
+    t, s, d = runs["typed"], runs["stripped"], runs["declined"]
+    ta, tp = ans(t)
+    sa, sp = ans(s)
+    return {
+        "n": len(t),
+        "p1": round(p1(t), 4),
+        "p1_nodiac": round(p1(s), 4),
+        "loss": round(p1(t) - p1(s), 4),
+        "answered": round(ta, 4),
+        "precision": round(tp, 4),
+        "answered_nodiac": round(sa, 4),
+        "precision_nodiac": round(sp, 4),
+        "false": round(sum(bool(o.top) and o.score >= THRESHOLD for o in d) / len(d), 4),
+        "only_typed": sum(a.rank == 1 and b.rank != 1 for a, b in zip(t, s, strict=True)),
+        "only_unmarked": sum(a.rank != 1 and b.rank == 1 for a, b in zip(t, s, strict=True)),
+    }
+
+
+def wer(sets) -> None:
+    """Syllable error rate of the restorer on stripped messages whose marked form is known, by confidence bin."""
+    bins = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.01)
+    for name, (entries, ans, _) in sets.items():
+        fields = (f for e in entries for f in (e.question, " ; ".join(e.keywords), e.topic, e.answer))
+        r = Readings(f for f in fields if f)
+        tot = Counter()
+        for q in ans:
+            typed = clean_query(q.text)
+            if not has_diacritics(typed):
+                continue
+            stripped = clean_query(strip_diacritics(q.text))
+            tw = split_words(typed.lower())
+            read = r.read(stripped)
+            if len(tw) != len(read):
+                continue
+            for gold, (_, c, s, o) in zip(tw, read, strict=True):
+                b = next(i for i in range(len(bins) - 1) if bins[i] <= s < bins[i + 1])
+                tot[b, "n"] += 1
+                tot[b, "err"] += c.lower() != gold
+                tot[b, "second"] += c.lower() != gold and o.lower() == gold
+                tot[b, "plain"] += c.lower() != gold and strip_diacritics(gold) == gold
+        n = sum(tot[b, "n"] for b in range(len(bins) - 1))
+        err = sum(tot[b, "err"] for b in range(len(bins) - 1))
+        print(f"{name}: {n} syllables, error {err / max(1, n):.3f}")
+        for b in range(len(bins) - 1):
+            k = tot[b, "n"]
+            if k:
+                print(
+                    f"  conf [{bins[b]:.2f},{bins[b + 1]:.2f}): {k / n:.3f} of syllables, error "
+                    f"{tot[b, 'err'] / k:.3f}, second reading right {tot[b, 'second'] / k:.3f}, "
+                    f"unmarked right {tot[b, 'plain'] / k:.3f}"
+                )
+
+
+async def main_async(args) -> None:
+    sets = data()
+    if args.wer:
+        wer(sets)
+        return
+    emb = MeanEmbedder(DiskCachedEmbedder(root=Path(args.cache)))
+    results = {}
+    base: dict[str, dict[str, list[QueryOutcome]]] = {}
+    every: dict[str, dict[str, dict[str, list[QueryOutcome]]]] = {}
+    for variant in args.variants.split(","):
+        install(variant)
+        results[variant] = {}
+        for name, (entries, ans, un) in sets.items():
+            runs = await run_set(name, entries, ans, un, emb, variant, base.get(name))
+            if variant == "restored":
+                base[name] = runs
+            results[variant][name] = summary(runs)
+            every.setdefault(variant, {})[name] = runs
+        pooled = {
+            run: [o for s in SETS for o in every[variant][s][run]]
+            for run in ("typed", "stripped", "declined")
+        }
+        results[variant]["all"] = summary(pooled)
+        print(variant, json.dumps(results[variant]), flush=True)
+        Path(args.out).write_text(json.dumps(results, indent=1))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--variants", default="restored,keep@0.6,raw+restored,top2@0.8,keep+restored@0.6")
+    ap.add_argument("--wer", action="store_true")
+    ap.add_argument("--cache", default="/tmp/ret15-cache")
+    ap.add_argument("--out", default="/tmp/ret15-variants.json")
+    asyncio.run(main_async(ap.parse_args(sys.argv[1:])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
