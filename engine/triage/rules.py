@@ -81,6 +81,9 @@ _WORD_EDGE = "(?<![a-z0-9])(?:{})(?![a-z0-9])"
 # a day named as a date, nothing else ("hôm nay", "this morning"): before an outcome in its clause, the outcome's date
 _TODAY = re.compile(r"(?:hom|sang|trua|chieu|toi) nay|today|this (?:morning|afternoon|evening)")
 _EARLIER_TODAY = re.compile(r"(?:sang|trua|chieu|toi) nay|this (?:morning|afternoon)|(?:luc|hoi|ban) nay")
+# the day before: "tối qua bà vẫn ăn uống bình thường" told after "sáng nay không dậy" is how she was before (merge of
+# rounds 54-55)
+_DAY_BEFORE = re.compile(r"(?:hom|dem|toi|chieu|trua|sang) qua|last night|yesterday")
 # "now" opening a clause ("…; giờ lay không dậy"), or "giờ" before shaking or calling ("con ngủ trưa giờ lay không
 # dậy"), told before a baseline dated earlier today (round 31)
 _NOW_BEFORE = re.compile(
@@ -876,6 +879,11 @@ def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = 
         clause_start, clause_end = norm.clause_at(last)
         dated = _EARLIER_TODAY.search(norm.text, clause_start, clause_end)
         if dated and dated.start() <= last and _NOW_BEFORE.search(norm.text, 0, clause_start):
+            return False
+        # "Sáng nay bà không dậy, gọi to chỉ rên rồi lịm đi. Tối qua bà vẫn ăn uống bình thường": a baseline dated the day
+        # before, told after a sign dated today, is how she was before it (the merge of rounds 54-55)
+        before = _DAY_BEFORE.search(norm.text, clause_start, clause_end)
+        if before and before.start() <= last and _TODAY.search(norm.text, 0, clause_start):
             return False
         # "…, hôm nay bé tỉnh táo chơi bình thường": the day named just before the outcome, in its own clause, dates the
         # outcome; it is no acute word (round 32)

@@ -157,13 +157,13 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set: v174-v177 (authors FT-FW: Mekong fruit-orchard families and pickers; forest rangers, firefighters
-# and rescue volunteers; the urban poor of the big cities; carers of children and young adults with autism or
-# developmental disabilities), written blind while rounds 51-53 were worked. Measured once at b1b5781 (rounds 48-50 and
-# the deadline fix): 1,237/1,240, 26/1,320; rounds 51-53 (written without them): 1,238/1,240, 24/1,320. The held-out
-# tests before them (v162-v165, v150-v153, v146-v149) are dev163-dev166, dev151-dev154 and dev147-dev150.
-HELD_OUT_RECALL = 0.9983
-HELD_OUT_FALSE_ALARMS = 0.0182
+# The held-out set: v182-v185 (authors GB-GE: people home after a heart attack or a stent, or on blood thinners, and
+# their families; forest gatherers of the highlands; young adults on weekend trips; adults living with asthma, epilepsy,
+# severe allergies, thalassaemia or type 1 diabetes), written blind while rounds 54-55 were worked. Measured once at
+# 2eefd2c (rounds 51-53): 1,237/1,240, 17/1,320; rounds 54-55 (written without them): 1,237/1,240, 16/1,320. The held-out
+# tests before them (v174-v177, v162-v165, v150-v153) are dev175-dev178, dev163-dev166 and dev151-dev154.
+HELD_OUT_RECALL = 0.9975
+HELD_OUT_FALSE_ALARMS = 0.0122
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
@@ -709,9 +709,9 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev FQ", DEV_FQ, 1.0, 0.0091),
         ("dev FR", DEV_FR, 1.0, 0.004),
         ("dev FS", DEV_FS, 1.0, 0.0091),
-        ("dev FT", DEV_FT, 1.0, 0.0122),
+        ("dev FT", DEV_FT, 1.0, 0.0152),
         ("dev FU", DEV_FU, 1.0, 0.0152),
-        ("dev FV", DEV_FV, 1.0, 0.0091),
+        ("dev FV", DEV_FV, 1.0, 0.0122),
         ("dev FW", DEV_FW, 1.0, 0.0061),
         ("dev FX", DEV_FX, 1.0, 0.0122),
         ("dev FY", DEV_FY, 1.0, 0.0122),
@@ -824,6 +824,7 @@ def test_the_rule_rows_of_every_round_are_there():
         + 41  # round 53 (tests/data/triage_rule_rows_r54.jsonl)
         + 48  # round 54 (tests/data/triage_rule_rows_r55.jsonl)
         + 38  # round 55 (tests/data/triage_rule_rows_r56.jsonl)
+        + 6  # the merge of rounds 54-55 (tests/data/triage_rule_rows_r57.jsonl)
     )
 
 
