@@ -84,7 +84,8 @@ DENSE_RECHECK_SECONDS = 30.0
 # as restored and with each such word's second reading, and searched with the mean vector; None (the default):
 # the restored text alone. 0.8 lowers the no-diacritics loss on faq-val dev and on every blind set RQ-RQ5 but
 # embeds almost every long unmarked message twice (their search time about doubles: p95 +81 %), over the issue's
-# +50 % latency budget, so it is off until the lead decides. Fifteenth round of ``bench/retrieval_shapes_results.md``.
+# +50 % latency budget, and on the blind judge RQ6 it raised the loss (0.015 -> 0.022): off. Fifteenth round of
+# ``bench/retrieval_shapes_results.md``.
 UNSURE_BELOW: float | None = None
 CALIBRATION_RECHECK_SECONDS = 30.0  # how often a role's stored calibration is read again
 # How long a message typed without diacritics waits for its KB's spelling restorer, built in the background once
