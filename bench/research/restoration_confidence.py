@@ -2,10 +2,9 @@
 fifteenth round; research, not the product).
 
 ``engine.text.DiacriticRestorer`` gives an unmarked message the KB's spelling back before the dense leg embeds it;
-it keeps only each folded syllable's and bigram's most frequent spelling, so it cannot say how sure it is. Here a
-restorer built from the same texts keeps every spelling's count (``Readings``): a syllable's confidence is the
-share of its context's votes (the two neighbouring bigrams, else the syllable alone) that the product's choice
-has, and its second reading the best other spelling. Variants of the text(s) embedded, each for unmarked texts
+its ``readings`` say how sure each choice is (the share of its context's spellings, the two neighbouring bigrams,
+else the syllable alone, that agree with it) and give the second reading (the best other spelling); this round
+wrote them here first and moved them into the restorer. Variants of the text(s) embedded, each for unmarked texts
 only (a text with marks is embedded as typed in every variant):
 
 - ``restored``: the product;
@@ -34,7 +33,6 @@ import asyncio
 import json
 import sys
 from collections import Counter
-from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +49,7 @@ from bench.retrieval_shapes import (
 )
 from engine.retrieval.fusion import LEARNED_MIN_WORDS
 from engine.retrieval.sparse import SparseIndex
-from engine.text import _WORD, clean_query, fold, has_diacritics, nfc, split_words, strip_diacritics
+from engine.text import _WORD, DiacriticRestorer, clean_query, has_diacritics, split_words, strip_diacritics
 
 SETS = ("RQ", "RQ2", "RQ3", "RQ4", "RQ5")  # never RQ6: it judges the round
 SEP = "\x1f"  # joins the texts whose vectors are averaged (the mean renormalised)
@@ -59,87 +57,28 @@ SEP_PLAIN = "\x1e"  # the same, the mean not renormalised (its cosines are the m
 THRESHOLD = 0.5
 
 
-class Readings:
-    """Every spelling's count per folded syllable and bigram of a KB's texts (as ``DiacriticRestorer`` learns)."""
-
-    def __init__(self, texts, max_tokens_per_text: int = 40) -> None:
-        self.uni: dict[str, Counter[str]] = {}
-        self.bi: dict[tuple[str, str], Counter[tuple[str, str]]] = {}
-        for text in texts:
-            words = split_words(nfc(text).lower())[:max_tokens_per_text]
-            for w in words:
-                self.uni.setdefault(fold(w), Counter())[w] += 1
-            for a, b in pairwise(words):
-                self.bi.setdefault((fold(a), fold(b)), Counter())[(a, b)] += 1
-
-    def read(self, text: str) -> list[tuple[str, str, float, str]]:
-        """Per word of ``text``: (as typed, the product's choice, its confidence, the second reading)."""
-        words = [m.group(0) for m in _WORD.finditer(text)]
-        folded = [fold(w) for w in words]
-        out = []
-        for i, f in enumerate(folded):
-            votes: Counter[str] = Counter()  # the product's: each neighbouring bigram's best pair
-            dist: Counter[str] = Counter()  # every pair's count
-            if i > 0 and (c := self.bi.get((folded[i - 1], f))):
-                pair, n = c.most_common(1)[0]
-                votes[pair[1]] += n
-                for p, m in c.items():
-                    dist[p[1]] += m
-            if i + 1 < len(folded) and (c := self.bi.get((f, folded[i + 1]))):
-                pair, n = c.most_common(1)[0]
-                votes[pair[0]] += n
-                for p, m in c.items():
-                    dist[p[0]] += m
-            if not votes and (c := self.uni.get(f)):
-                best, n = c.most_common(1)[0]
-                votes[best] += n
-                dist = Counter(c)
-            word = words[i]
-            if not votes or not word.isascii():
-                out.append((word, word, 1.0, word))
-                continue
-            choice = votes.most_common(1)[0][0]
-            total = sum(dist.values())
-            share = dist[choice] / total if total else 1.0
-            others = [(m, s) for s, m in dist.items() if s != choice]
-            second = max(others)[1] if others else choice
-            out.append((word, choice, share, second))
-        return out
-
-
-def _fill(text: str, chosen: list[str]) -> str:
-    out, last = [], 0
-    for m, word in zip(_WORD.finditer(text), chosen, strict=True):
-        out.append(text[last : m.start()])
-        out.append(word)
-        last = m.end()
-    out.append(text[last:])
-    return "".join(out)
-
-
-def variant_text(name: str, readings: Readings, text: str) -> str:
+def variant_text(name: str, restorer: DiacriticRestorer, text: str) -> str:
     """The text(s) embedded for an unmarked cleaned message (several joined by ``SEP``: their mean vector)."""
-    read = readings.read(text)
-    restored = _fill(text, [c for _, c, _, _ in read])
+    restored = restorer.restore(text)
     if name == "restored":
         return restored
     base, _, arg = name.partition("@")
     t = float(arg) if arg else 0.0
     if base == "keep":
-        return _fill(text, [c if s >= t else w for w, c, s, _ in read])
+        return restorer.restore(text, keep_below=t)
     if base == "raw+restored":
         return restored + SEP + text
     if (
         base == "top2short"
     ):  # top2 for messages under fusion.LEARNED_MIN_WORDS words only (cheap to embed twice)
-        if len(read) >= LEARNED_MIN_WORDS:
+        if len(_WORD.findall(text)) >= LEARNED_MIN_WORDS:
             return restored
         base = "top2"
     if base in ("top2", "top2plain"):
-        alt = _fill(text, [c if s >= t else o for _, c, s, o in read])
-        return restored if alt == restored else restored + (SEP if base == "top2" else SEP_PLAIN) + alt
+        alt = restorer.restore_both(text, t)[1]
+        return restored if alt is None else restored + (SEP if base == "top2" else SEP_PLAIN) + alt
     if base == "keep+restored":
-        kept = _fill(text, [c if s >= t else w for w, c, s, _ in read])
+        kept = restorer.restore(text, keep_below=t)
         return restored if kept == restored else restored + SEP + kept
     raise ValueError(name)
 
@@ -168,18 +107,12 @@ class MeanEmbedder:
 
 def install(name: str) -> None:
     """Every search embeds ``name``'s text(s) for an unmarked message (``KBSearch`` averages several vectors)."""
-    cache: dict[int, Readings] = {}
 
     def embedding_texts(index: SparseIndex, text: str) -> tuple[str, ...]:
         if has_diacritics(text):
             return (text,)
-        r = cache.get(id(index))
-        if r is None:
-            fields = (
-                f for e in index.entries for f in (e.question, " ; ".join(e.keywords), e.topic, e.answer)
-            )
-            r = cache[id(index)] = Readings(f for f in fields if f)
-        return tuple(variant_text(name, r, text).split(SEP))
+        restorer = index.restorer or index.build_restorer()
+        return tuple(variant_text(name, restorer, text).split(SEP))
 
     search_module._embedding_texts = embedding_texts
 
@@ -251,7 +184,7 @@ def wer(sets) -> None:
     bins = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.01)
     for name, (entries, ans, _) in sets.items():
         fields = (f for e in entries for f in (e.question, " ; ".join(e.keywords), e.topic, e.answer))
-        r = Readings(f for f in fields if f)
+        r = DiacriticRestorer(f for f in fields if f)
         tot = Counter()
         for q in ans:
             typed = clean_query(q.text)
@@ -259,7 +192,7 @@ def wer(sets) -> None:
                 continue
             stripped = clean_query(strip_diacritics(q.text))
             tw = split_words(typed.lower())
-            read = r.read(stripped)
+            read = [(m.group(0), c, sh, o) for m, c, sh, o in r.readings(stripped)]
             if len(tw) != len(read):
                 continue
             for gold, (_, c, s, o) in zip(tw, read, strict=True):
