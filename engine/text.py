@@ -365,6 +365,12 @@ class DiacriticRestorer:
     sure than ``c`` unmarked, as typed. On faq-val dev and the blind sets RQ-RQ5, choices under 0.6 (about 6 %
     of a message's syllables) are wrong about 70 % of the time, those at 0.95 or more (about 79 %) 4-5 %
     (``bench/research/restoration_confidence.py``; fifteenth round of ``bench/retrieval_shapes_results.md``).
+
+    ``restore_near(text, NearSpelling(...))`` prefers the spelling of a few given texts (the entries the sparse
+    leg found for the message): their bigrams, then the KB's, then their syllables, then the KB's. It lowers the
+    syllable error rate on faq-val dev and every blind set RQ-RQ6 (e.g. 0.110 -> 0.105 on dev, 0.125 -> 0.118 on
+    RQ6) but did not move retrieval on every set, so the search does not use it by default
+    (``engine.retrieval.search.NEAR_SPELLING_K``; sixteenth round).
     """
 
     def __init__(self, texts: Iterable[str], max_tokens_per_text: int = 40) -> None:

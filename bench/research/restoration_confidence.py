@@ -17,13 +17,24 @@ only (a text with marks is embedded as typed in every variant):
 
 A mean of two vectors is renormalised (the e5 vectors are unit length), so the dense cosine keeps its scale.
 
+The sixteenth round adds ``near:`` variants: the product's ``NEAR_SPELLING_K`` set, the message restored in the
+spelling of the sparse leg's first k entries before the KB's (``DiacriticRestorer.restore_near``), with options
+``near:k=20,syl=1,ctx=0,agree=0,w=flat,tok=40,below=2`` (``syl``: the entries' syllables too; ``ctx``: the KB's
+bigrams before the entries' syllables; ``agree``: the KB's choice when the entries' bigrams split under that share;
+``w=rank``: an entry weighted 1/rank; ``tok``: words read per field; ``below``: only words the KB is less sure
+of). ``--near-wer`` gives their syllable error rate and the share of messages whose entry the sparse leg has in
+its first 10 / 20 / 30; every run writes each variant's per-message ranks beside ``--out``.
+
 Measured on the ``questions`` shape: faq-val dev (the shipped adapter, fitted on every dev pair, so in-sample for
-the typed map) and the blind sets RQ–RQ5 (never RQ6): P@1 as typed and with every mark removed, the loss, the
+the typed map) and the blind sets RQ–RQ6 (RQ6 was the fifteenth round's judge and is a development set since the
+sixteenth round; the fifteenth round used RQ–RQ5 only): P@1 as typed and with every mark removed, the loss, the
 answered share and precision when answered of both runs, false answers on the unanswerable messages. Messages
 whose text carries marks are searched once (the ``restored`` run) and shared by every variant. With ``--wer``
 only the restorer's syllable error rate on the stripped messages whose marked form is known, by confidence bin.
 
     PYTHONPATH=$PWD python -m bench.research.restoration_confidence [--variants restored,keep@0.6] [--wer]
+    PYTHONPATH=$PWD python -m bench.research.restoration_confidence --variants "restored;near:k=20,ctx=1"
+    PYTHONPATH=$PWD python -m bench.research.restoration_confidence --near-wer "near:k=20,ctx=1;near:k=5,ctx=1"
 """
 
 from __future__ import annotations
@@ -152,7 +163,7 @@ def install(name: str) -> None:
 
 
 def data() -> dict[str, tuple[list, list[EvalQuery], list[EvalQuery]]]:
-    """Per set (dev, RQ..RQ5): the KB entries, answerable and unanswerable queries."""
+    """Per set (dev, RQ..RQ6): the KB entries, answerable and unanswerable queries."""
     shape = build_shapes()["questions"]
     out = {}
     dev = shape.queries["dev"]

@@ -2,8 +2,10 @@
 
 One search: clean the message (``engine.text.clean_query``), score it on the role's in-memory sparse index,
 embed it (an unmarked message gets its marks back from the KB's own spelling first, see
-``engine.text.DiacriticRestorer``; with ``UNSURE_BELOW`` set, off by default, where the restorer is unsure of a
-word the text with that word's second reading is embedded too and the mean of the two vectors searched) and ask
+``engine.text.DiacriticRestorer``; with ``NEAR_SPELLING_K`` set, off by default, in the spelling of the entries
+the sparse leg found for it first, and then embedded after the sparse leg instead of beside it; with
+``UNSURE_BELOW`` set, off by default, where the restorer is unsure of a word the text with that word's second
+reading is embedded too and the mean of the two vectors searched) and ask
 the store for its nearest entries (pgvector in production), fuse the two lists
 (``fusion.fuse``), lower a top-window entry whose title's number conflicts with the message's ("2 tuổi" for
 "con 2 tháng") when the top one does (``numbers.rerank``; the trace's ``features["numbers"]`` marks a move), and
@@ -89,7 +91,10 @@ DENSE_RECHECK_SECONDS = 30.0
 UNSURE_BELOW: float | None = None
 # An unmarked message is restored in the spelling of the sparse leg's first this many entries for it before the
 # KB-wide spelling (the sparse leg folds marks, so it finds them as well unmarked), and embedded once the sparse
-# leg has them; None: the KB-wide restoration alone. Sixteenth round of ``bench/retrieval_shapes_results.md``.
+# leg has them; None (the default): the KB-wide restoration alone. 20 lowers the no-diacritics loss pooled over
+# the blind sets RQ-RQ6 (0.0179 -> 0.0142) and on faq-val dev (0.0171 -> 0.0128) at no measurable latency, but
+# loses unmarked messages on RQ6 (3 of 400) and no setting tried gains on every set (each set left out in turn:
+# -1 message net over the seven): off. Sixteenth round of ``bench/retrieval_shapes_results.md``.
 NEAR_SPELLING_K: int | None = None
 CALIBRATION_RECHECK_SECONDS = 30.0  # how often a role's stored calibration is read again
 # How long a message typed without diacritics waits for its KB's spelling restorer, built in the background once
