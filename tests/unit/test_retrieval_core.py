@@ -460,7 +460,9 @@ async def test_an_unmarked_message_is_restored_in_the_spelling_of_the_entries_th
     monkeypatch.setattr(search_module, "NEAR_SPELLING_K", None)  # the default
     before = await kb.search("r", "tam bang la")
     assert embedder.texts == ["tâm bằng lá"]
-    monkeypatch.setattr(search_module, "NEAR_SPELLING_K", 1)  # the sparse leg's first entry (20 in the research)
+    monkeypatch.setattr(
+        search_module, "NEAR_SPELLING_K", 1
+    )  # the sparse leg's first entry (20 in the research)
     embedder.texts.clear()
     after = await kb.search("r", "tam bang la")
     assert embedder.texts == ["tắm bằng lá"]
