@@ -28,7 +28,8 @@ its first 10 / 20 / 30; every run writes each variant's per-message ranks beside
 Measured on the ``questions`` shape: faq-val dev (the shipped adapter, fitted on every dev pair, so in-sample for
 the typed map) and the blind sets RQ–RQ6 (RQ6 was the fifteenth round's judge and is a development set since the
 sixteenth round; the fifteenth round used RQ–RQ5 only): P@1 as typed and with every mark removed, the loss, the
-answered share and precision when answered of both runs, false answers on the unanswerable messages. Messages
+answered share and precision when answered of both runs, false answers on the unanswerable messages (as typed,
+and with every mark removed: ``false_nodiac``, added in the sixteenth round). Messages
 whose text carries marks are searched once (the ``restored`` run) and shared by every variant. With ``--wer``
 only the restorer's syllable error rate on the stripped messages whose marked form is known, by confidence bin.
 
@@ -187,6 +188,7 @@ async def run_set(name, entries, ans, un, emb, variant, base=None):
         ("typed", entries, ans, False),
         ("stripped", entries, ans, True),
         ("declined", removed, un, False),
+        ("declined_stripped", removed, un, True),
     ):
         todo = qs if base is None else unmarked(qs, strip)
         got = await run_queries(kb, todo, emb, strip=strip, query_adapter=True)
@@ -218,6 +220,9 @@ def summary(runs: dict[str, list[QueryOutcome]]) -> dict[str, float]:
         "answered_nodiac": round(sa, 4),
         "precision_nodiac": round(sp, 4),
         "false": round(sum(bool(o.top) and o.score >= THRESHOLD for o in d) / len(d), 4),
+        "false_nodiac": round(
+            sum(bool(o.top) and o.score >= THRESHOLD for o in runs["declined_stripped"]) / len(d), 4
+        ),
         "only_typed": sum(a.rank == 1 and b.rank != 1 for a, b in zip(t, s, strict=True)),
         "only_unmarked": sum(a.rank != 1 and b.rank == 1 for a, b in zip(t, s, strict=True)),
     }
@@ -362,7 +367,7 @@ async def main_async(args) -> None:
             every.setdefault(variant, {})[name] = runs
         pooled = {
             run: [o for s in SETS for o in every[variant][s][run]]
-            for run in ("typed", "stripped", "declined")
+            for run in ("typed", "stripped", "declined", "declined_stripped")
         }
         results[variant]["all"] = summary(pooled)
         print(variant, json.dumps(results[variant]), flush=True)
