@@ -28,6 +28,7 @@ from itertools import pairwise
 
 __all__ = [
     "DiacriticRestorer",
+    "NearSpelling",
     "char_ngrams",
     "clean_query",
     "fold",
@@ -364,6 +365,12 @@ class DiacriticRestorer:
     sure than ``c`` unmarked, as typed. On faq-val dev and the blind sets RQ-RQ5, choices under 0.6 (about 6 %
     of a message's syllables) are wrong about 70 % of the time, those at 0.95 or more (about 79 %) 4-5 %
     (``bench/research/restoration_confidence.py``; fifteenth round of ``bench/retrieval_shapes_results.md``).
+
+    ``restore_near(text, NearSpelling(...))`` prefers the spelling of a few given texts (the entries the sparse
+    leg found for the message): their bigrams, then the KB's, then their syllables, then the KB's. It lowers the
+    syllable error rate on faq-val dev and every blind set RQ-RQ6 (e.g. 0.110 -> 0.105 on dev, 0.125 -> 0.118 on
+    RQ6) but did not move retrieval on every set, so the search does not use it by default
+    (``engine.retrieval.search.NEAR_SPELLING_K``; sixteenth round).
     """
 
     def __init__(self, texts: Iterable[str], max_tokens_per_text: int = 40) -> None:
@@ -449,6 +456,67 @@ class DiacriticRestorer:
         if all(s >= unsure_below or o == c for _, c, s, o in read):
             return restored, None
         return restored, _fill(text, [c if s >= unsure_below else o for _, c, s, o in read])
+
+    def restore_near(
+        self,
+        text: str,
+        near: NearSpelling,
+        *,
+        syllables: bool = True,
+        context_first: bool = False,
+        agree: float = 0.0,
+        unsure_below: float = 2.0,
+    ) -> str:
+        """``text`` in the spelling of ``near`` (a few texts, e.g. the entries the sparse leg found for it) where
+        ``near`` has the word, else as ``restore`` spells it. A word takes the spelling the neighbouring bigrams
+        of ``near`` vote for (when that choice has at least ``agree`` of their weight; else the KB-wide choice);
+        without such a bigram, with ``syllables``, its most frequent spelling in ``near`` (after the KB's own
+        bigrams with ``context_first``); else the KB-wide choice."""
+        read = self.readings(text)
+        folded = [fold(m.group(0)) for m, _, _, _ in read]
+        chosen = []
+        for i, (m, choice, sure, _) in enumerate(read):
+            word = m.group(0)
+            if not word.isascii() or sure >= unsure_below:
+                chosen.append(choice if word.isascii() else word)
+                continue
+            keys = []
+            if i > 0:
+                keys.append(((folded[i - 1], folded[i]), 1))
+            if i + 1 < len(folded):
+                keys.append(((folded[i], folded[i + 1]), 0))
+            votes: Counter[str] = Counter()
+            for key, side in keys:
+                for pair, w in near.bigrams.get(key, {}).items():
+                    votes[pair[side]] += w
+            if votes:
+                best, w = votes.most_common(1)[0]
+                chosen.append(best if w >= agree * sum(votes.values()) else choice)
+                continue
+            if syllables and (spellings := near.unigrams.get(folded[i])):
+                kb_context = any(key in self.bigrams for key, _ in keys)
+                if not (context_first and kb_context):
+                    chosen.append(max(spellings.items(), key=lambda kv: kv[1])[0])
+                    continue
+            chosen.append(choice)
+        return _fill(text, chosen)
+
+
+class NearSpelling:
+    """The spellings of a few texts (the candidates' fields), each text weighted: per folded syllable and folded
+    syllable bigram, every marked spelling with its summed weight (``DiacriticRestorer.restore_near``)."""
+
+    def __init__(self, texts: Iterable[tuple[str, float]], max_tokens_per_text: int = 40) -> None:
+        self.unigrams: dict[str, dict[str, float]] = {}
+        self.bigrams: dict[tuple[str, str], dict[tuple[str, str], float]] = {}
+        for text, weight in texts:
+            words = split_words(nfc(text).lower())[:max_tokens_per_text]
+            for w in words:
+                d = self.unigrams.setdefault(fold(w), {})
+                d[w] = d.get(w, 0.0) + weight
+            for pair in pairwise(words):
+                d2 = self.bigrams.setdefault((fold(pair[0]), fold(pair[1])), {})
+                d2[pair] = d2.get(pair, 0.0) + weight
 
 
 def _fill(text: str, chosen: Sequence[str]) -> str:

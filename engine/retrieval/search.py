@@ -2,8 +2,10 @@
 
 One search: clean the message (``engine.text.clean_query``), score it on the role's in-memory sparse index,
 embed it (an unmarked message gets its marks back from the KB's own spelling first, see
-``engine.text.DiacriticRestorer``; with ``UNSURE_BELOW`` set, off by default, where the restorer is unsure of a
-word the text with that word's second reading is embedded too and the mean of the two vectors searched) and ask
+``engine.text.DiacriticRestorer``; with ``NEAR_SPELLING_K`` set, off by default, in the spelling of the entries
+the sparse leg found for it first, and then embedded after the sparse leg instead of beside it; with
+``UNSURE_BELOW`` set, off by default, where the restorer is unsure of a word the text with that word's second
+reading is embedded too and the mean of the two vectors searched) and ask
 the store for its nearest entries (pgvector in production), fuse the two lists
 (``fusion.fuse``), lower a top-window entry whose title's number conflicts with the message's ("2 tuổi" for
 "con 2 tháng") when the top one does (``numbers.rerank``; the trace's ``features["numbers"]`` marks a move), and
@@ -64,7 +66,7 @@ from engine.retrieval.fusion import (
 )
 from engine.retrieval.query_adapter import QueryAdapter, adapter_for
 from engine.retrieval.sparse import SparseIndex, entry_fields, entry_title
-from engine.text import DiacriticRestorer, clean_query, fold, has_diacritics, split_words
+from engine.text import DiacriticRestorer, NearSpelling, clean_query, fold, has_diacritics, split_words
 from engine.types import Embedder, Hit, KBEntry, KBStore
 
 log = logging.getLogger("medbot.retrieval")
@@ -87,6 +89,13 @@ DENSE_RECHECK_SECONDS = 30.0
 # +50 % latency budget, and on the blind judge RQ6 it raised the loss (0.015 -> 0.022): off. Fifteenth round of
 # ``bench/retrieval_shapes_results.md``.
 UNSURE_BELOW: float | None = None
+# An unmarked message is restored in the spelling of the sparse leg's first this many entries for it before the
+# KB-wide spelling (the sparse leg folds marks, so it finds them as well unmarked), and embedded once the sparse
+# leg has them; None (the default): the KB-wide restoration alone. 20 lowers the no-diacritics loss pooled over
+# the blind sets RQ-RQ6 (0.0179 -> 0.0142) and on faq-val dev (0.0171 -> 0.0128) at no measurable latency, but
+# loses unmarked messages on RQ6 (3 of 400) and no setting tried gains on every set (each set left out in turn:
+# -1 message net over the seven): off. Sixteenth round of ``bench/retrieval_shapes_results.md``.
+NEAR_SPELLING_K: int | None = None
 CALIBRATION_RECHECK_SECONDS = 30.0  # how often a role's stored calibration is read again
 # How long a message typed without diacritics waits for its KB's spelling restorer, built in the background once
 # per KB version (milliseconds for a clinic's KB, seconds for 100,000 entries): embedded unrestored, the e5 model
@@ -611,6 +620,10 @@ class KBSearch:
         mean = np.mean(vectors, axis=0)
         return (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
 
+    def _start_embedding(self, texts: Sequence[str]) -> asyncio.Future[np.ndarray]:
+        """``_embed_query(texts)`` started as a task (the caller awaits it)."""
+        return asyncio.ensure_future(self._embed_query(texts))
+
     async def _search_all(
         self,
         role: str,
@@ -646,16 +659,17 @@ class KBSearch:
     ) -> tuple[list[Fused], np.ndarray | None]:
         n = self.candidates
         embedding: asyncio.Future[np.ndarray] | None = None
+        near = False  # restored from the sparse leg's candidates: embedded once the sparse leg has them
         known = vectors.get(text) if vectors is not None and mode != "sparse" else None
         if known is not None:  # this message's vector from an earlier search (another role's)
             t_embed = time.perf_counter()
             embedding = asyncio.get_running_loop().create_future()
             embedding.set_result(known)
-        elif mode != "sparse" and self.embedder is not None:
+        elif mode != "sparse" and self.embedder is not None and not (near := _near_first(index, text)):
             t_embed = time.perf_counter()
             # Started first: the model runs in a thread without the GIL while the sparse leg scores here
             # (the yield lets the task hand the text to that thread before the sparse leg holds the loop).
-            embedding = asyncio.ensure_future(self._embed_query(_embedding_texts(index, text)))
+            embedding = self._start_embedding(_embedding_texts(index, text))
             await asyncio.sleep(0)
         sparse: list[tuple[int, float]] = []
         scores: np.ndarray | None = None
@@ -676,6 +690,9 @@ class KBSearch:
                     embedding.cancel()
                 raise
             timings["sparse"] += (time.perf_counter() - t) * 1000
+        if near:
+            t_embed = time.perf_counter()
+            embedding = self._start_embedding(_embedding_texts(index, text, [eid for eid, _ in sparse]))
         dense: list[tuple[int, float]] = []
         if embedding is not None:
             try:
@@ -739,14 +756,39 @@ class KBSearch:
         return fused, scores
 
 
-def _embedding_texts(index: SparseIndex, text: str) -> tuple[str, ...]:
+def _near_first(index: SparseIndex, text: str) -> bool:
+    """Whether ``text``'s restoration reads the sparse leg's candidates (``NEAR_SPELLING_K``)."""
+    return NEAR_SPELLING_K is not None and index.restorer is not None and not has_diacritics(text)
+
+
+def _restore_near(restorer: DiacriticRestorer, index: SparseIndex, text: str, near: Sequence[int]) -> str:
+    """``text`` restored in the spelling of the entries ``near`` (the sparse leg's first ``NEAR_SPELLING_K``
+    for it) before the KB's (``DiacriticRestorer.restore_near``: their bigrams, then the KB's, then their
+    syllables, then the KB's)."""
+    fields = (
+        f
+        for eid in near[:NEAR_SPELLING_K]
+        if eid in index.position
+        for e in (index.entries[index.position[eid]],)
+        for f in (e.question, " ; ".join(e.keywords), e.topic, e.answer)
+        if f
+    )
+    return restorer.restore_near(text, NearSpelling((f, 1.0) for f in fields), context_first=True)
+
+
+def _embedding_texts(index: SparseIndex, text: str, near: Sequence[int] | None = None) -> tuple[str, ...]:
     """What the model embeds for a cleaned query (the vector is their mean): the embedding model reads unmarked
     Vietnamese poorly, so an unmarked message gets the KB's own spelling back (``engine.text.DiacriticRestorer``)
-    once it is ready; where the restorer is unsure of a word (``UNSURE_BELOW``), the text with that word's second
-    reading too."""
+    once it is ready; with ``NEAR_SPELLING_K`` set, the spelling of the sparse leg's first entries for it first
+    (``near``: their ids in the sparse leg's order; searched here when not given); where the restorer is unsure
+    of a word (``UNSURE_BELOW``), the text with that word's second reading too."""
     restorer = index.restorer
     if restorer is None or has_diacritics(text):
         return (text,)
+    if NEAR_SPELLING_K is not None:
+        if near is None:
+            near = [eid for eid, _ in index.search(text, NEAR_SPELLING_K)]
+        return (_restore_near(restorer, index, text, near),)
     if UNSURE_BELOW is None:
         return (restorer.restore(text),)
     restored, alternative = restorer.restore_both(text, UNSURE_BELOW)

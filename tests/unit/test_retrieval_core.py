@@ -435,3 +435,38 @@ async def test_an_unmarked_word_the_restorer_is_unsure_of_is_read_both_ways(e5, 
     res = await kb.search("r", "toi bi mat ngu lau roi", mode="dense")
     assert embedder.texts == ["tối bị mất ngủ lau roi"]
     assert res.hits[0].entry.code == "E5"  # "Buổi tối bị đau đầu"
+
+
+async def test_an_unmarked_message_is_restored_in_the_spelling_of_the_entries_the_sparse_leg_finds(
+    e5, monkeypatch
+):
+    """ "tam bang la" ("bathing with leaves"): the KB spells "tam" as "tâm" (mind) three times and as "tắm"
+    (bathe) once, with no bigram of the message to decide, so the restorer writes "tâm bằng lá". The sparse leg
+    reads the message folded and finds the bathing entry first; restored in that entry's spelling ("tắm bằng
+    lá"), the message is embedded once as the patient meant it and its entry is answered more surely. Off by
+    default (``NEAR_SPELLING_K`` None: the KB-wide restoration, as before)."""
+    questions = [
+        "Tắm cho bé bằng nước lá có tốt không?",
+        "Tâm lý trẻ nhỏ khi đi học",
+        "Tâm thần phân liệt là gì?",
+        "Rối loạn tâm thần ở tuổi dậy thì",
+        "Đau mắt đỏ",
+        "Bé bị sốt cao",
+        "Lá chè xanh có tác dụng gì?",
+    ]
+    entries = [KBEntry(i + 1, "r", f"E{i}", q, "...") for i, q in enumerate(questions)]
+    embedder = RecordingEmbedder(e5)
+    kb = KBSearch(ListKBStore(entries, e5.passage), embedder, k=3, version_check_seconds=0)
+    monkeypatch.setattr(search_module, "NEAR_SPELLING_K", None)  # the default
+    before = await kb.search("r", "tam bang la")
+    assert embedder.texts == ["tâm bằng lá"]
+    monkeypatch.setattr(
+        search_module, "NEAR_SPELLING_K", 1
+    )  # the sparse leg's first entry (20 in the research)
+    embedder.texts.clear()
+    after = await kb.search("r", "tam bang la")
+    assert embedder.texts == ["tắm bằng lá"]
+    assert before.hits[0].entry.code == after.hits[0].entry.code == "E0"
+    assert after.score > before.score
+    # the trace still shows each leg's rank and score behind the probability
+    assert {"sparse_rank", "dense_rank", "features"} <= set(after.hits[0].trace())

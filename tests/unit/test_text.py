@@ -4,6 +4,7 @@ import unicodedata
 
 from engine.text import (
     DiacriticRestorer,
+    NearSpelling,
     char_ngrams,
     clean_query,
     fold,
@@ -110,3 +111,18 @@ def test_diacritic_restorer_says_how_sure_it_is_and_knows_the_second_reading():
     # the restored text, and the same with every unsure word's second reading (none when all are sure)
     assert restorer.restore_both("dau mat", 0.8) == ("dau mắt", "dau mất")
     assert restorer.restore_both("mat ngu", 0.8) == ("mất ngủ", None)
+
+
+def test_diacritic_restorer_prefers_the_spelling_of_the_entries_found_for_the_message():
+    """The KB writes "toi bi" as "tối bị" (in the evening) twice and "tôi bị" (I have) once, so "toi bi mat
+    ngu" (I can't sleep) is restored as "tối bị mất ngủ". Given the entry the sparse leg found for it ("Tôi bị
+    mất ngủ lâu ngày"), the restorer reads that entry's bigram "tôi bị" first; words the entry lacks keep the
+    KB's spelling ("đau đầu")."""
+    restorer = DiacriticRestorer(["Buổi tối bị đau đầu", "Tối bị ho nhiều", "Tôi bị mất ngủ lâu ngày"])
+    near = NearSpelling([("Tôi bị mất ngủ lâu ngày", 1.0)])
+    assert restorer.restore("toi bi mat ngu , dau dau") == "tối bị mất ngủ , đau đầu"
+    assert restorer.restore_near("toi bi mat ngu , dau dau", near, context_first=True) == (
+        "tôi bị mất ngủ , đau đầu"
+    )
+    # no entry found: the KB-wide restoration
+    assert restorer.restore_near("toi bi mat ngu", NearSpelling([])) == restorer.restore("toi bi mat ngu")
