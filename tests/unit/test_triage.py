@@ -738,10 +738,11 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev GG", DEV_GG, 1.0, 0.0091),
         ("dev GH", DEV_GH, 1.0, 0.0213),
         ("dev GI", DEV_GI, 1.0, 0.0061),
-        ("dev GB", DEV_GB, 1.0, 0.0061),
-        ("dev GC", DEV_GC, 1.0, 0.0122),
-        ("dev GD", DEV_GD, 1.0, 0.0122),
-        ("dev GE", DEV_GE, 1.0, 0.0182),
+        ("dev GB", DEV_GB, 1.0, 0.0),
+        # one false alarm left: the snake-bitten dog treated by the vet, "can snakes bite through rubber boots?" (round 57)
+        ("dev GC", DEV_GC, 1.0, 0.0031),
+        ("dev GD", DEV_GD, 1.0, 0.0),
+        ("dev GE", DEV_GE, 1.0, 0.0),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
