@@ -107,6 +107,7 @@ FREEZES = [
     ("b1b5781", ["dev171", "dev172", "dev173", "dev174"]),
     ("b1b5781", ["dev175", "dev176", "dev177", "dev178"]),
     ("2eefd2c", ["dev179", "dev180", "dev181", "dev182"]),
+    ("2eefd2c", ["dev187", "dev188", "dev189", "dev190"]),
     ("73c8c30", ["dev183", "dev184", "dev185", "dev186"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.

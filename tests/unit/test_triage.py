@@ -498,6 +498,15 @@ DEV_GF = load_labelled(LABELLED / "dev183.jsonl")
 DEV_GG = load_labelled(LABELLED / "dev184.jsonl")
 DEV_GH = load_labelled(LABELLED / "dev185.jsonl")
 DEV_GI = load_labelled(LABELLED / "dev186.jsonl")
+# v182–v185 (blind, written while rounds 54–55 were worked, measured once at 2eefd2c and at 08d1aa3), learnt from at
+# once (round 57): v182 (author GB, people home after a heart attack, a stent or bypass, or on blood thinners), v183 (GC,
+# forest gatherers of the highlands), v184 (GD, young adults on weekend trips), v185 (GE, adults living with asthma,
+# epilepsy, severe allergies, thalassaemia, type 1 diabetes). At 08d1aa3 1,237/1,240, 16/1,320 (docs/triage.md,
+# "Round 57").
+DEV_GB = load_labelled(LABELLED / "dev187.jsonl")
+DEV_GC = load_labelled(LABELLED / "dev188.jsonl")
+DEV_GD = load_labelled(LABELLED / "dev189.jsonl")
+DEV_GE = load_labelled(LABELLED / "dev190.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -729,6 +738,11 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev GG", DEV_GG, 1.0, 0.0091),
         ("dev GH", DEV_GH, 1.0, 0.0213),
         ("dev GI", DEV_GI, 1.0, 0.0061),
+        ("dev GB", DEV_GB, 1.0, 0.0),
+        # one false alarm left: the snake-bitten dog treated by the vet, "can snakes bite through rubber boots?" (round 57)
+        ("dev GC", DEV_GC, 1.0, 0.0031),
+        ("dev GD", DEV_GD, 1.0, 0.0),
+        ("dev GE", DEV_GE, 1.0, 0.0),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -838,6 +852,7 @@ def test_the_rule_rows_of_every_round_are_there():
         + 38  # round 55 (tests/data/triage_rule_rows_r56.jsonl)
         + 6  # the merge of rounds 54-55 (tests/data/triage_rule_rows_r57.jsonl)
         + 24  # round 56 (tests/data/triage_rule_rows_r58.jsonl)
+        + 59  # round 57 (tests/data/triage_rule_rows_r59.jsonl)
     )
 
 
