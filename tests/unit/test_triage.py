@@ -498,6 +498,15 @@ DEV_GF = load_labelled(LABELLED / "dev183.jsonl")
 DEV_GG = load_labelled(LABELLED / "dev184.jsonl")
 DEV_GH = load_labelled(LABELLED / "dev185.jsonl")
 DEV_GI = load_labelled(LABELLED / "dev186.jsonl")
+# v194–v197 (blind, written this session, measured once at 08d1aa3: rounds 54–56), learnt from at once (round 58): v194
+# (author GN, small online sellers and livestreamers, mothers multitasking), v195 (GO, foreigners living in Vietnam,
+# Viet kieu visiting and their families), v196 (GP, offshore fishing-boat crews and their families on the Central and
+# South coast), v197 (GQ, families of Nghe An to Quang Nam writing in their dialect). At 08d1aa3 1,234/1,240, 23/1,320
+# (rules alone 1,143, 47) (docs/triage.md, "Round 58").
+DEV_GN = load_labelled(LABELLED / "dev191.jsonl")
+DEV_GO = load_labelled(LABELLED / "dev192.jsonl")
+DEV_GP = load_labelled(LABELLED / "dev193.jsonl")
+DEV_GQ = load_labelled(LABELLED / "dev194.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -729,6 +738,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev GG", DEV_GG, 1.0, 0.0091),
         ("dev GH", DEV_GH, 1.0, 0.0213),
         ("dev GI", DEV_GI, 1.0, 0.0061),
+        ("dev GN", DEV_GN, 1.0, 0.0),
+        ("dev GO", DEV_GO, 1.0, 0.0),
+        ("dev GP", DEV_GP, 1.0, 0.0),
+        ("dev GQ", DEV_GQ, 1.0, 0.0),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
