@@ -741,7 +741,7 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev GN", DEV_GN, 1.0, 0.0),
         ("dev GO", DEV_GO, 1.0, 0.0031),
         ("dev GP", DEV_GP, 1.0, 0.0031),
-        ("dev GQ", DEV_GQ, 1.0, 0.0091),
+        ("dev GQ", DEV_GQ, 1.0, 0.0061),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
