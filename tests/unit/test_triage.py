@@ -507,6 +507,15 @@ DEV_GB = load_labelled(LABELLED / "dev187.jsonl")
 DEV_GC = load_labelled(LABELLED / "dev188.jsonl")
 DEV_GD = load_labelled(LABELLED / "dev189.jsonl")
 DEV_GE = load_labelled(LABELLED / "dev190.jsonl")
+# v194–v197 (blind, written this session, measured once at 08d1aa3: rounds 54–56), learnt from at once (round 58): v194
+# (author GN, small online sellers and livestreamers, mothers multitasking), v195 (GO, foreigners living in Vietnam,
+# Viet kieu visiting and their families), v196 (GP, offshore fishing-boat crews and their families on the Central and
+# South coast), v197 (GQ, families of Nghe An to Quang Nam writing in their dialect). At 08d1aa3 1,234/1,240, 23/1,320
+# (rules alone 1,143, 47) (docs/triage.md, "Round 58").
+DEV_GN = load_labelled(LABELLED / "dev191.jsonl")
+DEV_GO = load_labelled(LABELLED / "dev192.jsonl")
+DEV_GP = load_labelled(LABELLED / "dev193.jsonl")
+DEV_GQ = load_labelled(LABELLED / "dev194.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -743,6 +752,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev GC", DEV_GC, 1.0, 0.0031),
         ("dev GD", DEV_GD, 1.0, 0.0),
         ("dev GE", DEV_GE, 1.0, 0.0),
+        ("dev GN", DEV_GN, 1.0, 0.0),
+        ("dev GO", DEV_GO, 1.0, 0.0031),
+        ("dev GP", DEV_GP, 1.0, 0.0031),
+        ("dev GQ", DEV_GQ, 1.0, 0.0061),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -853,6 +866,7 @@ def test_the_rule_rows_of_every_round_are_there():
         + 6  # the merge of rounds 54-55 (tests/data/triage_rule_rows_r57.jsonl)
         + 24  # round 56 (tests/data/triage_rule_rows_r58.jsonl)
         + 59  # round 57 (tests/data/triage_rule_rows_r59.jsonl)
+        + 47  # round 58 (tests/data/triage_rule_rows_r60.jsonl)
     )
 
 
