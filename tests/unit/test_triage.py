@@ -516,6 +516,10 @@ DEV_GN = load_labelled(LABELLED / "dev191.jsonl")
 DEV_GO = load_labelled(LABELLED / "dev192.jsonl")
 DEV_GP = load_labelled(LABELLED / "dev193.jsonl")
 DEV_GQ = load_labelled(LABELLED / "dev194.jsonl")
+DEV_GV = load_labelled(LABELLED / "dev199.jsonl")
+DEV_GW = load_labelled(LABELLED / "dev200.jsonl")
+DEV_GX = load_labelled(LABELLED / "dev201.jsonl")
+DEV_GY = load_labelled(LABELLED / "dev202.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -756,6 +760,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev GO", DEV_GO, 1.0, 0.0031),
         ("dev GP", DEV_GP, 1.0, 0.0031),
         ("dev GQ", DEV_GQ, 1.0, 0.0061),
+        ("dev GV", DEV_GV, 1.0, 0.0),
+        ("dev GW", DEV_GW, 1.0, 0.0),
+        ("dev GX", DEV_GX, 1.0, 0.0),
+        ("dev GY", DEV_GY, 1.0, 0.0),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -867,6 +875,7 @@ def test_the_rule_rows_of_every_round_are_there():
         + 24  # round 56 (tests/data/triage_rule_rows_r58.jsonl)
         + 59  # round 57 (tests/data/triage_rule_rows_r59.jsonl)
         + 47  # round 58 (tests/data/triage_rule_rows_r60.jsonl)
+        + 28  # round 60 (tests/data/triage_rule_rows_r62.jsonl)
     )
 
 
