@@ -87,7 +87,7 @@ _DAY_BEFORE = re.compile(r"(?:hom|dem|toi|chieu|trua|sang) qua|last night|yester
 # round 60: a baseline dated earlier, with "still": "tối (qua) bà vẫn …", "trưa nay vẫn …", "tối qua lúc em đi còn …"
 _BASELINE = re.compile(
     r"(?:[a-z]+ ){0,2}(?:(?:hom|dem|toi|chieu|trua|sang) qua|(?:sang|trua|chieu|toi) nay|toi|chieu|trua|luc toi|buoi toi"
-    r"|last night|yesterday|this morning)(?: (?![0-9])[a-z]+){0,6} (?:van|con|still|was) "
+    r"|last night|yesterday|this morning)(?: (?![0-9])[a-z]+){0,6} (?:van|con(?! (?:em|be|gai|trai|toi|minh|chau|nha|tui))|still|was) "
 )
 # any time named for the signs before such a baseline ("hôm qua …", "lúc 3h …", "chiều …"): the baseline may be the outcome
 _ANY_DATE = re.compile(
@@ -99,9 +99,12 @@ _ANY_DATE = re.compile(
 
 def _still_before(text: str, clause_start: int, last: int) -> bool:
     """The clause of the outcome at ``last`` opens with a baseline dated earlier and "still" ("vẫn", "còn")."""
-    # the outcome phrase may hold the date's end and "vẫn" itself ("(trưa) nay vẫn nói chuyện bình thường")
+    # the outcome phrase may hold the date's end and "vẫn" itself ("(trưa) nay vẫn nói chuyện bình thường"); "still" comes
+    # just before the outcome, not anywhere in a clause that tells the event ("chiều qua con em sốt … rồi tự hết")
     end = text.find(" ;", last)
-    return bool(_BASELINE.match(text, clause_start, len(text) if end < 0 else end))
+    return bool(
+        _BASELINE.match(text, clause_start, min(len(text) if end < 0 else end, last + len("nay ba van an ")))
+    )
 
 
 # "now" opening a clause ("…; giờ lay không dậy"), or "giờ" before shaking or calling ("con ngủ trưa giờ lay không
