@@ -84,6 +84,29 @@ _EARLIER_TODAY = re.compile(r"(?:sang|trua|chieu|toi) nay|this (?:morning|aftern
 # the day before: "tối qua bà vẫn ăn uống bình thường" told after "sáng nay không dậy" is how she was before (merge of
 # rounds 54-55)
 _DAY_BEFORE = re.compile(r"(?:hom|dem|toi|chieu|trua|sang) qua|last night|yesterday")
+# round 60: a baseline dated earlier, with "still": "tối (qua) bà vẫn …", "trưa nay vẫn …", "tối qua lúc em đi còn …"
+_BASELINE = re.compile(
+    r"(?:[a-z]+ ){0,2}(?:(?:hom|dem|toi|chieu|trua|sang) qua|(?:sang|trua|chieu|toi) nay|toi|chieu|trua|luc toi|buoi toi"
+    r"|last night|yesterday|this morning)(?: (?![0-9])[a-z]+){0,6} (?:van|con(?! (?:em|be|gai|trai|toi|minh|chau|nha|tui))|still|was) "
+)
+# any time named for the signs before such a baseline ("hôm qua …", "lúc 3h …", "chiều …"): the baseline may be the outcome
+_ANY_DATE = re.compile(
+    r"(?<![a-z])(?:(?:hom|dem|toi|chieu|trua|sang) (?:qua|nay|hom kia|mai)|luc \d|\d+ ?h|hom truoc|hom kia"
+    r"|(?:may|\d+|hai|ba) (?:hom|ngay|tuan) (?:truoc|nay|roi)"
+    r"|yesterday|last night|this (?:morning|afternoon|evening)|today|ago|earlier)(?![a-z])|(?:^|; )(?:sang|trua|chieu|toi|dem)(?![a-z])"
+)
+
+
+def _still_before(text: str, clause_start: int, last: int) -> bool:
+    """The clause of the outcome at ``last`` opens with a baseline dated earlier and "still" ("vẫn", "còn")."""
+    # the outcome phrase may hold the date's end and "vẫn" itself ("(trưa) nay vẫn nói chuyện bình thường"); "still" comes
+    # just before the outcome, not anywhere in a clause that tells the event ("chiều qua con em sốt … rồi tự hết")
+    end = text.find(" ;", last)
+    return bool(
+        _BASELINE.match(text, clause_start, min(len(text) if end < 0 else end, last + len("nay ba van an ")))
+    )
+
+
 # "now" opening a clause ("…; giờ lay không dậy"), or "giờ" before shaking or calling ("con ngủ trưa giờ lay không
 # dậy"), told before a baseline dated earlier today (round 31)
 _NOW_BEFORE = re.compile(
@@ -884,6 +907,12 @@ def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = 
         # before, told after a sign dated today, is how she was before it (the merge of rounds 54-55)
         before = _DAY_BEFORE.search(norm.text, clause_start, clause_end)
         if before and before.start() <= last and _TODAY.search(norm.text, 0, clause_start):
+            return False
+        # "…, em gọi lay mạnh mà bà không mở mắt. Tối bà vẫn ăn uống bình thường", "…, trưa nay vẫn nói chuyện bình thường",
+        # "tối qua lúc em đi còn bình thường": a baseline dated earlier (the evening, earlier today, the day before) and
+        # "still" ("vẫn", "còn") before the outcome, told after signs that carry no date of their own, is how the person
+        # was before them (round 60); not "hôm qua co giật, sáng nay vẫn chơi bình thường" (the signs dated first)
+        if _still_before(norm.text, clause_start, last) and not _ANY_DATE.search(norm.text, 0, clause_start):
             return False
         # "…, hôm nay bé tỉnh táo chơi bình thường": the day named just before the outcome, in its own clause, dates the
         # outcome; it is no acute word (round 32)
