@@ -157,13 +157,13 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set: v182-v185 (authors GB-GE: people home after a heart attack or a stent, or on blood thinners, and
-# their families; forest gatherers of the highlands; young adults on weekend trips; adults living with asthma, epilepsy,
-# severe allergies, thalassaemia or type 1 diabetes), written blind while rounds 54-55 were worked. Measured once at
-# 2eefd2c (rounds 51-53): 1,237/1,240, 17/1,320; rounds 54-55 (written without them): 1,237/1,240, 16/1,320. The held-out
-# tests before them (v174-v177, v162-v165, v150-v153) are dev175-dev178, dev163-dev166 and dev151-dev154.
-HELD_OUT_RECALL = 0.9975
-HELD_OUT_FALSE_ALARMS = 0.0122
+# The held-out set: v190-v193 (authors GJ-GM: motorbike delivery riders and ride-hailing drivers; neighbourhood pharmacy
+# staff relaying customers; grandparents in the countryside raising grandchildren; pregnant women, new mothers and village
+# midwives far from a big hospital), written blind before rounds 57-60. Measured once at 08d1aa3 (rounds 54-56):
+# 1,228/1,240, 24/1,320; rounds 57-60 (written without them): 1,228/1,240, 20/1,320. The held-out tests before them
+# (v182-v185, v174-v177, v162-v165) are dev187-dev190, dev175-dev178 and dev163-dev166.
+HELD_OUT_RECALL = 0.9903
+HELD_OUT_FALSE_ALARMS = 0.0152
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
@@ -774,7 +774,9 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         ("dev GU", DEV_GU, 1.0, 0.0091),
         ("dev GV", DEV_GV, 1.0, 0.0091),
         ("dev GW", DEV_GW, 1.0, 0.0031),
-        ("dev GX", DEV_GX, 1.0, 0.0),
+        # one false alarm with the model retrained on rounds 57-60 together (at the merge): a question after a film, "sơ cứu
+        # ngừng tim còn dạy thổi ngạt không hay chỉ ép tim thôi" (the rules read it; round 60's own model doubted it)
+        ("dev GX", DEV_GX, 1.0, 0.0031),
         ("dev GY", DEV_GY, 1.0, 0.0),
         ("focus", FOCUS, 0.98, 0.04),
     ],
