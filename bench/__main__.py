@@ -1,6 +1,8 @@
 """Run every benchmark module (``bench/bench_*.py``) in name order, or those named on the command line.
 
-``python -m bench`` (what ``make bench`` runs) or ``python -m bench import retrieval``.
+``python -m bench`` (what ``make bench`` runs) or ``python -m bench import retrieval``. Options after the names go to
+each module named (``python -m bench retrieval_heldout --set RQ7``); before 2026-12-01 they were dropped silently and
+every module ran on its defaults.
 """
 
 from __future__ import annotations
@@ -14,13 +16,15 @@ from pathlib import Path
 def main(argv: list[str]) -> int:
     here = Path(__file__).parent
     names = sorted(p.stem for p in here.glob("bench_*.py"))
-    if argv:
-        names = [n for n in names if n.removeprefix("bench_") in argv or n in argv]
+    first_option = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
+    wanted, options = argv[:first_option], argv[first_option:]
+    if wanted:
+        names = [n for n in names if n.removeprefix("bench_") in wanted or n in wanted]
     failed = []
     for name in names:
         print(f"\n=== {name} ===", flush=True)
         started = time.perf_counter()
-        sys.argv = [f"bench.{name}"]  # each module parses its own (default) options
+        sys.argv = [f"bench.{name}", *options]  # each module parses its own options
         try:
             code = importlib.import_module(f"bench.{name}").main() or 0
         except Exception as exc:  # one broken benchmark must not hide the others' figures
