@@ -60,7 +60,7 @@ from bench.retrieval_shapes import (
     without,
 )
 from engine.retrieval.fusion import LEARNED_MIN_WORDS
-from engine.retrieval.sparse import SparseIndex
+from engine.retrieval.sparse import SparseIndex, spelling_fields
 from engine.text import (
     _WORD,
     DiacriticRestorer,
@@ -140,7 +140,7 @@ def install(name: str) -> None:
             for rank, eid in enumerate(near[: int(o["k"])]):
                 e = index.entries[index.position[eid]]
                 w = 1.0 if o["w"] == "flat" else 1.0 / (1.0 + rank)
-                texts.extend((f, w) for f in (e.question, " ; ".join(e.keywords), e.topic, e.answer) if f)
+                texts.extend((f, w) for f in spelling_fields(e))
             return restorer.restore_near(
                 text,
                 NearSpelling(texts, max_tokens_per_text=int(o["tok"])),
@@ -228,19 +228,22 @@ def summary(runs: dict[str, list[QueryOutcome]]) -> dict[str, float]:
     }
 
 
+def marked_messages(queries: list[EvalQuery]):
+    """(query, its cleaned text with every mark removed, the words it was typed with, lower-cased) for each query
+    typed with marks: the messages whose right spelling is known."""
+    for q in queries:
+        typed = clean_query(q.text)
+        if has_diacritics(typed):
+            yield q, clean_query(strip_diacritics(q.text)), split_words(typed.lower())
+
+
 def wer(sets) -> None:
     """Syllable error rate of the restorer on stripped messages whose marked form is known, by confidence bin."""
     bins = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.01)
     for name, (entries, ans, _) in sets.items():
-        fields = (f for e in entries for f in (e.question, " ; ".join(e.keywords), e.topic, e.answer))
-        r = DiacriticRestorer(f for f in fields if f)
+        r = DiacriticRestorer(f for e in entries for f in spelling_fields(e))
         tot = Counter()
-        for q in ans:
-            typed = clean_query(q.text)
-            if not has_diacritics(typed):
-                continue
-            stripped = clean_query(strip_diacritics(q.text))
-            tw = split_words(typed.lower())
+        for _q, stripped, tw in marked_messages(ans):
             read = [(m.group(0), c, sh, o) for m, c, sh, o in r.readings(stripped)]
             if len(tw) != len(read):
                 continue
@@ -270,9 +273,7 @@ def near_spelling(index: SparseIndex, text: str, k: int, weighting: str, max_tok
     for rank, (eid, _) in enumerate(hits):
         e = index.entries[index.position[eid]]
         w = 1.0 if weighting == "flat" else 1.0 / (1.0 + rank)
-        for f in (e.question, " ; ".join(e.keywords), e.topic, e.answer):
-            if f:
-                texts.append((f, w))
+        texts.extend((f, w) for f in spelling_fields(e))
     return NearSpelling(texts, max_tokens_per_text=max_tokens)
 
 
@@ -307,16 +308,11 @@ def near_wer(sets, variants: list[str]) -> dict:
     out = {}
     for name, (_, ans, _) in sets.items():
         row = {}
-        msgs = []
-        for q in ans:
-            typed = clean_query(q.text)
-            if not has_diacritics(typed):
-                continue
-            stripped = clean_query(strip_diacritics(q.text))
-            tw = split_words(typed.lower())
-            if len(tw) != len(split_words(stripped)):
-                continue
-            msgs.append((q, stripped, tw))
+        msgs = [
+            (q, stripped, tw)
+            for q, stripped, tw in marked_messages(ans)
+            if len(tw) == len(split_words(stripped))
+        ]
         gold_pos = {e.code: e.id for e in entries}
         for variant in ["restored", *variants]:
             n = err = clean = 0

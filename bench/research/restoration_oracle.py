@@ -40,7 +40,7 @@ from itertools import pairwise
 import engine.retrieval.search as search_module
 from bench.research.query_adapter_crossfit import cross_fitted
 from bench.retrieval_shapes import DiskCachedEmbedder, build_shapes
-from engine.retrieval.sparse import SparseIndex
+from engine.retrieval.sparse import SparseIndex, spelling_fields
 from engine.text import FUNCTION_WORDS, clean_query, fold, nfc, split_words, strip_diacritics
 
 VARIANTS = ("restorer", "function-words", "typed", "typed-lowercase", "local", "trigram", "shares")
@@ -137,7 +137,7 @@ def variant_texts(variant: str) -> tuple[dict[str, str], float]:
     shape = build_shapes()["questions"]
     index = SparseIndex(shape.entries)
     restorer = index.build_restorer()
-    texts = [t for e in shape.entries for t in (e.question, " ; ".join(e.keywords), e.topic, e.answer) if t]
+    texts = [t for e in shape.entries for t in spelling_fields(e)]
     kb = Spellings(texts) if variant not in ("restorer", *ORACLES) else None
     out: dict[str, str] = {}
     right = total = 0
@@ -148,9 +148,7 @@ def variant_texts(variant: str) -> tuple[dict[str, str], float]:
         elif variant == "local":
             top = index.top(index.scores(bare), LOCAL_CANDIDATES)
             near = [index.entries[index.position[eid]] for eid, _ in top]
-            local = Spellings(
-                [t for e in near for t in (e.question, " ; ".join(e.keywords), e.topic, e.answer) if t]
-            )
+            local = Spellings([t for e in near for t in spelling_fields(e)])
             restored = _restore(kb, bare, variant, local)
         else:
             restored = _restore(kb, bare, variant)

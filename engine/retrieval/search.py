@@ -65,7 +65,7 @@ from engine.retrieval.fusion import (
     fuse,
 )
 from engine.retrieval.query_adapter import QueryAdapter, adapter_for
-from engine.retrieval.sparse import SparseIndex, entry_fields, entry_title
+from engine.retrieval.sparse import SparseIndex, entry_fields, entry_title, spelling_fields
 from engine.text import DiacriticRestorer, NearSpelling, clean_query, fold, has_diacritics, split_words
 from engine.types import Embedder, Hit, KBEntry, KBStore
 
@@ -769,9 +769,7 @@ def _restore_near(restorer: DiacriticRestorer, index: SparseIndex, text: str, ne
         f
         for eid in near[:NEAR_SPELLING_K]
         if eid in index.position
-        for e in (index.entries[index.position[eid]],)
-        for f in (e.question, " ; ".join(e.keywords), e.topic, e.answer)
-        if f
+        for f in spelling_fields(index.entries[index.position[eid]])
     )
     return restorer.restore_near(text, NearSpelling((f, 1.0) for f in fields), context_first=True)
 

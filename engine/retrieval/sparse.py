@@ -57,6 +57,12 @@ def entry_fields(entry: KBEntry) -> dict[str, str]:
     }
 
 
+def spelling_fields(entry: KBEntry) -> list[str]:
+    """The entry's marked texts a spelling restorer learns from (``DiacriticRestorer``, ``NearSpelling``): its
+    question, keywords, topic and answer, the empty ones left out."""
+    return [f for f in (entry.question, " ; ".join(entry.keywords), entry.topic, entry.answer) if f]
+
+
 def entry_title(entry: KBEntry, answer_words: int = 40) -> str:
     """What an entry is about in a few words: its question, else its keywords, else the start of its answer."""
     if entry.question.strip():
@@ -262,8 +268,7 @@ class SparseIndex:
         return np.asarray(self._title_matrix[np.asarray(positions)] @ query, dtype=np.float32).ravel()
 
     def build_restorer(self) -> DiacriticRestorer:
-        fields = (f for e in self.entries for f in (e.question, " ; ".join(e.keywords), e.topic, e.answer))
-        self.restorer = DiacriticRestorer(f for f in fields if f)
+        self.restorer = DiacriticRestorer(f for e in self.entries for f in spelling_fields(e))
         return self.restorer
 
     def __len__(self) -> int:
