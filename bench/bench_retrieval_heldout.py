@@ -12,6 +12,12 @@ on the answerable messages, false answers on the unanswerable ones (their entrie
 loss (P@1 as typed minus P@1 with every mark removed). Every set present is measured, then all of them pooled
 message by message ("all").
 
+faq-val's KB is a forum FAQ with many entries that ask the same question in other words; removing one entry leaves
+its twin, and answering with the twin is right, so "false answers" overstates the search's errors. A set may name,
+in ``same_question.tsv``, each removed entry's twins as judged by a reader who saw only the corpus (never the
+search's answers); the unanswerable messages are then run a second time with the twins removed too, and that run's
+rate is the column "f.ans.twin" (``false_answers_twins``). "false.ans" is kept as it was measured, one entry removed.
+
 These sets are measured, never tuned on: a change to retrieval is chosen on faq-val's dev half and this table is
 read after. Prints a table per set and writes bench/results/retrieval_heldout.json; skipped when faq-val is not
 there.
@@ -77,11 +83,24 @@ def load_held_out(folder: Path = HELD_OUT) -> tuple[list[EvalQuery], list[EvalQu
     return read("qrels.tsv", "code"), read("unanswerable.tsv", "removed_code")
 
 
+def load_twins(folder: Path) -> set[str]:
+    """The codes of the entries that ask the same question as a removed one (``same_question.tsv``; none when the
+    set has no such file)."""
+    path = folder / "same_question.tsv"
+    if not path.is_file():
+        return set()
+    with open(path, encoding="utf-8", newline="") as fh:
+        return {code for r in csv.DictReader(fh, delimiter="\t") for code in r["same_question_codes"].split()}
+
+
 def metrics(outcomes: dict[str, list[QueryOutcome]], threshold: float) -> dict[str, float]:
     """One shape's row from its runs: "typed" (answerable, as written), "declined" (unanswerable, their entries
-    removed) and, for ``questions`` only, "stripped" (answerable, every mark removed)."""
+    removed), "declined_twins" (the same with their same-question twins removed too) when the set names twins and,
+    for ``questions`` only, "stripped" (answerable, every mark removed)."""
     row = ranking_metrics(outcomes["typed"], threshold)
     row["false_answers"] = false_answer_rate(outcomes["declined"], threshold)
+    if "declined_twins" in outcomes:
+        row["false_answers_twins"] = false_answer_rate(outcomes["declined_twins"], threshold)
     if "stripped" in outcomes:
         row["p@1_nodiac"] = ranking_metrics(outcomes["stripped"], threshold)["p@1"]
         row["nodiac_loss"] = round(row["p@1"] - row["p@1_nodiac"], 4)
@@ -93,15 +112,21 @@ async def run_set(
 ) -> dict[str, dict[str, list[QueryOutcome]]]:
     """Per shape, the per-message outcomes of one set's runs (see ``metrics``)."""
     answerable, unanswerable = load_held_out(folder)
+    twins = load_twins(folder)
     runs: dict[str, dict[str, list[QueryOutcome]]] = {}
     for name in SHAPES:
         started = time.perf_counter()
         entries = built[name].entries
-        removed = without(entries, {q.gold for q in unanswerable})
+        gone = {q.gold for q in unanswerable}
+        removed = without(entries, gone)
         runs[name] = {
             "typed": await run_queries(entries, answerable, embedder, query_adapter=query_adapter),
             "declined": await run_queries(removed, unanswerable, embedder, query_adapter=query_adapter),
         }
+        if twins:
+            runs[name]["declined_twins"] = await run_queries(
+                without(entries, gone | twins), unanswerable, embedder, query_adapter=query_adapter
+            )
         if name == "questions":
             runs[name]["stripped"] = await run_queries(
                 entries, answerable, embedder, strip=True, query_adapter=query_adapter
@@ -122,9 +147,12 @@ async def evaluate(
         for name, per_shape in runs.items()
     }
     if len(runs) > 1:
+        # A run is pooled only when every set has it (twins are named by some sets only).
         pooled = {
             shape: {
-                run: [o for per_shape in runs.values() for o in per_shape[shape][run]] for run in outcomes
+                run: [o for per_shape in runs.values() for o in per_shape[shape][run]]
+                for run in outcomes
+                if all(run in per_shape[shape] for per_shape in runs.values())
             }
             for shape, outcomes in next(iter(runs.values())).items()
         }

@@ -445,15 +445,18 @@ COLUMNS = [
     ("answered", "answered"),
     ("precision_answered", "prec.ans"),
     ("false_answers", "false.ans"),
+    ("false_answers_twins", "f.ans.twin"),
     ("nodiac_loss", "nodiac.loss"),
 ]
 
 
 def format_table(table: dict[str, dict[str, float]]) -> str:
-    head = f"{'shape':<14}{'n':>5}" + "".join(f"{label:>12}" for _, label in COLUMNS)
+    """One line per shape; a column no shape has is left out."""
+    columns = [(key, label) for key, label in COLUMNS if any(key in row for row in table.values())]
+    head = f"{'shape':<14}{'n':>5}" + "".join(f"{label:>12}" for _, label in columns)
     lines = [head]
     for name, row in table.items():
-        cells = "".join(f"{row[key]:>12.3f}" if key in row else f"{'':>12}" for key, _ in COLUMNS)
+        cells = "".join(f"{row[key]:>12.3f}" if key in row else f"{'':>12}" for key, _ in columns)
         lines.append(f"{name:<14}{row['n']:>5}{cells}")
     return "\n".join(lines)
 
