@@ -1,8 +1,8 @@
 """Retrieval on held-out sets written blind (issue 21): patient messages for faq-val's KB that nobody tuning the
 search has read, each set in its own folder under ``bench/data`` (``retrieval_heldout``, "RQ";
 ``retrieval_heldout_rq2``, "RQ2"; ``retrieval_heldout_rq3``, "RQ3"; ``retrieval_heldout_rq4``, "RQ4";
-``retrieval_heldout_rq5``, "RQ5"; ``retrieval_heldout_rq6``, "RQ6"; ``retrieval_heldout_rq7``, "RQ7"; each folder's ``notes.md`` says how it was
-written).
+``retrieval_heldout_rq5``, "RQ5"; ``retrieval_heldout_rq6``, "RQ6"; ``retrieval_heldout_rq7``, "RQ7";
+``retrieval_heldout_rq8``, "RQ8"; each folder's ``notes.md`` says how it was written).
 
 In each set 400 messages were written for one corpus entry each, picked by a seeded draw (the entry's short
 question summarises it); 60 more were written the same way for entries that are then removed from the KB, so the
@@ -61,6 +61,7 @@ HELD_OUT_SETS = {
     "RQ5": HELD_OUT.with_name("retrieval_heldout_rq5"),
     "RQ6": HELD_OUT.with_name("retrieval_heldout_rq6"),
     "RQ7": HELD_OUT.with_name("retrieval_heldout_rq7"),
+    "RQ8": HELD_OUT.with_name("retrieval_heldout_rq8"),
 }
 SHAPES = ("questions", "questions_kw", "noisy_kw")
 
