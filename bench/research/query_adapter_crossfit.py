@@ -118,13 +118,18 @@ def cross_fitted(
     return raw
 
 
-def calibration_rows(raw: dict[str, dict[str, list[QueryOutcome]]]) -> list[dict[str, object]]:
+def calibration_rows(
+    raw: dict[str, dict[str, list[QueryOutcome]]],
+    runs: Sequence[str] = ("answerable", "unanswerable", "nodiac"),
+) -> list[dict[str, object]]:
     """The searches' outcomes as calibration rows (``retrieval_calibration_fit``'s format): shape, run, whether the
-    top entry was right, and the collected features."""
+    top entry was right, and the collected features; only the ``runs`` named (the fits' own: not the seventeenth
+    round's "unanswerable_twins", which ``bench.research.twin_calibration`` reads)."""
     return [
         {"shape": name, "run": run, "right": o.rank == 1, "features": o.features}
-        for name, runs in raw.items()
-        for run, outcomes in runs.items()
+        for name, by_run in raw.items()
+        for run, outcomes in by_run.items()
+        if run in runs
         for o in outcomes
         if o.features
     ]
