@@ -55,7 +55,10 @@ def _positioned_readings(folded: str, rule: GlucoseRule) -> list[tuple[int, floa
         unit = m.group(2) or ""
         if not unit and raw.isdigit() and value < 2:  # "glucose 1 (lúc đói)" is a label, not a reading
             continue
-        if unit == "mg" or (not unit and value > 35):
+        # round 61: a decimal value under 35 written with "mg" ("đường huyết lúc đói 5.9 mg gì đó") is mmol/L with the
+        # wrong unit: mg/dL readings are whole numbers, and 5.9 mg/dL would be no reading anyone talks through
+        mislabelled = unit == "mg" and not raw.isdigit() and value < 35
+        if (unit == "mg" and not mislabelled) or (not unit and value > 35):
             value /= 18.0
         values.append((word.end() + m.start(1), value))
     return values

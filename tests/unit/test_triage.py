@@ -528,6 +528,13 @@ DEV_GV = load_labelled(LABELLED / "dev199.jsonl")
 DEV_GW = load_labelled(LABELLED / "dev200.jsonl")
 DEV_GX = load_labelled(LABELLED / "dev201.jsonl")
 DEV_GY = load_labelled(LABELLED / "dev202.jsonl")
+# v190-v193 (authors GJ-GM), the held-out test of rounds 57-60, learnt from in round 61: delivery riders, pharmacy
+# staff, grandparents raising grandchildren, pregnant women and village midwives. At bb15fc1 1,228/1,240, 20/1,320
+# (docs/triage.md, "Round 61").
+DEV_GJ = load_labelled(LABELLED / "dev203.jsonl")
+DEV_GK = load_labelled(LABELLED / "dev204.jsonl")
+DEV_GL = load_labelled(LABELLED / "dev205.jsonl")
+DEV_GM = load_labelled(LABELLED / "dev206.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -778,6 +785,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         # ngừng tim còn dạy thổi ngạt không hay chỉ ép tim thôi" (the rules read it; round 60's own model doubted it)
         ("dev GX", DEV_GX, 1.0, 0.0031),
         ("dev GY", DEV_GY, 1.0, 0.0),
+        ("dev GJ", DEV_GJ, 1.0, 0.0),
+        ("dev GK", DEV_GK, 1.0, 0.0),
+        ("dev GL", DEV_GL, 1.0, 0.0),
+        ("dev GM", DEV_GM, 1.0, 0.0),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
@@ -891,6 +902,7 @@ def test_the_rule_rows_of_every_round_are_there():
         + 47  # round 58 (tests/data/triage_rule_rows_r60.jsonl)
         + 36  # round 59 (tests/data/triage_rule_rows_r61.jsonl)
         + 28  # round 60 (tests/data/triage_rule_rows_r62.jsonl)
+        + 62  # round 61 (tests/data/triage_rule_rows_r63.jsonl)
     )
 
 
