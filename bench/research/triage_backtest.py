@@ -112,6 +112,7 @@ FREEZES = [
     ("08d1aa3", ["dev191", "dev192", "dev193", "dev194"]),
     ("9a3f65a", ["dev195", "dev196", "dev197", "dev198"]),
     ("ea60fdd", ["dev199", "dev200", "dev201", "dev202"]),
+    ("dab52fd", ["dev207", "dev208", "dev209", "dev210"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """

@@ -528,6 +528,15 @@ DEV_GV = load_labelled(LABELLED / "dev199.jsonl")
 DEV_GW = load_labelled(LABELLED / "dev200.jsonl")
 DEV_GX = load_labelled(LABELLED / "dev201.jsonl")
 DEV_GY = load_labelled(LABELLED / "dev202.jsonl")
+# v210–v213 (blind, measured once at dab52fd: rounds 57–60), learnt from at once (round 62): v210 (author HD, adults with
+# diabetic kidney disease on haemodialysis or after a transplant, and their families), v211 (HE, messages dictated by
+# voice typing), v212 (HF, electricians, air-con and solar installers, roofers and painters, and house owners), v213
+# (HG, parents and grandparents of babies under one year). At dab52fd 1,233/1,240, 20/1,320 (rules alone 1,163, 40)
+# (docs/triage.md, "Round 62").
+DEV_HD = load_labelled(LABELLED / "dev207.jsonl")
+DEV_HE = load_labelled(LABELLED / "dev208.jsonl")
+DEV_HF = load_labelled(LABELLED / "dev209.jsonl")
+DEV_HG = load_labelled(LABELLED / "dev210.jsonl")
 # written for the weakest categories, tuned on and learnt from
 FOCUS = load_labelled(LABELLED / "focus.jsonl")
 FAQ_VAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "faq-val" / "queries.jsonl"
@@ -778,6 +787,10 @@ def test_every_emergency_of_the_tuning_sets_is_caught_with_under_two_percent_fal
         # ngừng tim còn dạy thổi ngạt không hay chỉ ép tim thôi" (the rules read it; round 60's own model doubted it)
         ("dev GX", DEV_GX, 1.0, 0.0031),
         ("dev GY", DEV_GY, 1.0, 0.0),
+        ("dev HD", DEV_HD, 1.0, 0.0182),
+        ("dev HE", DEV_HE, 1.0, 0.0061),
+        ("dev HF", DEV_HF, 1.0, 0.0182),
+        ("dev HG", DEV_HG, 1.0, 0.0182),
         ("focus", FOCUS, 0.98, 0.04),
     ],
 )
