@@ -904,6 +904,7 @@ def test_the_rule_rows_of_every_round_are_there():
         + 47  # round 58 (tests/data/triage_rule_rows_r60.jsonl)
         + 36  # round 59 (tests/data/triage_rule_rows_r61.jsonl)
         + 28  # round 60 (tests/data/triage_rule_rows_r62.jsonl)
+        + 53  # round 62 (tests/data/triage_rule_rows_r64.jsonl)
     )
 
 
