@@ -157,13 +157,13 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set: v190-v193 (authors GJ-GM: motorbike delivery riders and ride-hailing drivers; neighbourhood pharmacy
-# staff relaying customers; grandparents in the countryside raising grandchildren; pregnant women, new mothers and village
-# midwives far from a big hospital), written blind before rounds 57-60. Measured once at 08d1aa3 (rounds 54-56):
-# 1,228/1,240, 24/1,320; rounds 57-60 (written without them): 1,228/1,240, 20/1,320. The held-out tests before them
-# (v182-v185, v174-v177, v162-v165) are dev187-dev190, dev175-dev178 and dev163-dev166.
-HELD_OUT_RECALL = 0.9903
-HELD_OUT_FALSE_ALARMS = 0.0152
+# The held-out set: v206-v209 (authors GZ, HA, HB, HC: long-haul truck and coach drivers and their families; hair salon,
+# nail shop, spa and beauty-clinic staff and customers; families at village weddings, death anniversaries and funerals;
+# pilgrims and festival-goers), written blind before rounds 61-62. Measured once at dab52fd (rounds 57-60): 1,231/1,240,
+# 15/1,320; rounds 61-62 (written without them): 1,232/1,240, 15/1,320. The held-out tests before them (v190-v193,
+# v182-v185, v174-v177, v162-v165) are dev203-dev206, dev187-dev190, dev175-dev178 and dev163-dev166.
+HELD_OUT_RECALL = 0.9935
+HELD_OUT_FALSE_ALARMS = 0.0114
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
