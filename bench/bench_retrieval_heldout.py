@@ -45,6 +45,7 @@ from bench.retrieval_shapes import (
     build_shapes,
     false_answer_rate,
     format_table,
+    load_twin_map,
     ranking_metrics,
     run_queries,
     without,
@@ -87,11 +88,7 @@ def load_held_out(folder: Path = HELD_OUT) -> tuple[list[EvalQuery], list[EvalQu
 def load_twins(folder: Path) -> set[str]:
     """The codes of the entries that ask the same question as a removed one (``same_question.tsv``; none when the
     set has no such file)."""
-    path = folder / "same_question.tsv"
-    if not path.is_file():
-        return set()
-    with open(path, encoding="utf-8", newline="") as fh:
-        return {code for r in csv.DictReader(fh, delimiter="\t") for code in r["same_question_codes"].split()}
+    return set().union(*load_twin_map(folder / "same_question.tsv").values())
 
 
 def metrics(outcomes: dict[str, list[QueryOutcome]], threshold: float) -> dict[str, float]:

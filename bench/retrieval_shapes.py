@@ -43,6 +43,7 @@ The store is in memory (exact cosine: an upper bound on what pgvector's HNSW ret
 from __future__ import annotations
 
 import argparse
+import csv
 import hashlib
 import itertools
 import json
@@ -292,16 +293,14 @@ def without(entries: list[KBEntry], codes: set[str]) -> list[KBEntry]:
 
 
 def load_twin_map(path: Path = TWINS_FILE) -> dict[str, set[str]]:
-    """Each gold code -> the codes of the entries that ask the same question (empty when there is no file; a gold
-    with no twin is left out)."""
+    """Each removed (gold) code -> the codes of the entries that ask the same question, from a ``same_question.tsv``
+    file (``TWINS_FILE``, or a blind set's own); empty when there is no file; a code with no twin is left out."""
     if not path.is_file():
         return {}
     out: dict[str, set[str]] = {}
-    with open(path, encoding="utf-8") as fh:
-        header = fh.readline().rstrip("\n").split("\t")
-        for line in fh:
-            row = dict(zip(header, line.rstrip("\n").split("\t"), strict=False))
-            codes = set((row.get("same_question_codes") or "").split())
+    with open(path, encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            codes = set((row["same_question_codes"] or "").split())
             if codes:
                 out.setdefault(row["removed_code"], set()).update(codes)
     return out
