@@ -157,13 +157,13 @@ TUNED = {  # every emergency in them is caught
     "dev AZ": load_labelled(LABELLED / "dev52.jsonl"),
     "templates": load_labelled(LABELLED / "templates.jsonl"),  # make_templates.py, for the model
 }
-# The held-out set: v206-v209 (authors GZ, HA, HB, HC: long-haul truck and coach drivers and their families; hair salon,
-# nail shop, spa and beauty-clinic staff and customers; families at village weddings, death anniversaries and funerals;
-# pilgrims and festival-goers), written blind before rounds 61-63. Measured once at dab52fd (rounds 57-60): 1,231/1,240,
-# 15/1,320; rounds 61-63 (written without them): 1,232/1,240, 15/1,320. The held-out tests before them (v190-v193,
-# v182-v185, v174-v177, v162-v165) are dev203-dev206, dev187-dev190, dev175-dev178 and dev163-dev166.
-HELD_OUT_RECALL = 0.9935
-HELD_OUT_FALSE_ALARMS = 0.0114
+# The held-out set: v218-v221 (authors HL, HM, HN, HO: highland villages of the far North and Northwest; adult children
+# watching elderly parents alone at home through cameras, watches and calls; the Tet holiday week; primary and secondary
+# schools), written blind while round 64 ran. Measured once at dfe4847 (rounds 61-63): 1,231/1,240, 16/1,320 (rules alone
+# 1,170, 37). The held-out tests before them (v206-v209, v190-v193, v182-v185, v174-v177, v162-v165) are dev211-dev214,
+# dev203-dev206, dev187-dev190, dev175-dev178 and dev163-dev166.
+HELD_OUT_RECALL = 0.9927
+HELD_OUT_FALSE_ALARMS = 0.0122
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
