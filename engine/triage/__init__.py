@@ -17,7 +17,7 @@ from engine.triage import answer as _answer
 from engine.triage.model import DOUBT, THRESHOLD, LazyModel
 from engine.triage.normalize import strip_invisible
 from engine.triage.numbers import glucose_hits
-from engine.triage.rules import Hit, RuleSet, default_rules, match, parse_rules
+from engine.triage.rules import Hit, Match, RuleSet, default_rules, match, parse_rules
 
 __all__ = [
     "Hit",
@@ -132,13 +132,13 @@ def _triage(text: str, rules: RuleSet, model: LazyModel | None) -> Triage:
         and not NEVER_DOUBTED & set(categories)
         and len(text.split()) >= DOUBT_MIN_WORDS
     ):
-        p = _probability(text, found.told, model)
+        p = _probability(text, found, rules, model)
         if p is not None and p < DOUBT:
             doubted, categories = categories, ()
             topics = (*topics, *(c for c in doubted if c not in topics))
             hits = (*hits, Hit(doubted[0], "doubt", f"p={p:.3f}"))
     elif not categories and model is not None and not found.general_question:
-        p = _probability(text, found.told, model)
+        p = _probability(text, found, rules, model)
         if p is not None and p >= THRESHOLD:
             spoken_of = [c for c in found.topics if c in by_id]
             categories = (spoken_of[0] if spoken_of else MODEL_CATEGORY,)
@@ -152,11 +152,15 @@ def _triage(text: str, rules: RuleSet, model: LazyModel | None) -> Triage:
     )
 
 
-def _probability(text: str, told: str, model: LazyModel) -> float | None:
+def _probability(text: str, found: Match, rules: RuleSet, model: LazyModel) -> float | None:
     """The model's P(emergency) for the message, or for it without its neutral sentences (``Match.told``: "Cảm ơn
     bác sĩ.", "Nhà em không có xe.") when that is higher: a sentence that changes nothing for a nurse does not
     lower the model's verdict either (the context probe); in a chat-length message only (``READ_AGAIN_WORDS``)."""
-    p = model.probability(text)
+    told = found.told
+    # the rules have normalised the message already; the model's own rules read it the same when their word table
+    # is the one the rules used (the product's), so it is not normalised twice
+    same_reading = found.read and model.rules.words is rules.words
+    p = model.probability_of(found.read) if same_reading else model.probability(text)
     if p is None or not told or len(text.split()) > READ_AGAIN_WORDS:
         return p
     q = model.probability_of(told)

@@ -335,6 +335,11 @@ class LazyModel:
     def ready(self) -> bool:
         return self._model is not None
 
+    @property
+    def rules(self) -> RuleSet:
+        """The rules whose word table the model reads messages with (``normalize``)."""
+        return self._rules
+
     def probability(self, text: str) -> float | None:
         """P(emergency), or None while the model is not ready."""
         model = self._fitted()

@@ -342,6 +342,8 @@ class Match:
     in_care: bool = False  # someone already being treated in hospital, doing well, nothing worse after it
     # the normalised text without its neutral sentences (``markers.neutral``), when it had any: the model reads it too
     told: str = ""
+    # the whole message as the model reads it (``normalize(text, rules.words).text``), made once here for both
+    read: str = ""
 
 
 def _required(spec: dict[str, Any], key: str, where: str) -> Any:
@@ -721,6 +723,7 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
         return result
     again = _match(reduced, rules, extra_hits)
     again.told = again.told or normalize(reduced, rules.words).text
+    again.read = result.read
     return again
 
 
@@ -820,9 +823,10 @@ def _background(piece: str, rules: RuleSet, cut: tuple[bool, bool]) -> bool:
 
 def _match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = None) -> Match:
     mk = rules.markers
-    norm = _neutral_apart(normalize(text, rules.words), mk)
+    read = normalize(text, rules.words)
+    norm = _neutral_apart(read, mk)
     msg = _Message(norm, rules.markers)
-    result = Match()
+    result = Match(read=read.text)
     # A neutral sentence ("Cảm ơn bác sĩ.", "Nhà em ở xa bệnh viện 40 cây số.", "Giờ em phải làm sao?") carries nothing
     # a nurse would weigh: the message is judged a question, a lesson or a short fragment without it (the context probe).
     neutral = _neutral_spans(norm, mk)
