@@ -931,7 +931,7 @@ def test_the_rule_rows_of_every_round_are_there():
         + 62  # round 61 (tests/data/triage_rule_rows_r63.jsonl)
         + 53  # round 62 (tests/data/triage_rule_rows_r64.jsonl)
         + 528  # round 63 (tests/data/triage_rule_rows_r65.jsonl)
-        + 70  # round 64 (tests/data/triage_rule_rows_r66.jsonl)
+        + 103  # round 64 (tests/data/triage_rule_rows_r66.jsonl)
     )
 
 
