@@ -113,7 +113,7 @@ FREEZES = [
     ("9a3f65a", ["dev195", "dev196", "dev197", "dev198"]),
     ("ea60fdd", ["dev199", "dev200", "dev201", "dev202"]),
     ("08d1aa3", ["dev203", "dev204", "dev205", "dev206"]),
-    ("dab52fd", ["dev207", "dev208", "dev209", "dev210"]),
+    ("dab52fd", ["dev207", "dev208", "dev209", "dev210", "dev211", "dev212", "dev213", "dev214"]),
 ]
 # Run inside a checkout of a freeze, with that checkout first on the path: its own rules and model.
 AT_FREEZE = """

@@ -87,6 +87,9 @@ _DAY_BEFORE = re.compile(r"(?:hom|dem|toi|chieu|trua|sang) qua|last night|yester
 # round 60: a baseline dated earlier, with "still": "tối (qua) bà vẫn …", "trưa nay vẫn …", "tối qua lúc em đi còn …"
 _BASELINE = re.compile(
     r"(?:[a-z]+ ){0,2}(?:(?:hom|dem|toi|chieu|trua|sang) qua|(?:sang|trua|chieu|toi) nay|toi|chieu|trua|luc toi|buoi toi"
+    # round 64: "sáng" bare, only with "vẫn" right after it or one word on ("Bác không tiểu đường, sáng vẫn ăn bình
+    # thường"); bare "sang" is also "sang" (over to), so not further
+    r"|sang(?= (?:[a-z]+ )?van )"
     r"|last night|yesterday|this morning)(?: (?![0-9])[a-z]+){0,6} (?:van|con(?! (?:em|be|gai|trai|toi|minh|chau|nha|tui))|still|was) "
 )
 # any time named for the signs before such a baseline ("hôm qua …", "lúc 3h …", "chiều …"): the baseline may be the outcome
