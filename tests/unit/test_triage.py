@@ -932,6 +932,7 @@ def test_the_rule_rows_of_every_round_are_there():
         + 53  # round 62 (tests/data/triage_rule_rows_r64.jsonl)
         + 528  # round 63 (tests/data/triage_rule_rows_r65.jsonl)
         + 103  # round 64 (tests/data/triage_rule_rows_r66.jsonl)
+        + 435  # round 65 (tests/data/triage_rule_rows_r67.jsonl)
     )
 
 
