@@ -160,10 +160,11 @@ TUNED = {  # every emergency in them is caught
 # The held-out set: v218-v221 (authors HL, HM, HN, HO: highland villages of the far North and Northwest; adult children
 # watching elderly parents alone at home through cameras, watches and calls; the Tet holiday week; primary and secondary
 # schools), written blind while round 64 ran. Measured once at dfe4847 (rounds 61-63): 1,231/1,240, 16/1,320 (rules alone
-# 1,170, 37). The held-out tests before them (v206-v209, v190-v193, v182-v185, v174-v177, v162-v165) are dev211-dev214,
+# 1,170, 37); rounds 64-65 (written without them): 1,231/1,240, 17/1,320 (a worry about a grandmother taking the wrong
+# pills, asking for a pillbox that locks, read as poisoning by a round 64 rule). The held-out tests before them (v206-v209, v190-v193, v182-v185, v174-v177, v162-v165) are dev211-dev214,
 # dev203-dev206, dev187-dev190, dev175-dev178 and dev163-dev166.
 HELD_OUT_RECALL = 0.9927
-HELD_OUT_FALSE_ALARMS = 0.0122
+HELD_OUT_FALSE_ALARMS = 0.0129
 AUTHORS = load_labelled(LABELLED / "authors.jsonl")  # the rule authors' own rows, written before each change
 DEV_C = load_labelled(LABELLED / "dev4.jsonl")  # the third held-out set: measured once, then learnt from
 DEV_D = load_labelled(LABELLED / "dev5.jsonl")  # the fourth: measured once, then tuned on and learnt from
