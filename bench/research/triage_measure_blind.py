@@ -15,12 +15,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine.triage import default_model, default_rules, triage
+from engine.triage import default_model, default_rules
+from engine.triage.evaluation import Report, evaluate, load_labelled
 
 
 def read_set(path: Path) -> list[dict[str, Any]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f:
+    if path.suffix != ".gz":
+        return load_labelled(path)
+    with gzip.open(path, "rt", encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
 
 
@@ -30,39 +32,31 @@ def main() -> int:
     parser.add_argument("sets", type=Path, nargs="+")
     parser.add_argument("--data-folder", type=Path, default=Path(".medbot"))
     args = parser.parse_args()
-    model = default_model()
+    model = default_model()  # the one the product's triage() asks once it is ready
     model.warm_up(wait=True, data_folder=args.data_folder)
-    rules = default_rules()
     lines: list[str] = []
-    total = {"e": 0, "caught": 0, "rules_caught": 0, "o": 0, "alarms": 0, "rules_alarms": 0}
+    totals = {"product": Report(), "rules alone": Report()}
     for path in args.sets:
         name = path.name.split(".")[0]
-        counts = dict.fromkeys(total, 0)
-        for row in read_set(path):
-            product = triage(row["text"], rules, model=model).is_emergency
-            alone = triage(row["text"], rules, model=None).is_emergency
-            if row["emergency"]:
-                counts["e"] += 1
-                counts["caught"] += product
-                counts["rules_caught"] += alone
-                if not product:
-                    lines.append(f"MISS {name} {row['category']}: {row['text']}")
-            else:
-                counts["o"] += 1
-                counts["alarms"] += product
-                counts["rules_alarms"] += alone
-                if product:
-                    lines.append(f"FALSE {name}: {row['text']}")
+        rows = read_set(path)
+        product, alone = evaluate(rows), evaluate(rows, default_rules())
+        lines += [f"MISS {name} {r['category']}: {r['text']}" for r in product.missed]
+        lines += [f"FALSE {name} {r['found']}: {r['text']}" for r in product.false_alarms]
         print(
-            f"{name}: product {counts['caught']}/{counts['e']}, {counts['alarms']}/{counts['o']}; "
-            f"rules alone {counts['rules_caught']}, {counts['rules_alarms']}"
+            f"{name}: product {product.caught}/{product.emergencies}, {product.alarms}/{product.ordinary}; "
+            f"rules alone {alone.caught}, {alone.alarms}"
         )
-        for key, value in counts.items():
-            total[key] += value
+        for key, report in (("product", product), ("rules alone", alone)):
+            total = totals[key]
+            total.emergencies += report.emergencies
+            total.caught += report.caught
+            total.ordinary += report.ordinary
+            total.alarms += report.alarms
+    product, alone = totals["product"], totals["rules alone"]
     print(
-        f"all: product {total['caught']}/{total['e']} ({total['caught'] / total['e']:.2%}), "
-        f"{total['alarms']}/{total['o']} ({total['alarms'] / total['o']:.2%}); "
-        f"rules alone {total['rules_caught']}, {total['rules_alarms']}; model {model.source}"
+        f"all: product {product.caught}/{product.emergencies} ({product.recall:.2%}), "
+        f"{product.alarms}/{product.ordinary} ({product.false_alarm_rate:.2%}); "
+        f"rules alone {alone.caught}, {alone.alarms}; model {model.source}"
     )
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"misses and false alarms: {args.out}")

@@ -725,8 +725,8 @@ def match(text: str, rules: RuleSet, extra_hits: dict[str, list[Hit]] | None = N
     if reduced is None:
         return result
     again = _match(reduced, rules, extra_hits)
-    again.told = again.told or normalize(reduced, rules.words).text
-    again.read = result.read
+    again.told = again.told or again.read  # the reduced text, as _match normalised it
+    again.read = result.read  # the model reads the whole message too
     return again
 
 
